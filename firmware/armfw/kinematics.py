@@ -1,0 +1,287 @@
+"""Arm kinematics: inverse (analytic, with branch choice) and forward.
+
+Two arm kinds, both described by data (see armfw.board):
+
+- "planar": a two-link planar arm. Target (x, y) in mm; joints t1, t2 in
+  radians from the x axis, counter-clockwise.
+- "arm5": the 5-joint teaching arm of SPEC.md. J1 base yaw; J2, J3, J4 pitch
+  joints about parallel horizontal axes, angles from the vertical Z axis (all
+  zero: the arm stands straight up); J5 wrist roll, redundant for position.
+  Target (x, y, z, pitch): tool tip in mm, tool pitch in radians from vertical
+  (pi/2 = horizontal, pointing away from the base).
+
+ik() writes joint angles (radians) into a caller-owned list and returns a
+status from armfw.status. Candidates live in buffers allocated once per arm.
+"""
+
+from math import atan2, cos, sin, sqrt, pi
+
+from armfw import twolink
+from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, solved
+
+# Branch rules. MIN_MOTION picks the valid solution nearest the current pose
+# (a silent branch flip mid-path swings the arm violently); PREFER_UP and
+# PREFER_DOWN fall back to the other branch only when theirs is not valid.
+MIN_MOTION = 0
+PREFER_UP = 1
+PREFER_DOWN = 2
+RULES = ("min", "up", "down")
+
+UP = 1
+DOWN = -1
+ELBOW_NAMES = {UP: "up", DOWN: "down"}
+
+TWO_PI = 2.0 * pi
+
+# Angles this far (radians, ~0.00006 deg) past a joint limit still count as
+# inside: a pose exactly on a limit must survive float32 rounding.
+LIMIT_EPS = 1e-6
+
+# A target closer than this (mm) to the base axis has no yaw of its own.
+AXIS_EPS = 1e-6
+
+
+def rule_code(rule_name):
+    """Rule code for "min", "up" or "down" (ValueError if unknown)."""
+    return RULES.index(rule_name)
+
+
+def fit_angle(q, lo, hi):
+    """q moved by whole turns into [lo, hi] (radians), or None if no turn fits."""
+    if q > hi + LIMIT_EPS:
+        q -= TWO_PI * int((q - hi - LIMIT_EPS) / TWO_PI + 1.0)
+    if q < lo - LIMIT_EPS:
+        q += TWO_PI * int((lo - LIMIT_EPS - q) / TWO_PI + 1.0)
+    if q > hi + LIMIT_EPS:
+        return None
+    return q
+
+
+class Arm:
+    """What both arm kinds share: limits, candidate buffers, branch choice."""
+
+    kind = ""
+    targets = ()      # names of the target coordinates, in order
+    n_candidates = 0
+
+    def __init__(self, names, lo, hi, home):
+        self.names = names          # joint names
+        self.n = len(names)
+        self.lo = lo                # joint limits, radians
+        self.hi = hi
+        self.home = home            # rest pose, radians
+        self.elbow = UP             # branch of the last solution ik() returned
+        self._q = [[0.0] * self.n for _ in range(self.n_candidates)]
+        self._status = [OK] * self.n_candidates
+        self._elbow = [UP] * self.n_candidates
+        self._pair = [0.0, 0.0]
+
+    def within_limits(self, q):
+        """True when every angle of q lies inside its joint limits."""
+        for i in range(self.n):
+            a = q[i]
+            if not twolink.finite(a) or a < self.lo[i] - LIMIT_EPS or a > self.hi[i] + LIMIT_EPS:
+                return False
+        return True
+
+    def _fit_limits(self, q):
+        """Fit every angle of q into its limits by whole turns; False if one cannot."""
+        for i in range(self.n):
+            a = fit_angle(q[i], self.lo[i], self.hi[i])
+            if a is None:
+                return False
+            q[i] = a
+        return True
+
+    def _choose(self, current, rule, out):
+        """Copy the best valid candidate into out; return its status or the honest failure."""
+        best = -1
+        best_cost = 0.0
+        for c in range(self.n_candidates):
+            if not solved(self._status[c]):
+                continue
+            q = self._q[c]
+            cost = 0.0
+            if current is not None:
+                for i in range(self.n):
+                    d = q[i] - current[i]
+                    cost += d * d
+            if (rule == PREFER_UP and self._elbow[c] != UP) or (
+                    rule == PREFER_DOWN and self._elbow[c] != DOWN):
+                cost += 1e9
+            if best < 0 or cost < best_cost:
+                best = c
+                best_cost = cost
+        if best < 0:
+            # Reachable but forbidden is its own answer; otherwise the primary
+            # candidate's geometric verdict (TOO_FAR / TOO_CLOSE / BAD_INPUT).
+            for c in range(self.n_candidates):
+                if self._status[c] == JOINT_LIMIT:
+                    return JOINT_LIMIT
+            return self._status[0]
+        q = self._q[best]
+        for i in range(self.n):
+            out[i] = q[i]
+        self.elbow = self._elbow[best]
+        return self._status[best]
+
+    def ik(self, target, out, current=None, rule=MIN_MOTION):
+        """Solve target into out (radians); returns the status.
+
+        current: the pose the arm is in (radians) for minimum-motion choice, or
+        None. rule: MIN_MOTION, PREFER_UP or PREFER_DOWN. On a failing status
+        out is left untouched.
+        """
+        if len(target) != len(self.targets) or not twolink.finite(*target):
+            return BAD_INPUT
+        if current is not None and (len(current) != self.n or not twolink.finite(*current)):
+            return BAD_INPUT
+        self._candidates(target, current)
+        return self._choose(current, rule, out)
+
+    def fk_error(self, target, q):
+        """How far FK of q misses target: (position error mm, pitch error rad)."""
+        raise NotImplementedError
+
+
+class PlanarArm(Arm):
+    """Two-link planar arm; joints (t1, t2)."""
+
+    kind = "planar"
+    targets = ("x", "y")
+    n_candidates = 2
+
+    def __init__(self, l1, l2, names, lo, hi, home):
+        self.l1 = l1
+        self.l2 = l2
+        self.reach = l1 + l2
+        Arm.__init__(self, names, lo, hi, home)
+        # Elbow up (the elbow above the line to a target on +x) is t2 <= 0.
+        self._elbow[0] = UP
+        self._elbow[1] = DOWN
+
+    def _candidates(self, target, current):
+        for c in range(2):
+            q = self._q[c]
+            st = twolink.solve(self.l1, self.l2, target[0], target[1],
+                               -self._elbow[c], q)
+            if solved(st) and not self._fit_limits(q):
+                st = JOINT_LIMIT
+            self._status[c] = st
+
+    def fk(self, q, out):
+        """Tool (x, y) in mm for joints q (radians), into out."""
+        return twolink.forward(self.l1, self.l2, q[0], q[1], out)
+
+    def fk_error(self, target, q):
+        p = self.fk(q, [0.0, 0.0])
+        dx = p[0] - target[0]
+        dy = p[1] - target[1]
+        return sqrt(dx * dx + dy * dy), 0.0
+
+
+class Arm5(Arm):
+    """The 5-joint teaching arm; joints (yaw, shoulder, elbow, wrist pitch, wrist roll).
+
+    Candidates: the base faces the target (yaw = atan2(y, x)) or turns away
+    from it by half a turn and leans back over itself, each with both elbow
+    branches. Elbow "up" is the branch that, reaching forward, lifts the elbow
+    above the shoulder-wrist line (q3 >= 0 facing the target).
+    Wrist roll does not move the tool tip: IK keeps the current roll (0 with
+    no current pose).
+    """
+
+    kind = "arm5"
+    targets = ("x", "y", "z", "pitch")
+    n_candidates = 4
+
+    def __init__(self, l1, l2, l3, base, names, lo, hi, home):
+        self.l1 = l1
+        self.l2 = l2
+        self.l3 = l3
+        self.base = base    # height of the J2 axis above the base plane, mm
+        self.reach = l1 + l2
+        Arm.__init__(self, names, lo, hi, home)
+        self._elbow[0] = UP
+        self._elbow[1] = DOWN
+        self._elbow[2] = UP
+        self._elbow[3] = DOWN
+
+    def _candidates(self, target, current):
+        x = target[0]
+        y = target[1]
+        z = target[2]
+        pitch = target[3]
+        r = sqrt(x * x + y * y)
+        if r < AXIS_EPS:
+            yaw = current[0] if current is not None else 0.0
+        else:
+            yaw = atan2(y, x)
+        roll = current[4] if current is not None else 0.0
+        pair = self._pair
+        for c in range(4):
+            q = self._q[c]
+            if c < 2:
+                q[0] = yaw
+                rr = r
+                ph = pitch
+                sign = self._elbow[c]
+            else:
+                q[0] = yaw - pi if yaw > 0 else yaw + pi
+                rr = -r
+                ph = -pitch
+                sign = -self._elbow[c]
+            # Wrist point in the arm's vertical plane, relative to the J2 axis;
+            # the planar solver's x axis is vertical here, its y axis horizontal.
+            rw = rr - self.l3 * sin(ph)
+            zw = z - self.base - self.l3 * cos(ph)
+            st = twolink.solve(self.l1, self.l2, zw, rw, sign, pair)
+            if solved(st):
+                q[1] = pair[0]
+                q[2] = pair[1]
+                q[3] = ph - pair[0] - pair[1]
+                q[4] = roll
+                if not self._fit_limits(q):
+                    st = JOINT_LIMIT
+            self._status[c] = st
+
+    def fk(self, q, out):
+        """Tool (x, y, z mm, pitch rad) for joints q (radians), into out.
+
+        The pitch is the tool's angle from vertical in the plane the base faces.
+        """
+        a2 = q[1]
+        a3 = a2 + q[2]
+        a4 = a3 + q[3]
+        s = self.l1 * sin(a2) + self.l2 * sin(a3) + self.l3 * sin(a4)
+        out[0] = s * cos(q[0])
+        out[1] = s * sin(q[0])
+        out[2] = self.base + self.l1 * cos(a2) + self.l2 * cos(a3) + self.l3 * cos(a4)
+        out[3] = a4
+        return out
+
+    def fk_error(self, target, q):
+        p = self.fk(q, [0.0, 0.0, 0.0, 0.0])
+        dx = p[0] - target[0]
+        dy = p[1] - target[1]
+        dz = p[2] - target[2]
+        # Compare tool directions, not pitch numbers: a base turned half a turn
+        # reaches the same tool direction with the opposite pitch.
+        tx = target[0]
+        ty = target[1]
+        tr = sqrt(tx * tx + ty * ty)
+        if tr < AXIS_EPS:
+            az = q[0]
+        else:
+            az = atan2(ty, tx)
+        ex = sin(p[3]) * cos(q[0]) - sin(target[3]) * cos(az)
+        ey = sin(p[3]) * sin(q[0]) - sin(target[3]) * sin(az)
+        ez = cos(p[3]) - cos(target[3])
+        chord = sqrt(ex * ex + ey * ey + ez * ez)
+        return sqrt(dx * dx + dy * dy + dz * dz), 2.0 * _asin_clamped(chord / 2.0)
+
+
+def _asin_clamped(v):
+    if v >= 1.0:
+        return pi / 2
+    return atan2(v, sqrt(1.0 - v * v))

@@ -1,0 +1,58 @@
+"""The servo bridge: joint angles (math frame) to servo pulses and back.
+
+A servo knows nothing of the math frame. Per joint the board file says:
+channel, offset (servo angle at mathematical zero), sign (+1/-1), the pulse
+at the servo's centre, microseconds per radian and the pulse window. Keeping
+these explicit is what separates a solver bug from a calibration bug.
+
+    servo_angle = offset + sign * q            (radians)
+    pulse_us    = round(center_us + servo_angle * us_per_rad)
+
+A pulse outside the window is refused, never clamped; NaN is refused too.
+"""
+
+from math import isfinite
+
+REFUSED = -1
+
+
+class ServoMap:
+    """Pulse mapping for every joint of one arm (lists indexed by joint)."""
+
+    def __init__(self, channels, offsets, signs, center_us, us_per_rad, min_us, max_us):
+        self.channels = channels
+        self.offsets = offsets      # radians
+        self.signs = signs
+        self.center_us = center_us
+        self.us_per_rad = us_per_rad
+        self.min_us = min_us
+        self.max_us = max_us
+        self.n = len(channels)
+
+    def pulse(self, joint, q):
+        """Pulse width (int us) for joint at angle q (radians), or REFUSED."""
+        if not isfinite(q):
+            return REFUSED
+        us = self.center_us[joint] + (self.offsets[joint] + self.signs[joint] * q) * self.us_per_rad[joint]
+        if not isfinite(us):
+            return REFUSED
+        us = int(us + 0.5) if us >= 0 else -int(0.5 - us)
+        if us < self.min_us[joint] or us > self.max_us[joint]:
+            return REFUSED
+        return us
+
+    def pulses(self, q, out):
+        """Pulses for all joints into out; returns -1, or the first refused joint.
+
+        On a refusal out holds a partial answer: treat it as scratch.
+        """
+        for i in range(self.n):
+            us = self.pulse(i, q[i])
+            if us == REFUSED:
+                return i
+            out[i] = us
+        return -1
+
+    def angle(self, joint, us):
+        """Joint angle (radians) that the pulse us (microseconds) commands."""
+        return ((us - self.center_us[joint]) / self.us_per_rad[joint] - self.offsets[joint]) * self.signs[joint]

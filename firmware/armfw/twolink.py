@@ -1,0 +1,74 @@
+"""The two-link planar problem, solved safely.
+
+Links l1, l2 (mm); joint angles t1 (from the frame's x axis) and t2 (of the
+second link relative to the first), radians, counter-clockwise positive.
+The tool reaches only the annulus |l1 - l2| <= r <= l1 + l2.
+
+The textbook law-of-cosines solver makes NaN (acos of 1.0000001) or, clamped
+blindly, reports unreachable targets as solved. This one checks reachability
+before any trigonometry, clamps only as belt and braces after that check, uses
+atan2 throughout and flags near-singular poses.
+"""
+
+from math import atan2, cos, sin, sqrt, isfinite
+
+from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, BAD_INPUT
+
+# A target this close to the annulus boundary (as a fraction of full reach) is
+# still reachable: float32 rounds an exactly-on-boundary target to a radius up
+# to a few ulps (6e-8 each) outside it. 1e-6 of a 250 mm reach is 0.25 um.
+REACH_EPS = 1e-6
+
+# |sin t2| below this (t2 within ~1.1 degrees of straight or folded) is SINGULAR:
+# the Jacobian determinant l1*l2*sin(t2) has collapsed to 2% of its best.
+SINGULAR_SIN = 0.02
+
+
+def finite(*values):
+    """True when every value is a finite int or float (NaN, inf, strings: False)."""
+    try:
+        for v in values:
+            if not isfinite(v):
+                return False
+    except TypeError:
+        return False
+    return True
+
+
+def solve(l1, l2, x, y, elbow, out):
+    """Solve for the tool at (x, y) on the branch whose sin(t2) has the sign of elbow.
+
+    elbow is +1 or -1. On OK or SINGULAR writes t1, t2 (radians, t2 in [-pi, pi])
+    to out[0], out[1]; otherwise leaves out alone. Returns the status.
+    """
+    if not finite(x, y):
+        return BAD_INPUT
+    r2 = x * x + y * y
+    r = sqrt(r2)
+    margin = REACH_EPS * (l1 + l2)
+    if r > l1 + l2 + margin:
+        return TOO_FAR
+    if r < abs(l1 - l2) - margin:
+        return TOO_CLOSE
+    c2 = (r2 - l1 * l1 - l2 * l2) / (2.0 * l1 * l2)
+    # Inside the margin only: keeps acos-free sqrt from seeing a negative.
+    if c2 > 1.0:
+        c2 = 1.0
+    elif c2 < -1.0:
+        c2 = -1.0
+    s2 = sqrt(1.0 - c2 * c2)
+    if elbow < 0:
+        s2 = -s2
+    out[0] = atan2(y, x) - atan2(l2 * s2, l1 + l2 * c2)
+    out[1] = atan2(s2, c2)
+    if s2 < SINGULAR_SIN and s2 > -SINGULAR_SIN:
+        return SINGULAR
+    return OK
+
+
+def forward(l1, l2, t1, t2, out):
+    """Tool position for joint angles t1, t2 (radians) into out[0], out[1] (mm)."""
+    t12 = t1 + t2
+    out[0] = l1 * cos(t1) + l2 * cos(t12)
+    out[1] = l1 * sin(t1) + l2 * sin(t12)
+    return out

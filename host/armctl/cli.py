@@ -1,0 +1,51 @@
+"""The `armctl` command: subcommands found in armctl.commands.
+
+Exit codes: 0 success, 1 the arm or solver said no (unreachable, refused),
+2 bad usage or bad input file, 3 no link to the board (port missing, busy,
+timeout).
+"""
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from armctl import commands
+
+EXIT_OK = 0
+EXIT_REFUSED = 1
+EXIT_USAGE = 2
+EXIT_LINK = 3
+
+
+def _command_modules():
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            yield importlib.import_module("armctl.commands." + info.name)
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="armctl",
+        description="Drive a servo robot arm from a MicroPython board, or its simulator.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module in _command_modules():
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
