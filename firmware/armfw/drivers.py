@@ -1,0 +1,40 @@
+"""Pick the servo driver a board description asks for.
+
+Every driver has the same small interface, so the motion code never knows
+which one it drives:
+
+    set_us(channel, us)   one pulse width, int microseconds; ValueError for a
+                          non-int or a value outside 0..period (defence in depth:
+                          callers have already checked the joint's window)
+    off(channel=None)     stop pulses on one channel (None: all); the servo goes limp
+    deinit()              stop every pulse and release the hardware
+
+`machine` is imported only inside the branch that needs it, so CPython and the
+MicroPython Unix port can import this module (and use the "sim" driver).
+"""
+
+
+def channels(board):
+    """Every output the board drives: the joints' channels, then the gripper's."""
+    out = list(board.servos.channels)
+    if board.gripper is not None:
+        out.append(board.gripper["channel"])
+    return out
+
+
+def make(board):
+    """The driver for board.driver["kind"]: "pca9685", "pwm" or "sim"."""
+    d = board.driver
+    kind = d["kind"]
+    if kind == "pca9685":
+        from machine import I2C, Pin
+        from armfw.pca9685 import PCA9685
+        i2c = I2C(d["i2c_id"], sda=Pin(d["sda"]), scl=Pin(d["scl"]), freq=d["i2c_freq"])
+        return PCA9685(i2c, d["address"], d["freq_hz"], d["osc_hz"])
+    if kind == "pwm":
+        from armfw.pwmservo import PWMServos
+        return PWMServos(channels(board), d["freq_hz"])
+    if kind == "sim":
+        from armfw.simservo import SimServo
+        return SimServo(board.driver)
+    raise ValueError("driver.kind: unknown driver %r" % (kind,))
