@@ -1,0 +1,204 @@
+"""NXP PCA9685: 16-channel, 12-bit PWM controller on I2C, driving hobby servos.
+
+Datasheet facts this driver relies on (NXP PCA9685 product data sheet, rev. 4):
+
+- Registers: MODE1 00h, MODE2 01h, LED0_ON_L 06h (four registers per channel:
+  ON_L, ON_H, OFF_L, OFF_H), ALL_LED_ON_L FAh .. ALL_LED_OFF_H FDh (write only),
+  PRE_SCALE FEh.
+- The output is high from count ON to count OFF of a 4096-count cycle; ON and
+  OFF must never hold the same value. Bit 4 of LEDn_ON_H is "full on", bit 4
+  of LEDn_OFF_H "full off" (full off wins). Power-up state: every channel full
+  off, MODE1 = SLEEP | ALLCALL, MODE2 = OUTDRV (totem-pole outputs).
+- Equation 1: prescale = round(osc / (4096 * update_rate)) - 1, 3..255 (the
+  hardware forces at least 3): 24 Hz .. 1526 Hz with the 25 MHz oscillator.
+  PRE_SCALE can be written only while MODE1.SLEEP is 1.
+- After SLEEP goes to 0 the oscillator needs 500 us before RESTART is written.
+- With MODE1.AI set, the register address auto-increments, so one I2C write of
+  four bytes programs a whole channel; with MODE2.OCH = 0 (default) the outputs
+  change at the I2C STOP, so a channel never shows half an update.
+
+One count lasts (prescale + 1) / osc seconds: this driver converts microseconds
+to counts with the prescale actually programmed, not the requested frequency
+(at 50 Hz the prescale rounds to 121, a 50.03 Hz cycle; counting with the
+nominal 50 Hz would be 0.06 % off). All of it in small integers: the hot path
+(set_us, off) allocates nothing, writes from preallocated bytearrays, and its
+intermediate products stay below 2**30, the small-int limit of 32-bit ports,
+when osc_hz is a whole number of kHz.
+
+Only hardware can show: the real oscillator frequency (typically 23..27 MHz,
+calibrate osc_hz against a scope or the servo's travel), I2C timing and bus
+errors (OSError from machine.I2C propagates to the caller), and whether a
+given servo goes limp or holds its position when its pulses stop.
+"""
+
+try:
+    from time import sleep_us
+except ImportError:  # CPython host
+    from time import sleep
+
+    def sleep_us(us):
+        sleep(us / 1000000)
+
+# Registers
+MODE1 = 0x00
+MODE2 = 0x01
+LED0_ON_L = 0x06
+ALL_LED_ON_L = 0xFA
+ALL_LED_ON_H = 0xFB
+ALL_LED_OFF_L = 0xFC
+ALL_LED_OFF_H = 0xFD
+PRESCALE = 0xFE
+REGISTERS_PER_CHANNEL = 4
+
+# MODE1 bits
+RESTART = 0x80
+EXTCLK = 0x40
+AI = 0x20
+SLEEP = 0x10
+ALLCALL = 0x01
+
+# MODE2 bits
+INVRT = 0x10
+OCH = 0x08
+OUTDRV = 0x04
+
+# LEDn_ON_H / LEDn_OFF_H bit 4
+FULL = 0x10
+
+CHANNELS = 16
+COUNTS = 4096
+PRESCALE_MIN = 3
+PRESCALE_MAX = 255
+OSC_HZ = 25000000           # internal oscillator, nominal
+WAKE_US = 500               # oscillator start-up after SLEEP -> 0
+
+
+def prescale_for(freq_hz, osc_hz=OSC_HZ):
+    """Datasheet equation 1, round half up: round(osc / (4096 * freq)) - 1.
+
+    Raises ValueError when the result is outside 3..255 (the chip cannot make
+    that frequency from that clock).
+    """
+    if freq_hz <= 0:
+        raise ValueError("freq_hz must be > 0, got %r" % (freq_hz,))
+    if isinstance(freq_hz, int) and isinstance(osc_hz, int):
+        prescale = (osc_hz + 2048 * freq_hz) // (COUNTS * freq_hz) - 1
+    else:
+        prescale = int(osc_hz / (COUNTS * freq_hz) + 0.5) - 1
+    if prescale < PRESCALE_MIN or prescale > PRESCALE_MAX:
+        raise ValueError("%r Hz needs prescale %d, outside %d..%d at osc %r Hz"
+                         % (freq_hz, prescale, PRESCALE_MIN, PRESCALE_MAX, osc_hz))
+    return prescale
+
+
+def _gcd(a, b):
+    while b:
+        a, b = b, a % b
+    return a
+
+
+class PCA9685:
+    """A PCA9685 as a servo driver: set_us(channel, us), off(channel=None), deinit().
+
+    i2c: a machine.I2C (or anything with writeto_mem/readfrom_mem_into);
+    address: 7-bit I2C address (0x40 + A5..A0); freq_hz: servo frame rate;
+    osc_hz: the oscillator frequency (25 MHz nominal; a calibrated value fixes
+    a chip whose clock is off).
+
+    Init leaves every channel full off: no servo gets a pulse until the motion
+    layer commands one (after a soft reboot the chip would otherwise keep
+    driving the last run's pulses at a possibly different prescale).
+    """
+
+    def __init__(self, i2c, address=0x40, freq_hz=50, osc_hz=OSC_HZ):
+        self.i2c = i2c
+        self.address = address
+        self.osc_hz = osc_hz
+        self.prescale = prescale_for(freq_hz, osc_hz)
+        # count = us * osc / (1e6 * (prescale + 1)), as the reduced fraction num/den
+        den = 1000000 * (self.prescale + 1)
+        g = _gcd(osc_hz, den)
+        self._num = osc_hz // g
+        self._den = den // g
+        self._half = self._den // 2
+        self.period_us = COUNTS * self._den // self._num     # one PWM cycle, rounded down
+        self._reg = bytearray(1)
+        self._channel = bytearray(REGISTERS_PER_CHANNEL)
+        self.off()
+        self._write(MODE2, OUTDRV)
+        self._write(MODE1, SLEEP | AI)          # ALLCALL off: answer only our address
+        self._write(PRESCALE, self.prescale)
+        self.wake()
+
+    @property
+    def freq_hz(self):
+        """The frame rate the programmed prescale really gives (float Hz)."""
+        return self.osc_hz / (COUNTS * (self.prescale + 1))
+
+    def _write(self, reg, value):
+        self._reg[0] = value
+        self.i2c.writeto_mem(self.address, reg, self._reg)
+
+    def _read(self, reg):
+        self.i2c.readfrom_mem_into(self.address, reg, self._reg)
+        return self._reg[0]
+
+    def count(self, us):
+        """12-bit count nearest to a pulse of us microseconds (rounded half up)."""
+        return (us * self._num + self._half) // self._den
+
+    def pwm(self, channel, on, off):
+        """Raw channel registers: high from count on to count off (0..4095 each,
+        FULL in on's or off's bit 12 for full on / full off), one I2C write."""
+        buf = self._channel
+        buf[0] = on & 0xFF
+        buf[1] = on >> 8
+        buf[2] = off & 0xFF
+        buf[3] = off >> 8
+        self.i2c.writeto_mem(self.address, LED0_ON_L + REGISTERS_PER_CHANNEL * channel, buf)
+
+    def set_us(self, channel, us):
+        """Pulse of us microseconds (int, 0..period_us) on channel 0..15, every cycle.
+
+        0 us (or a pulse shorter than half a count) is full off; a whole
+        period is full on, since ON and OFF must never be equal.
+        """
+        if type(channel) is not int or channel < 0 or channel >= CHANNELS:
+            raise ValueError("channel must be an int 0..15")
+        if type(us) is not int or us < 0 or us > self.period_us:
+            raise ValueError("pulse must be an int 0..period_us microseconds")
+        n = self.count(us)
+        if n == 0:
+            self.pwm(channel, 0, FULL << 8)
+        elif n >= COUNTS:
+            self.pwm(channel, FULL << 8, 0)
+        else:
+            self.pwm(channel, 0, n)
+
+    def off(self, channel=None):
+        """Stop the pulses of one channel (None: all, in one write of ALL_LED_OFF_H)."""
+        if channel is None:
+            self._write(ALL_LED_OFF_H, FULL)
+            return
+        if type(channel) is not int or channel < 0 or channel >= CHANNELS:
+            raise ValueError("channel must be an int 0..15")
+        self.pwm(channel, 0, FULL << 8)
+
+    def sleep(self):
+        """Stop the oscillator (low power); channel registers keep their values."""
+        self._write(MODE1, self._read(MODE1) & ~RESTART | SLEEP)
+
+    def wake(self):
+        """Start the oscillator and, if channels were running when it slept, restart them."""
+        mode = self._read(MODE1)
+        self._write(MODE1, mode & ~(SLEEP | RESTART))
+        sleep_us(WAKE_US)
+        # Writing RESTART = 1 clears it and resumes the PWM channels; it is
+        # read back as 1 only if channels were active when SLEEP was set.
+        if mode & RESTART:
+            self._write(MODE1, (mode & ~SLEEP) | RESTART)
+
+    def deinit(self):
+        """Every channel full off, then sleep: the servos go limp, the chip idles."""
+        self.off()
+        self.sleep()

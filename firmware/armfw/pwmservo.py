@@ -1,0 +1,93 @@
+"""Servos driven straight from the microcontroller's PWM pins (machine.PWM).
+
+One machine.PWM per GPIO, all at the servo frame rate (freq_hz, usually 50).
+The pulse is set with duty_ns where the port has it (ESP32 and RP2040 both do
+in MicroPython >= 1.20), else with duty_u16 computed from the microseconds.
+The PWM objects are made once; set_us and off allocate nothing.
+
+Port facts (only hardware can show the rest: the real edge timing, and
+whether a servo holds or goes limp when its pulses stop):
+- RP2040: GPIO n and n + 16 share a PWM slice channel and so one waveform;
+  board.py refuses such pairs. Pins of one slice share the frequency.
+- ESP32: LEDC channels on one timer share a frequency; duty_ns is quantised
+  to the timer resolution the port picks for 50 Hz.
+"""
+
+# duty_u16 = us * freq * 65536 / 1e6 = us * freq * 8192 / 125000
+_U16_PER_US_NUM = 8192
+_U16_PER_US_DEN = 125000
+
+
+def _gcd(a, b):
+    while b:
+        a, b = b, a % b
+    return a
+
+
+def _machine_pwm(pin, freq_hz):
+    from machine import Pin, PWM
+    return PWM(Pin(pin), freq=freq_hz, duty_u16=0)
+
+
+class PWMServos:
+    """Servo pulses on GPIO pins: set_us(pin, us), off(pin=None), deinit().
+
+    pins: the GPIO numbers to drive (a board's joint and gripper channels);
+    freq_hz: the frame rate (whole Hz); make_pwm(pin, freq_hz): builds one
+    PWM output with no pulse yet (default: machine.PWM(Pin(pin), freq=freq_hz,
+    duty_u16=0), so no pin ever shows the port's default 50 % duty).
+    """
+
+    def __init__(self, pins, freq_hz=50, make_pwm=_machine_pwm):
+        if type(freq_hz) is not int or freq_hz <= 0:
+            raise ValueError("freq_hz must be a whole number of Hz > 0, got %r" % (freq_hz,))
+        self.freq_hz = freq_hz
+        self.period_us = 1000000 // freq_hz
+        num = _U16_PER_US_NUM * freq_hz
+        g = _gcd(num, _U16_PER_US_DEN)
+        self._num = num // g
+        self._den = _U16_PER_US_DEN // g
+        self._half = self._den // 2
+        self._pwms = {}
+        for pin in pins:
+            if pin in self._pwms:
+                raise ValueError("pin %r listed twice" % (pin,))
+            self._pwms[pin] = make_pwm(pin, freq_hz)
+        self._all = list(self._pwms.values())   # a list iterates without allocating
+        self._ns = all(hasattr(p, "duty_ns") for p in self._all)
+
+    def duty_u16(self, us):
+        """duty_u16 value nearest to a pulse of us microseconds (rounded half up)."""
+        return (us * self._num + self._half) // self._den
+
+    def _pwm(self, pin):
+        pwm = self._pwms.get(pin)
+        if pwm is None:
+            raise ValueError("no PWM output on that pin")
+        return pwm
+
+    def set_us(self, pin, us):
+        """Pulse of us microseconds (int, 0..period_us) on pin, every frame."""
+        pwm = self._pwm(pin)
+        if type(us) is not int or us < 0 or us > self.period_us:
+            raise ValueError("pulse must be an int 0..period_us microseconds")
+        if self._ns:
+            pwm.duty_ns(us * 1000)
+        else:
+            pwm.duty_u16(self.duty_u16(us))
+
+    def off(self, pin=None):
+        """Hold the pin low (no pulses) on one pin, or on all of them (None)."""
+        if pin is None:
+            for pwm in self._all:
+                pwm.duty_u16(0)
+        else:
+            self._pwm(pin).duty_u16(0)
+
+    def deinit(self):
+        """Stop every pulse and release the PWM hardware."""
+        self.off()
+        for pwm in self._all:
+            pwm.deinit()
+        self._pwms = {}
+        self._all = []
