@@ -1,0 +1,73 @@
+"""armctl send: send protocol lines to the board and print the replies."""
+
+import argparse
+import sys
+
+from armctl import cli
+from armctl.link import DEFAULT_BAUD, DEFAULT_TIMEOUT_S, Link, LinkError
+
+NAME = "send"
+HELP = "Send protocol commands to the board and print every reply line."
+
+EPILOG = """\
+examples:
+  armctl send --port /dev/ttyACM0 "ik 150 0 200 90" "where"
+  printf 'home\\nwhere\\n' | armctl send --port /dev/pts/5 -
+
+Each request is printed after "> ", then the board's reply lines ("# " info
+lines, then one "ok"/"error" line). Exit status: 0 every reply was ok, 1 at
+least one error reply (the board refused), 2 nothing to send, 3 no link (port
+missing or busy, board silent). Sending stops at the first link failure.
+"""
+
+
+def add_link_arguments(parser):
+    """--port, --baud and --timeout, shared by the commands that talk to a board."""
+    parser.add_argument("--port", "-p", required=True,
+                        help="serial port of the board (/dev/ttyACM0, COM3, or the pty `armctl sim --pty` prints)")
+    parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help="seconds to wait for each reply line (default %(default)s)")
+
+
+def add_arguments(parser):
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    add_link_arguments(parser)
+    parser.add_argument("commands", nargs="+", metavar="COMMAND",
+                        help='a protocol line such as "where"; "-" reads lines from standard input')
+
+
+def _requests(commands, stdin):
+    for command in commands:
+        if command == "-":
+            for line in stdin:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    yield line
+        elif command.strip():
+            yield command.strip()
+
+
+def run(args):
+    try:
+        link = Link(args.port, args.baud, args.timeout)
+    except LinkError as e:
+        print("armctl send: %s" % e, file=sys.stderr)
+        return cli.EXIT_LINK
+    refused = False
+    sent = 0
+    with link:
+        for request in _requests(args.commands, sys.stdin):
+            print("> " + request, flush=True)
+            try:
+                reply = link.request(request, on_line=lambda text: print(text, flush=True))
+            except LinkError as e:
+                print("armctl send: %s" % e, file=sys.stderr)
+                return cli.EXIT_LINK
+            sent += 1
+            refused = refused or not reply.ok
+    if sent == 0:
+        print("armctl send: nothing to send", file=sys.stderr)
+        return cli.EXIT_USAGE
+    return cli.EXIT_REFUSED if refused else cli.EXIT_OK
