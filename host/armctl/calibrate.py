@@ -1,0 +1,355 @@
+"""Servo calibration: a person jogs each joint to known poses, the host fits the servo map.
+
+Per joint the person jogs the servo (raw `servo CH US` commands) until the
+joint sits at each known pose (math zero, +90 degrees by default) and presses
+Enter. The recorded pulses fit the servo bridge of armfw.servo by least
+squares on a straight line, pulse = a + b * q:
+
+    sign       = sign of b
+    us_per_rad = |b|
+    offset     = (a - center_us) / us_per_rad     (servo angle at math zero)
+
+center_us stays the board's (with offset it is one degree of freedom too
+many). Optionally the link lengths are fitted too, from tip positions the
+person measures at a few poses: forward kinematics is linear in the lengths,
+so armfw's own FK, evaluated with one unit length at a time, gives the columns
+of an ordinary least-squares problem. The residuals tell a model error (wrong
+lengths: large before the fit, small after) from play or a bad servo fit
+(still large after).
+
+Results go to the board as calibration.json, written atomically (a temporary
+file renamed over the old one), and to a host file with the fit report.
+"""
+
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+from armfw import board as boardlib
+from armfw import kinematics
+
+RAD = math.pi / 180.0
+
+# Keyboard jog steps in microseconds; shown on screen by jog_help().
+JOG_KEYS = {"a": -10, "d": 10, "A": -1, "D": 1, "z": -100, "c": 100}
+RECORD_KEYS = ("\r", "\n")
+QUIT_KEYS = ("q", "\x03", "\x04", "")
+
+# What each pose looks like, by arm kind and joint index, for the prompt.
+POSE_HINTS = {
+    "arm5": (
+        "0 deg: the arm faces forward (+x); +90 deg: it faces left (+y), seen from above counter-clockwise",
+        "0 deg: upper arm vertical; +90 deg: upper arm horizontal, leaning forward",
+        "0 deg: forearm in line with the upper arm; +90 deg: forearm bent forward at a right angle",
+        "0 deg: tool in line with the forearm; +90 deg: tool bent forward at a right angle",
+        "0 deg: gripper jaws in the arm's plane; +90 deg: turned a quarter turn (positive direction)",
+    ),
+    "planar": (
+        "0 deg: first link along +x; +90 deg: first link along +y",
+        "0 deg: second link in line with the first; +90 deg: bent counter-clockwise at a right angle",
+    ),
+}
+
+# Measurement poses for the link-length fit, degrees per joint, the tip at
+# least 50 mm above the base plane: chosen for a well-conditioned fit (design
+# matrix condition number 1.5 for arm5), so a 0.5 mm ruler error moves each
+# fitted length by about 0.2 mm.
+MEASURE_POSES = {
+    "arm5": ((45, 60, 120, 60, 0), (-45, 90, -60, 90, 0), (0, 60, -120, -60, 0),
+             (-45, 90, 90, -90, 0), (0, -90, 30, 90, 0), (0, 30, -60, 60, 0)),
+    "planar": ((30, 60), (90, -60), (150, -90), (60, 30), (10, 120)),
+}
+
+
+class CalibrationAborted(Exception):
+    """The person quit before every pose was recorded; nothing was written."""
+
+
+def jog_help():
+    return ("keys: a/d -/+10 us   A/D -/+1 us   z/c -/+100 us   Enter record   q quit (nothing saved)")
+
+
+class Task:
+    """What the screen asks for: jog joint to pose_deg; us is the pulse the servo has now."""
+
+    def __init__(self, joint, name, channel, pose_deg, us):
+        self.joint = joint
+        self.name = name
+        self.channel = channel
+        self.pose_deg = pose_deg
+        self.us = us
+
+
+class TerminalKeys:
+    """Single key presses from the terminal, without Enter (cbreak mode while open)."""
+
+    def __enter__(self):
+        import termios
+        import tty
+        self._fd = sys.stdin.fileno()
+        self._saved = termios.tcgetattr(self._fd)
+        tty.setcbreak(self._fd)
+        return self
+
+    def __exit__(self, *exc):
+        import termios
+        termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved)
+
+    def read(self, task):
+        return sys.stdin.read(1)
+
+
+def fit_servo(poses_rad, pulses_us, center_us):
+    """Fit one joint's servo map to pulses recorded at known angles.
+
+    Returns a dict: sign, us_per_rad, offset_deg, center_us and residual_us
+    (pulse minus the fitted line, per pose). Raises ValueError when the poses
+    cannot separate slope from intercept or the pulse does not change.
+    """
+    q = np.asarray(poses_rad, dtype=float)
+    us = np.asarray(pulses_us, dtype=float)
+    if len(q) < 2 or np.ptp(q) < 1e-6:
+        raise ValueError("need at least two different poses")
+    design = np.column_stack((np.ones_like(q), q))
+    (intercept, slope), *_ = np.linalg.lstsq(design, us, rcond=None)
+    if abs(slope) < 1.0:
+        raise ValueError("the pulse hardly changes between poses (%.2f us/rad): is the servo connected?" % slope)
+    us_per_rad = abs(slope)
+    return {
+        "sign": 1 if slope > 0 else -1,
+        "us_per_rad": round(float(us_per_rad), 3),
+        "offset_deg": round(float((intercept - center_us) / us_per_rad / RAD), 3),
+        "center_us": center_us,
+        "residual_us": [round(float(r), 3) for r in us - design @ (intercept, slope)],
+    }
+
+
+def _length_names(arm):
+    return ("l1_mm", "l2_mm") if arm.kind == "planar" else ("l1_mm", "l2_mm", "l3_mm", "base_mm")
+
+
+def _unit_arm(arm, k):
+    """A copy of arm's geometry with length k set to 1 and the others 0 (FK is linear in lengths)."""
+    lengths = [0.0] * len(_length_names(arm))
+    lengths[k] = 1.0
+    if arm.kind == "planar":
+        return kinematics.PlanarArm(lengths[0], lengths[1], arm.names, arm.lo, arm.hi, arm.home)
+    return kinematics.Arm5(lengths[0], lengths[1], lengths[2], lengths[3], arm.names, arm.lo, arm.hi, arm.home)
+
+
+def _positions(arm, q):
+    """Tool position (mm) by armfw's FK: (x, y) planar, (x, y, z) arm5."""
+    p = arm.fk(q, [0.0] * len(arm.targets))
+    return p[:3] if arm.kind == "arm5" else p[:2]
+
+
+def fit_lengths(arm, poses_rad, measured_mm):
+    """Least-squares link lengths from measured tool positions at known joint angles.
+
+    Returns a dict: lengths (name -> mm), nominal (the arm's own), before_mm
+    and after_mm (per-pose distance between the measured tip and FK with the
+    nominal and the fitted lengths), rms_before_mm, rms_after_mm.
+    """
+    names = _length_names(arm)
+    units = [_unit_arm(arm, k) for k in range(len(names))]
+    rows = []
+    for q in poses_rad:
+        rows.append(np.column_stack([_positions(u, q) for u in units]))
+    design = np.vstack(rows)
+    target = np.asarray(measured_mm, dtype=float).reshape(-1)
+    if design.shape[0] != target.shape[0]:
+        raise ValueError("each measurement needs %d coordinates" % (design.shape[0] // len(poses_rad)))
+    if np.linalg.matrix_rank(design) < len(names):
+        raise ValueError("these poses cannot tell the lengths apart; use more varied poses")
+    fitted, *_ = np.linalg.lstsq(design, target, rcond=None)
+    nominal = np.array([getattr(arm, n.split("_")[0]) for n in names], dtype=float)
+    dims = design.shape[0] // len(poses_rad)
+
+    def per_pose(lengths):
+        miss = (design @ lengths - target).reshape(-1, dims)
+        return [float(v) for v in np.linalg.norm(miss, axis=1)]
+
+    before = per_pose(nominal)
+    after = per_pose(fitted)
+    return {
+        "lengths": {n: round(float(v), 3) for n, v in zip(names, fitted)},
+        "nominal": {n: float(v) for n, v in zip(names, nominal)},
+        "before_mm": [round(v, 3) for v in before],
+        "after_mm": [round(v, 3) for v in after],
+        "rms_before_mm": round(float(np.sqrt(np.mean(np.square(before)))), 3),
+        "rms_after_mm": round(float(np.sqrt(np.mean(np.square(after)))), 3),
+    }
+
+
+def calibration_file(board, servo_fits):
+    """The board's calibration.json content: the four calibrated fields per joint."""
+    joints = []
+    for j in range(board.servos.n):
+        fit = servo_fits.get(j)
+        if fit is None:  # a skipped joint keeps the board's values
+            fit = {"sign": board.servos.signs[j], "us_per_rad": board.servos.us_per_rad[j],
+                   "offset_deg": round(board.servos.offsets[j] / RAD, 3),
+                   "center_us": board.servos.center_us[j]}
+        joints.append({key: fit[key] for key in boardlib.CALIBRATED})
+    return {"joints": joints}
+
+
+def check_calibration(board_path, calibration):
+    """Load the board with this calibration laid over it; BoardError if a limit leaves its pulse window."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "calibration.json")
+        with open(path, "w") as f:
+            json.dump(calibration, f)
+        return boardlib.load(str(board_path), calibration=path)
+
+
+def write_json_atomically(path, data):
+    """Write data as JSON to path through path.tmp and a rename: a power cut leaves the old file whole."""
+    tmp = "%s.tmp" % path
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class Session:
+    """One guided calibration over a Link.
+
+    keys.read(task) returns the next key press (a one-character string, ""
+    at end of input); lines(prompt) returns a line the person typed; out is
+    where the guidance goes.
+    """
+
+    def __init__(self, link, board, keys, lines=input, out=sys.stdout):
+        self.link = link
+        self.board = board
+        self.keys = keys
+        self.lines = lines
+        self.out = out
+
+    def say(self, text):
+        print(text, file=self.out, flush=True)
+
+    def _servo(self, channel, us):
+        reply = self.link.request("servo %d %d" % (channel, us))
+        if not reply.ok:
+            self.say("  board refused %d us: %s" % (us, reply.final))
+        return reply.ok
+
+    def jog(self, task):
+        """Jog task's servo until Enter; returns the recorded pulse (CalibrationAborted on quit)."""
+        servos = self.board.servos
+        j = task.joint
+        self._servo(task.channel, task.us)
+        while True:
+            key = self.keys.read(task)
+            if key in RECORD_KEYS:
+                self.say("  recorded %s at %+g deg: %d us" % (task.name, task.pose_deg, task.us))
+                return task.us
+            if key in QUIT_KEYS:
+                raise CalibrationAborted("quit at joint %s; nothing was written" % task.name)
+            step = JOG_KEYS.get(key)
+            if step is None:
+                self.say("  " + jog_help())
+                continue
+            us = min(max(task.us + step, servos.min_us[j]), servos.max_us[j])
+            if us != task.us and self._servo(task.channel, us):
+                task.us = us
+                self.say("  %s %d us" % (task.name, us))
+
+    def calibrate_servos(self, joints, poses_deg):
+        """Guide the person through every joint and pose; returns {joint: fit_servo result}."""
+        arm = self.board.arm
+        servos = self.board.servos
+        hints = POSE_HINTS.get(arm.kind, ())
+        self.say(jog_help())
+        fits = {}
+        for j in joints:
+            name = arm.names[j]
+            self.say("joint %d %s (channel %d)%s" % (j + 1, name, servos.channels[j],
+                                                    ": " + hints[j] if j < len(hints) else ""))
+            pulses = []
+            for deg in poses_deg:
+                start = servos.pulse(j, deg * RAD)
+                task = Task(j, name, servos.channels[j], deg, start)
+                self.say(" jog %s to %+g deg (now %d us), then press Enter" % (name, deg, start))
+                pulses.append(self.jog(task))
+            fits[j] = fit_servo([d * RAD for d in poses_deg], pulses, servos.center_us[j])
+            f = fits[j]
+            self.say(" fit %s: offset %+.3f deg, sign %+d, %.3f us/rad (board: %+.3f deg, %+d, %.3f)" % (
+                name, f["offset_deg"], f["sign"], f["us_per_rad"],
+                servos.offsets[j] / RAD, servos.signs[j], servos.us_per_rad[j]))
+            self.say("  residuals (us): %s" % " ".join("%+.1f" % r for r in f["residual_us"]))
+        return fits
+
+    def measure_lengths(self, poses_deg):
+        """Move to each pose with `joints`, ask for the measured tip; returns fit_lengths' report."""
+        arm = self.board.arm
+        dims = 2 if arm.kind == "planar" else 3
+        axes = "x y" if dims == 2 else "x y z"
+        poses = []
+        measured = []
+        self.say("link lengths: measure the tool tip (mm, base frame) at %d poses" % len(poses_deg))
+        for pose in poses_deg:
+            request = "joints " + " ".join("%g" % d for d in pose)
+            reply = self.link.request(request, timeout=max(self.link.timeout, 30.0))
+            if not reply.ok:
+                self.say(" %s refused: %s; pose skipped" % (request, reply.final))
+                continue
+            while True:
+                text = self.lines(" tip at joints %s deg: %s = " % (" ".join("%g" % d for d in pose), axes))
+                try:
+                    values = [float(v) for v in text.replace(",", " ").split()]
+                except ValueError:
+                    values = []
+                if len(values) == dims and all(math.isfinite(v) for v in values):
+                    break
+                self.say("  type %d numbers in mm, for example: %s" % (dims, " ".join(["120.5"] * dims)))
+            poses.append([d * RAD for d in pose])
+            measured.append(values)
+        report = fit_lengths(arm, poses, measured)
+        for i, pose in enumerate(poses):
+            self.say(" pose %d: nominal model misses by %.2f mm, fitted model by %.2f mm"
+                     % (i + 1, report["before_mm"][i], report["after_mm"][i]))
+        for name, value in report["lengths"].items():
+            self.say(" %s: %.2f mm (board %.2f mm)" % (name, value, report["nominal"][name]))
+        self.say(" rms miss: %.2f mm with the board's lengths, %.2f mm fitted" % (
+            report["rms_before_mm"], report["rms_after_mm"]))
+        if report["rms_after_mm"] > 2.0:
+            self.say(" the fitted model still misses: suspect servo calibration or play in the joints, "
+                     "not the lengths (and not the solver: FK reproduces every IK answer)")
+        elif report["rms_before_mm"] > 2.0 * max(report["rms_after_mm"], 0.5):
+            self.say(" the board's lengths are the error (model error): copy the fitted lengths "
+                     "into the board file's \"arm\" section")
+        return report
+
+
+# Board-side rename: atomic on littlefs and the Unix port. FAT cannot rename
+# over a file; there the old file goes first, and a power cut in between
+# leaves calibration.json.tmp (whole) and no calibration.json.
+RENAME_SCRIPT = ("import os\n"
+                 "try:\n os.rename('calibration.json.tmp','calibration.json')\n"
+                 "except OSError:\n os.remove('calibration.json')\n"
+                 " os.rename('calibration.json.tmp','calibration.json')\n")
+
+
+def write_to_board(port, calibration, baud=115200, out=sys.stdout):
+    """Write calibration.json on the board (temporary file, then rename) and restart it.
+
+    Returns the board's `help` Reply after the restart. Raises LinkError.
+    """
+    import tempfile
+    from armctl.deploy import mpremote, restart
+    with tempfile.TemporaryDirectory(prefix="armctl-cal-") as tmp:
+        path = os.path.join(tmp, "calibration.json")
+        with open(path, "w") as f:
+            json.dump(calibration, f)
+        print("writing calibration.json to the board on %s" % port, file=out, flush=True)
+        mpremote(port, [["fs", "cp", "-f", path, ":calibration.json.tmp"], ["exec", RENAME_SCRIPT]])
+    return restart(port, baud)

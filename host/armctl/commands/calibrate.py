@@ -1,0 +1,111 @@
+"""armctl calibrate: jog each joint to known poses, fit the servo map, write it to the board."""
+
+import argparse
+import sys
+
+from armctl import calibrate as cal
+from armctl import cli
+from armctl.link import DEFAULT_BAUD, Link, LinkError
+from armfw import board as boardlib
+
+NAME = "calibrate"
+HELP = "Guided servo calibration: jog each joint to known poses with the keyboard, fit and save."
+
+EPILOG = """\
+For each joint the servo is jogged with raw `servo CH US` commands while you
+press keys (no Enter needed):
+  a / d   -/+ 10 us      A / D   -/+ 1 us      z / c   -/+ 100 us
+  Enter   the joint is at the asked pose: record   q   quit, nothing saved
+Poses are joint angles in the math frame (default 0 and +90 deg; the screen
+says what each looks like). Per joint the recorded pulses fit offset, sign
+and us-per-radian; residuals show how straight the servo is (with 3+ poses).
+With --measure the arm then visits a few poses and you type the measured tool
+tip (mm); the link lengths are fitted by least squares and the misses before
+and after tell a length (model) error from play or a bad servo fit.
+
+Written to the board as calibration.json (via calibration.json.tmp and a
+rename, so a power cut keeps the old file), then the board restarts; and to
+the host file --save (with the fit report).
+Exit status: 0 saved, 1 abandoned (q) or the fit would break a joint limit's
+pulse window (nothing written), 2 bad board file or options, 3 no link.
+"""
+
+
+def _poses(text):
+    try:
+        poses = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError("poses are degrees separated by commas, e.g. 0,90")
+    if len(set(poses)) < 2:
+        raise argparse.ArgumentTypeError("need at least two different poses")
+    return poses
+
+
+def add_arguments(parser):
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--port", "-p", required=True, help="serial port of the board")
+    parser.add_argument("--board", "-b", required=True, help="the board's description (boards/*.json)")
+    parser.add_argument("--joints", type=lambda t: [int(v) for v in t.split(",")],
+                        help="joint numbers to calibrate, 1-based, e.g. 2,3 (default: all)")
+    parser.add_argument("--poses", type=_poses, default=[0.0, 90.0],
+                        help="known poses in degrees (default 0,90)")
+    parser.add_argument("--measure", action="store_true",
+                        help="afterwards fit the link lengths from tip positions you measure")
+    parser.add_argument("--save", help="host copy of the result (default calibration-<board name>.json)")
+    parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
+
+
+def run(args, keys=None, lines=input, out=sys.stdout):
+    """The command; keys and lines replace the keyboard in tests."""
+    try:
+        board = boardlib.load(args.board)
+    except boardlib.BoardError as e:
+        print("armctl calibrate: %s" % e, file=sys.stderr)
+        return cli.EXIT_USAGE
+    joints = [j - 1 for j in args.joints] if args.joints else list(range(board.arm.n))
+    for j in joints:
+        if not 0 <= j < board.arm.n:
+            print("armctl calibrate: no joint %d (the arm has %d)" % (j + 1, board.arm.n), file=sys.stderr)
+            return cli.EXIT_USAGE
+        for deg in args.poses:
+            q = deg * cal.RAD
+            if q < board.arm.lo[j] or q > board.arm.hi[j]:
+                print("armctl calibrate: pose %g deg is outside joint %d's limits" % (deg, j + 1),
+                      file=sys.stderr)
+                return cli.EXIT_USAGE
+    save = args.save or "calibration-%s.json" % board.name
+    try:
+        with Link(args.port, args.baud) as link:
+            session = cal.Session(link, board, keys, lines, out)
+            if keys is None:
+                with cal.TerminalKeys() as session.keys:
+                    fits = session.calibrate_servos(joints, args.poses)
+            else:
+                fits = session.calibrate_servos(joints, args.poses)
+        calibration = cal.calibration_file(board, fits)
+        try:
+            calibrated = cal.check_calibration(args.board, calibration)
+        except boardlib.BoardError as e:
+            print("armctl calibrate: the fit does not fit the board file: %s; nothing written" % e,
+                  file=sys.stderr)
+            return cli.EXIT_REFUSED
+        reply = cal.write_to_board(args.port, calibration, args.baud, out)
+        print("board restarted with the new calibration: %s" % reply.final, file=out)
+        report = dict(calibration, board=board.name, board_file=str(args.board),
+                      poses_deg=args.poses, fits={calibrated.arm.names[j]: f for j, f in fits.items()})
+        cal.write_json_atomically(save, report)
+        print("saved %s" % save, file=out)
+        if args.measure:
+            with Link(args.port, args.baud) as link:
+                session = cal.Session(link, calibrated, keys, lines, out)
+                report["lengths"] = session.measure_lengths(cal.MEASURE_POSES[board.arm.kind])
+            cal.write_json_atomically(save, report)
+            print("saved %s with the length fit" % save, file=out)
+    except cal.CalibrationAborted as e:
+        print("armctl calibrate: %s" % e, file=sys.stderr)
+        return cli.EXIT_REFUSED
+    except LinkError as e:
+        print("armctl calibrate: %s" % e, file=sys.stderr)
+        return cli.EXIT_LINK
+    return cli.EXIT_OK

@@ -1,0 +1,52 @@
+"""armctl deploy: put the firmware and a board description on a board."""
+
+import argparse
+import sys
+
+from armctl import cli
+from armctl.deploy import DeployError, deploy
+from armctl.link import DEFAULT_BAUD, LinkError
+from armfw import board as boardlib
+
+NAME = "deploy"
+HELP = "Copy the firmware and a board file to the board's flash (mpremote), restart it, check it answers."
+
+EPILOG = """\
+examples:
+  armctl deploy --port /dev/ttyACM0 --board boards/pico_pca9685.json
+  armctl deploy --port /dev/ttyUSB0 --board boards/esp32_pwm.json --mpy
+
+Copies firmware/main.py, firmware/armfw/*.py (compiled to .mpy with --mpy)
+and the board file (as board.json), removes stale armfw modules, keeps the
+board's calibration.json, soft-resets the board and waits until it answers
+`help` with ok. Close any terminal on the port first.
+Exit status: 0 deployed and answering, 2 bad board file or firmware that
+does not compile, 3 no link (port missing or busy, board silent after reset).
+"""
+
+
+def add_arguments(parser):
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--port", "-p", required=True, help="serial port of the board")
+    parser.add_argument("--board", "-b", required=True, help="board description, e.g. boards/pico_pca9685.json")
+    parser.add_argument("--mpy", action="store_true",
+                        help="compile armfw with mpy-cross (faster import, less RAM); main.py stays source")
+    parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
+
+
+def run(args):
+    try:
+        boardlib.load(args.board)
+    except boardlib.BoardError as e:
+        print("armctl deploy: %s" % e, file=sys.stderr)
+        return cli.EXIT_USAGE
+    try:
+        deploy(args.port, args.board, mpy=args.mpy, baud=args.baud)
+    except LinkError as e:
+        print("armctl deploy: %s" % e, file=sys.stderr)
+        return cli.EXIT_LINK
+    except DeployError as e:
+        print("armctl deploy: %s" % e, file=sys.stderr)
+        return cli.EXIT_USAGE
+    return cli.EXIT_OK

@@ -1,0 +1,167 @@
+"""Copy the firmware and a board description to a board's flash with mpremote, then restart it.
+
+Flash layout (what firmware/main.py expects):
+
+    main.py             the protocol loop, run after every reset
+    armfw/*.py|*.mpy    the firmware package (.mpy when compiled with mpy-cross)
+    board.json          the board description (a copy of boards/<name>.json)
+    calibration.json    written by `armctl calibrate`; deploy leaves it alone
+
+mpremote does the copying (`python -m mpremote connect PORT ...`, one session
+for every file); the restart is a soft reset from the normal REPL (Ctrl-C,
+Ctrl-D), which runs main.py, and the board must then answer `help` with ok.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from armctl import FIRMWARE_DIR
+from armctl.link import Link, LinkError, open_serial
+
+CTRL_C = b"\x03"
+CTRL_D = b"\x04"
+READY_TIMEOUT_S = 15.0
+MPREMOTE_TIMEOUT_S = 120.0
+
+
+class DeployError(Exception):
+    """A file could not be prepared for copying (mpy-cross failed, a source is missing)."""
+
+
+def firmware_files(firmware_dir=FIRMWARE_DIR):
+    """(source path, flash path) for main.py and every armfw module, sorted."""
+    firmware_dir = Path(firmware_dir)
+    files = [(firmware_dir / "main.py", "main.py")]
+    files += [(p, "armfw/" + p.name) for p in sorted((firmware_dir / "armfw").glob("*.py"))]
+    for src, _ in files:
+        if not src.is_file():
+            raise DeployError("missing firmware file %s" % src)
+    return files
+
+
+def compile_mpy(src, dest, flash_name):
+    """Compile src to dest with mpy-cross; flash_name is the name tracebacks show."""
+    done = subprocess.run([sys.executable, "-m", "mpy_cross", "-s", flash_name, "-o", str(dest), str(src)],
+                          capture_output=True, text=True)
+    if done.returncode != 0 or not Path(dest).is_file():
+        raise DeployError("mpy-cross failed on %s: %s" % (src, (done.stderr or done.stdout).strip()))
+
+
+def stage(stage_dir, board_file, mpy=False, firmware_dir=FIRMWARE_DIR):
+    """Put every file to copy under stage_dir; returns [(staged path, flash path)], main.py first.
+
+    With mpy the armfw modules are compiled; main.py stays source (MicroPython
+    runs only main.py, never main.mpy, after a reset).
+    """
+    stage_dir = Path(stage_dir)
+    (stage_dir / "armfw").mkdir(parents=True, exist_ok=True)
+    out = []
+    for src, flash in firmware_files(firmware_dir):
+        if mpy and flash.startswith("armfw/"):
+            flash = flash[:-3] + ".mpy"
+            compile_mpy(src, stage_dir / flash, flash[:-4] + ".py")
+        else:
+            shutil.copyfile(src, stage_dir / flash)
+        out.append((stage_dir / flash, flash))
+    shutil.copyfile(board_file, stage_dir / "board.json")
+    out.append((stage_dir / "board.json", "board.json"))
+    return out
+
+
+def prepare_script(keep):
+    """Board-side code: make armfw/ and remove modules not being deployed.
+
+    A stale armfw/x.py would shadow a new armfw/x.mpy (MicroPython imports .py first).
+    """
+    return ("import os\n"
+            "try:\n os.mkdir('armfw')\n"
+            "except OSError:\n pass\n"
+            "for n in os.listdir('armfw'):\n"
+            " if n not in %r:\n  os.remove('armfw/'+n)\n  print('removed stale armfw/'+n)\n" % (sorted(keep),))
+
+
+def mpremote(port, actions, on_line=None, timeout=MPREMOTE_TIMEOUT_S):
+    """Run `python -m mpremote connect port` with actions (lists of words, chained with "+").
+
+    on_line(text) sees mpremote's output lines as they come. Raises LinkError
+    when the port cannot be opened or mpremote fails (the board did not take it).
+    """
+    probe = open_serial(port)  # LinkError names a missing or busy port; mpremote's message does not
+    probe.close()
+    argv = [sys.executable, "-m", "mpremote", "connect", port]
+    for i, action in enumerate(actions):
+        if i:
+            argv.append("+")
+        argv.extend(action)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    try:
+        for text in proc.stdout:
+            text = text.rstrip("\n")
+            lines.append(text)
+            if on_line is not None:
+                on_line(text)
+        code = proc.wait(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if code != 0:
+        raise LinkError("mpremote failed on %s (exit %d):\n%s" % (port, code, "\n".join(lines[-5:])))
+    return lines
+
+
+def restart(port, baud=115200, timeout=READY_TIMEOUT_S):
+    """Soft-reset the board from its REPL so main.py runs; returns the `help` Reply.
+
+    Ctrl-C stops whatever runs (main.py's loop, a half-typed line); Ctrl-D in
+    the normal REPL is a soft reset, which runs main.py.
+    """
+    with Link(port, baud, timeout=timeout) as link:
+        link.write_raw(b"\r" + CTRL_C + CTRL_C)
+        link.write_raw(CTRL_D)
+        return link.wait_ready(timeout)
+
+
+def deploy(port, board_file, mpy=False, baud=115200, out=sys.stdout, firmware_dir=FIRMWARE_DIR):
+    """Copy firmware and board_file to the board on port, restart it, check it answers.
+
+    Prints one line per file. Returns the board's `help` Reply. Raises
+    LinkError (no board, copy failed), DeployError (a file could not be prepared).
+    """
+    def say(text):
+        print(text, file=out, flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="armctl-deploy-") as tmp:
+        files = stage(tmp, board_file, mpy, firmware_dir)
+        keep = [flash.split("/", 1)[1] for _, flash in files if flash.startswith("armfw/")]
+        total = len(files)
+        say("deploying %d files (%s) from %s to %s" % (
+            total, "armfw compiled to .mpy" if mpy else "source", firmware_dir, port))
+        actions = [["exec", prepare_script(keep)]]
+        actions += [["fs", "cp", str(src), ":" + flash] for src, flash in files]
+        sizes = {str(src): os.path.getsize(src) for src, _ in files}
+        flash_of = {str(src): flash for src, flash in files}
+        state = {"n": 0, "skipped": 0}
+
+        def progress(text):
+            words = text.split()
+            if len(words) == 3 and words[0] == "cp" and words[1] in flash_of:
+                state["n"] += 1
+                say("[%d/%d] %-24s %6d bytes" % (state["n"], total, flash_of[words[1]], sizes[words[1]]))
+            elif text.startswith("Up to date:"):
+                state["skipped"] += 1
+                say("        unchanged, not rewritten")
+            elif text.strip():
+                say("  " + text)
+
+        mpremote(port, actions, progress)
+        say("copied %d files (%d unchanged); restarting the board" % (state["n"] - state["skipped"],
+                                                                      state["skipped"]))
+    reply = restart(port, baud)
+    say("board answers: %s" % reply.final)
+    return reply
