@@ -1,0 +1,191 @@
+"""The shared IK vectors (tests/vectors/*.json) against the firmware, under CPython and MicroPython.
+
+Both runs solve each case with the same code (tests/mp/run_vectors.py: imported
+here, run as a script by the real MicroPython Unix port) and are judged by the
+same comparator: the expected status, the expected angles within the case's
+tolerance, and, for every answer that carries angles, limits and a forward-
+kinematics round trip computed with numpy (tests/derive_vectors.py), not arm.fk.
+"""
+
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import BOARDS, MP_SCRIPTS, ROOT, VECTORS
+
+import derive_vectors as derive
+from armctl import upy
+from armfw import board, status
+
+FILES = sorted(derive.VECTOR_FILES.values())
+FK_TOL_MM = 1e-3
+FK_TOL_RAD = 1e-6
+LIMIT_TOL_DEG = 1e-4
+
+
+def load_runner():
+    spec = importlib.util.spec_from_file_location("run_vectors", MP_SCRIPTS / "run_vectors.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_doc(name):
+    return json.loads((VECTORS / name).read_text())
+
+
+def fk_problem(geom, target, q_deg, current_deg=None):
+    """None if the numpy FK of q_deg reproduces target, else what is wrong.
+
+    An arm5 target on the base axis has its pitch in the plane of the current
+    yaw (0 without a current pose), as the solver reads it.
+    """
+    q = np.radians(q_deg)
+    if geom.kind == "planar":
+        err = float(np.hypot(*(derive.fk_planar(geom, q) - np.array(target, float))))
+        return None if err <= FK_TOL_MM else "FK misses by %.3g mm" % err
+    x, y, z, pitch_deg = target
+    tip, tool = derive.fk_arm5(geom, q)
+    current = None if current_deg is None else np.radians(current_deg)
+    yaw = derive.facing_yaw(target, current)
+    err = float(np.linalg.norm(tip - np.array([x, y, z], float)))
+    want = derive.tool_direction(x, y, math.radians(pitch_deg), yaw)
+    ang = 2.0 * math.asin(min(1.0, float(np.linalg.norm(tool - want)) / 2.0))
+    if err > FK_TOL_MM or ang > FK_TOL_RAD:
+        return "FK misses by %.3g mm, tool by %.3g rad" % (err, ang)
+    return None
+
+
+def judge(geom, case, got_status, got_q):
+    """Problems (list of text) with one answer: status name and angles in degrees or None."""
+    problems = []
+    if got_status != case["status"]:
+        problems.append("status %s, expected %s" % (got_status, case["status"]))
+    solved = got_status in ("OK", "SINGULAR")
+    if solved != (got_q is not None):
+        problems.append("angles %r with status %s" % (got_q, got_status))
+    if got_q is not None:
+        if not all(math.isfinite(a) for a in got_q):
+            problems.append("non-finite angle in %r" % (got_q,))
+            return problems
+        for i, a in enumerate(got_q):
+            lo, hi = math.degrees(geom.lo[i]), math.degrees(geom.hi[i])
+            if a < lo - LIMIT_TOL_DEG or a > hi + LIMIT_TOL_DEG:
+                problems.append("joint %d = %.6f outside %g..%g" % (i, a, lo, hi))
+        bad = fk_problem(geom, case["target"], got_q, case["current_deg"])
+        if bad:
+            problems.append(bad)
+    want = case["q_deg"]
+    if want is not None and got_q is not None:
+        diff = max(abs(a - b) for a, b in zip(got_q, want))
+        if len(got_q) != len(want) or diff > case["tol_deg"]:
+            problems.append("q %s, expected %s (off by %.3g deg, tol %g)"
+                            % (["%.6f" % a for a in got_q], want, diff, case["tol_deg"]))
+    return problems
+
+
+def judge_all(doc, answers):
+    """(agreeing count, problem lines) over a document; answers: id -> (status, q_deg)."""
+    geom = derive.Geometry(doc["board"])
+    problems = []
+    for case in doc["cases"]:
+        if case["id"] not in answers:
+            problems.append("%s: no answer" % case["id"])
+            continue
+        for p in judge(geom, case, *answers[case["id"]]):
+            problems.append("%s: %s" % (case["id"], p))
+    agree = len(doc["cases"]) - len({p.split(":")[0] for p in problems})
+    return agree, problems
+
+
+def cpython_answers(doc):
+    runner = load_runner()
+    arm = board.load(str(BOARDS / doc["board"])).arm
+    answers = {}
+    for case in doc["cases"]:
+        out = [0.0] * arm.n
+        st = runner.solve(arm, case, out)
+        answers[case["id"]] = (status.name(st), [math.degrees(a) for a in out] if status.solved(st) else None)
+    return answers
+
+
+def parse_lines(text):
+    answers = {}
+    done = None
+    for line in text.splitlines():
+        parts = line.split()
+        if parts[0] == "done":
+            done = int(parts[1])
+            continue
+        answers[parts[0]] = (parts[1], [float(v) for v in parts[2:]] or None)
+    return answers, done
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_vectors_cpython(name, report):
+    doc = load_doc(name)
+    agree, problems = judge_all(doc, cpython_answers(doc))
+    report("vectors %s under CPython %s: %d/%d agree"
+           % (name, ".".join(map(str, sys.version_info[:3])), agree, len(doc["cases"])))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_vectors_micropython(name, micropython, report):
+    doc = load_doc(name)
+    run = upy.run(MP_SCRIPTS / "run_vectors.py", VECTORS / name, BOARDS)
+    assert run.returncode == 0, run.stderr
+    answers, done = parse_lines(run.stdout)
+    assert done == len(doc["cases"])
+    version = subprocess.run([micropython, "-c", "import sys; print('%d.%d.%d' % sys.implementation.version[:3])"],
+                             capture_output=True, text=True, env=upy.env()).stdout.strip()
+    agree, problems = judge_all(doc, answers)
+    report("vectors %s under MicroPython %s: %d/%d agree" % (name, version, agree, len(doc["cases"])))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("board_file, name", sorted(derive.VECTOR_FILES.items()))
+def test_derivation_reproduces_committed_file(board_file, name):
+    assert derive.render(derive.build(board_file)) == (VECTORS / name).read_text(), \
+        "tests/vectors/%s is stale: run .venv/bin/python tests/derive_vectors.py" % name
+
+
+def test_vectors_cover_the_issue():
+    """At least 200 cases; every status, rule, quadrant and branch is exercised."""
+    docs = {name: load_doc(name) for name in FILES}
+    assert sum(len(d["cases"]) for d in docs.values()) >= 200
+    for name, doc in docs.items():
+        cases = doc["cases"]
+        statuses = {c["status"] for c in cases}
+        wanted = set(status.NAMES) - ({"TOO_CLOSE"} if doc["board"] == "sim_arm5.json" else set())
+        assert wanted <= statuses, (name, wanted - statuses)
+        assert {c["rule"] for c in cases} == {"min", "up", "down"}
+        assert any(c["current_deg"] for c in cases if c["rule"] == "min")
+        solved = [c for c in cases if c["q_deg"] is not None]
+        quadrants = {(c["target"][0] > 0, c["target"][1] > 0) for c in solved if abs(c["target"][1]) > 1e-9}
+        assert len(quadrants) == 4, (name, quadrants)
+        elbow = 1 if doc["board"] == "sim_planar.json" else 2
+        assert any(c["q_deg"][elbow] > 1 for c in solved) and any(c["q_deg"][elbow] < -1 for c in solved)
+        for c in cases:
+            assert c["note"], c["id"]
+            for v in c["target"]:
+                assert v is None or isinstance(v, (int, float, str)), c["id"]
+    arm5 = {c["id"]: c for c in docs["arm5.json"]["cases"]}
+    assert any(abs(c["q_deg"][0]) < 90 and math.hypot(*c["target"][:2]) > 1 and
+               abs(math.degrees(math.atan2(c["target"][1], c["target"][0]))) > 135
+               for c in arm5.values() if c["q_deg"]), "no target behind the base was solved"
+
+
+def test_spec_worked_example_in_vectors():
+    """The SPEC's printed angles (course-rounded inputs) within 0.02 deg of the derived ones."""
+    cases = {c["id"]: c for c in load_doc("arm5.json")["cases"]}
+    up = cases["arm5-spec-example-up"]
+    assert up["status"] == "OK"
+    assert np.allclose(up["q_deg"][1:4], [-50.024, 105.019, 35.004], atol=0.02)
+    assert cases["arm5-spec-example-down-falls-back"]["q_deg"] == up["q_deg"]
+    assert cases["arm5-only-forbidden-wrist-would-do"]["status"] == "JOINT_LIMIT"
