@@ -38,7 +38,9 @@ class Reply:
                 "TOO_FAR", ...); "OK" or "ERROR" when the line has none.
     fields:     key=value words of the final line; values are int, float, a
                 list of numbers for comma-separated numbers, or text.
-    words:      the final line's other words (its message), in order.
+    words:      the final line's other words, in order (numbers stay text).
+    values:     the words that are numbers, as floats (joint angles in degrees,
+                a position in mm: firmware/PROTOCOL.md says which).
     info_lines: the "# " lines before the final line, prefix removed.
     raw:        every line received for this request, as received.
     """
@@ -62,6 +64,16 @@ class Reply:
                 self.words.append(word)
         if self.status is None:
             self.status = "OK" if self.ok else "ERROR"
+
+    @property
+    def values(self):
+        out = []
+        for word in self.words:
+            try:
+                out.append(float(word))
+            except ValueError:
+                pass
+        return out
 
     @property
     def message(self):

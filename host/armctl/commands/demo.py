@@ -1,0 +1,47 @@
+"""armctl demo: pick and place on the simulated board, transcript and path picture."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from armctl import BOARDS_DIR, cli
+from armctl.link import LinkError
+from armfw import board as boardlib
+
+NAME = "demo"
+HELP = "Run a pick and place on the simulator over the line protocol; print the transcript, draw the tool path."
+
+EPILOG = """\
+No hardware needed: the simulator runs the firmware under the MicroPython
+Unix port on a pseudo-terminal and the demo talks to it like to a board.
+The picture shows the tool path decoded from the servo pulses the simulated
+board sent, with the pick and place waypoints.
+Exit status: 0 done, 1 the arm refused a move, 2 bad board file,
+3 the simulator did not answer.
+"""
+
+
+def add_arguments(parser):
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--board", "-b", default=str(BOARDS_DIR / "sim_arm5.json"),
+                        help="board description (default boards/sim_arm5.json)")
+    parser.add_argument("-o", "--output", default="out/demo_path.png",
+                        help="path picture to write (default %(default)s)")
+
+
+def run(args):
+    from armctl import demo
+    out = Path(args.output)
+    try:
+        boardlib.load(args.board)
+    except boardlib.BoardError as e:
+        print("armctl demo: %s" % e, file=sys.stderr)
+        return cli.EXIT_USAGE
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        code, _ = demo.run(args.board, out)
+    except LinkError as e:
+        print("armctl demo: %s" % e, file=sys.stderr)
+        return cli.EXIT_LINK
+    return code
