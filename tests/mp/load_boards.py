@@ -1,0 +1,41 @@
+# Load board files with the firmware's own loader, under the real MicroPython.
+# Usage: micropython load_boards.py FILE[@CALIBRATION] ...
+# Prints per file either
+#   OK <arg> name=.. mcu=.. driver=.. arm=.. joints=.. channels=.. lo=.. hi=.. home_us=.. gripper=..
+# or
+#   ERR <arg> <BoardError message>
+# (angles in degrees to 6 places, so CPython can print the same line).
+import sys
+
+from armfw import board
+
+DEG = 180.0 / 3.141592653589793
+
+
+def describe(b):
+    arm = b.arm
+    home_us = [0] * arm.n
+    bad = b.servos.pulses(arm.home, home_us)
+    g = b.gripper
+    return " ".join((
+        "name=%s" % b.name,
+        "mcu=%s" % b.mcu,
+        "driver=%s" % b.driver["kind"],
+        "arm=%s" % ("arm5" if arm.n == 5 else "planar"),
+        "joints=%s" % ",".join(arm.names),
+        "channels=%s" % ",".join(str(c) for c in b.servos.channels),
+        "lo=%s" % ",".join("%.6f" % (v * DEG) for v in arm.lo),
+        "hi=%s" % ",".join("%.6f" % (v * DEG) for v in arm.hi),
+        "home_us=%s" % (",".join(str(u) for u in home_us) if bad < 0 else "refused%d" % bad),
+        "gripper=%s" % ("-" if g is None else "%d:%d-%d" % (g["channel"], g["open_us"], g["close_us"])),
+    ))
+
+
+for arg in sys.argv[1:]:
+    path, _, cal = arg.partition("@")
+    try:
+        b = board.load(path, calibration=cal or None)
+    except board.BoardError as e:
+        print("ERR %s %s" % (arg, e))
+        continue
+    print("OK %s %s" % (arg, describe(b)))
