@@ -1,0 +1,386 @@
+"""Motion: the arm controller (board + servo driver + gripper).
+
+The controller knows the pose it commanded (joint angles, radians) and moves
+the arm by plans: a short list of operations (joint moves, tool moves,
+straight tool lines, gripper actions) that run one after another.
+
+Every plan runs twice through the same code: first as a check that touches
+nothing (every IK status and every servo pulse of every step, carried through
+the whole sequence), then, only if the check passed, for real. The second run
+takes exactly the same steps as the first, so nothing is stored per step and
+a plan of any length needs no memory beyond the buffers made here once. A
+path that leaves the workspace halfway is refused before the first pulse.
+
+Speed: each step lasts step_ms and no joint moves more than speed * step_ms
+in one step. Joint moves are split evenly; a straight line advances the tool
+line_step_mm per step, and where that would turn a joint too fast (near the
+workspace edge, near a singular pose) it takes shorter steps: the tool slows
+down, the joints never jump. A line that would need a joint to jump (a branch
+flip, the base turning through the axis) is refused.
+"""
+
+from math import pi, sqrt, sin, cos
+
+from armfw.kinematics import MIN_MOTION
+from armfw.status import OK, SINGULAR, JOINT_LIMIT, solved
+
+DEG = pi / 180.0
+
+# Plan operations.
+JOINTS = 0          # joint interpolation to the angles of the target (radians)
+MOVE = 1            # joint interpolation to the IK solution of a tool target
+LINE = 2            # straight tool line, IK at every step
+GRIP_OPEN = 3
+GRIP_CLOSE = 4
+OP_NAMES = ("joints", "move", "line", "grip open", "grip close")
+
+MAX_OPS = 6
+
+# A hobby-servo gripper takes this long to close on an object before the arm
+# may lift it.
+GRIP_DWELL_MS = 400
+
+# A line step shorter than this (mm) that still turns a joint faster than the
+# speed limit is a jump, not a steep stretch: the path is refused there.
+MIN_LINE_STEP_MM = 0.001
+
+# Reasons a plan is refused besides the solver's status.
+REASON_SOLVER = "unreachable"
+REASON_PULSE = "pulse outside the servo window"
+REASON_JUMP = "joint would jump"
+REASON_GRIPPER = "no gripper"
+
+
+def _wrap(a):
+    """a (radians) moved by whole turns into (-pi, pi]."""
+    while a > pi:
+        a -= 2.0 * pi
+    while a <= -pi:
+        a += 2.0 * pi
+    return a
+
+
+def _sleep_ms_default():
+    try:
+        from time import sleep_ms
+        return sleep_ms
+    except ImportError:     # CPython
+        from time import sleep
+        return lambda ms: sleep(ms / 1000)
+
+
+class Arm:
+    """The arm: board description, servo driver, optional gripper (armfw.gripper.Gripper).
+
+    sleep_ms: how to wait between steps; default the driver's own (the
+    simulated driver keeps a virtual clock) or time.sleep_ms.
+    """
+
+    def __init__(self, board, driver, gripper=None, sleep_ms=None):
+        self.board = board
+        self.kin = board.arm
+        self.servos = board.servos
+        self.driver = driver
+        self.gripper = gripper
+        if sleep_ms is None:
+            sleep_ms = getattr(driver, "sleep_ms", None) or _sleep_ms_default()
+        self.sleep_ms = sleep_ms
+        m = board.motion
+        self.step_ms = int(m["step_ms"])
+        self.line_step_mm = float(m["line_step_mm"])
+        self.approach_mm = float(m["approach_mm"])
+        self.max_speed = float(m["max_speed_deg_s"]) * DEG     # rad/s, the board's ceiling
+        self.speed = self.max_speed
+        # The pitch of an arm5 line turns the wrist point on the tool's length.
+        self.tool_mm = getattr(self.kin, "l3", 0.0)
+        n = self.kin.n
+        nt = len(self.kin.targets)
+        self.q = list(self.kin.home)      # commanded pose, radians
+        self.us = [-1] * n                # last pulse sent per joint (-1: none yet)
+        self.steps = 0                    # steps of the last plan
+        # Plan: operation kinds, targets, IK rules.
+        self._ops = [0] * MAX_OPS
+        # A target is tool coordinates (MOVE, LINE) or joint angles (JOINTS).
+        self._tools = [[0.0] * nt for _ in range(MAX_OPS)]
+        self._angles = [[0.0] * n for _ in range(MAX_OPS)]
+        self._rules = [MIN_MOTION] * MAX_OPS
+        self._n_ops = 0
+        # Step scratch, allocated once.
+        self._walk_q = [0.0] * n          # pose while walking a plan
+        self._from = [0.0] * n            # start of a joint interpolation
+        self._goal = [0.0] * n            # end of a joint move / next line pose
+        self._step_us = [0] * n
+        self._p0 = [0.0] * nt             # line start, tool coordinates
+        self._p = [0.0] * nt              # line point
+        self._up = [0.0] * nt             # pick and place waypoints
+        self._down = [0.0] * nt
+        # The refusal of the last plan that failed.
+        self.fail_status = OK
+        self.fail_reason = ""
+        self.fail_op = 0                  # index into the plan
+        self.fail_step = 0                # step of that operation (1 = its first)
+        self.fail_point = [0.0] * nt      # tool target of the failing step
+        self.fail_joint = -1
+
+    # -- pose -----------------------------------------------------------
+
+    def tool(self, out=None):
+        """Tool coordinates of the commanded pose (mm; arm5 pitch in radians)."""
+        if out is None:
+            out = [0.0] * len(self.kin.targets)
+        self._tool_of(self.q, out)
+        return out
+
+    def _tool_of(self, q, out):
+        self.kin.fk(q, out)
+        if len(out) == 4:
+            # The protocol's pitch points away from the base: a base turned
+            # half a turn and leaning back reaches forward with pitch -a4.
+            if out[0] * cos(q[0]) + out[1] * sin(q[0]) < 0.0:
+                out[3] = -out[3]
+            out[3] = _wrap(out[3])
+        return out
+
+    def set_speed(self, deg_s):
+        """Joint speed limit in deg/s, 0 < deg_s <= the board's max_speed_deg_s; False if refused."""
+        if not (deg_s > 0.0 and deg_s <= self.max_speed / DEG + 1e-9):
+            return False
+        self.speed = deg_s * DEG
+        return True
+
+    def park(self):
+        """Send the home pose at once (boot): the servos' first pulse moves them at their own speed."""
+        q = self.kin.home
+        for i in range(self.kin.n):
+            self.q[i] = q[i]
+        return self._send(self.q)
+
+    # -- plans ----------------------------------------------------------
+
+    def plan(self):
+        """Start a new plan."""
+        self._n_ops = 0
+
+    def add(self, op, target=None, rule=MIN_MOTION):
+        """Append an operation; target: joint angles (JOINTS) or tool coordinates (MOVE, LINE)."""
+        k = self._n_ops
+        if k >= MAX_OPS:
+            raise ValueError("plan too long")
+        self._ops[k] = op
+        self._rules[k] = rule
+        if target is not None:
+            t = self._angles[k] if op == JOINTS else self._tools[k]
+            for i in range(len(t)):
+                t[i] = target[i]
+        self._n_ops = k + 1
+
+    def run(self):
+        """Check the whole plan, then run it; True if it ran, False if refused (see fail_*)."""
+        if not self._walk(False):
+            return False
+        self._walk(True)
+        return True
+
+    def _refuse(self, status, reason, op, step, point=None, joint=-1):
+        self.fail_status = status
+        self.fail_reason = reason
+        self.fail_op = op
+        self.fail_step = step
+        self.fail_joint = joint
+        if point is not None:
+            for i in range(len(self.fail_point)):
+                self.fail_point[i] = point[i]
+        return False
+
+    def _walk(self, live):
+        """Walk the plan from the commanded pose; live: send pulses and wait, else only check."""
+        q = self._walk_q
+        for i in range(self.kin.n):
+            q[i] = self.q[i]
+        self.steps = 0
+        for k in range(self._n_ops):
+            op = self._ops[k]
+            if op == GRIP_OPEN or op == GRIP_CLOSE:
+                if self.gripper is None:
+                    return self._refuse(JOINT_LIMIT, REASON_GRIPPER, k, 0)
+                if live:
+                    if op == GRIP_OPEN:
+                        self.gripper.open()
+                    else:
+                        self.gripper.close()
+                    self.sleep_ms(GRIP_DWELL_MS)
+                continue
+            if op == LINE:
+                if not self._walk_line(k, q, live):
+                    return False
+                continue
+            goal = self._goal
+            if op == MOVE:
+                st = self.kin.ik(self._tools[k], goal, q, self._rules[k])
+                if not solved(st):
+                    return self._refuse(st, REASON_SOLVER, k, 1, self._tools[k])
+            else:
+                t = self._angles[k]
+                for i in range(self.kin.n):
+                    goal[i] = t[i]
+            if not self._walk_joints(k, q, goal, live):
+                return False
+        return True
+
+    def _max_step(self):
+        return self.speed * self.step_ms / 1000.0
+
+    def _step(self, k, step, q, live, point=None):
+        """One step to pose q: check its pulses; when live send them, record the pose, wait."""
+        bad = self.servos.pulses(q, self._step_us)
+        if bad >= 0:
+            return self._refuse(JOINT_LIMIT, REASON_PULSE, k, step, point, bad)
+        self.steps += 1
+        if live:
+            self._send_pulses()
+            for i in range(self.kin.n):
+                self.q[i] = q[i]
+            self.sleep_ms(self.step_ms)
+        return True
+
+    def _walk_joints(self, k, q, goal, live):
+        n = self.kin.n
+        biggest = 0.0
+        for i in range(n):
+            d = abs(goal[i] - q[i])
+            if d > biggest:
+                biggest = d
+        steps = int(biggest / self._max_step())
+        if steps * self._max_step() < biggest:
+            steps += 1
+        start = self._from
+        for i in range(n):
+            start[i] = q[i]
+        for s in range(1, steps + 1):
+            f = s / steps
+            for i in range(n):
+                q[i] = start[i] + (goal[i] - start[i]) * f
+            if not self._step(k, s, q, live):
+                return False
+        return True
+
+    def _walk_line(self, k, q, live):
+        p0 = self._p0
+        p1 = self._tools[k]
+        p = self._p
+        nt = len(p0)
+        self._tool_of(q, p0)
+        if nt == 4:
+            p0[3] = p1[3] + _wrap(p0[3] - p1[3])
+        dist = 0.0
+        for i in range(3 if nt == 4 else nt):
+            d = p1[i] - p0[i]
+            dist += d * d
+        dist = sqrt(dist)
+        length = dist + (self.tool_mm * abs(p1[3] - p0[3]) if nt == 4 else 0.0)
+        if length <= 0.0:
+            return True
+        dt_nominal = self.line_step_mm / length
+        dt_floor = MIN_LINE_STEP_MM / length
+        max_step = self._max_step()
+        goal = self._goal
+        n = self.kin.n
+        t = 0.0
+        step = 0
+        while t < 1.0:
+            step += 1
+            dt = dt_nominal
+            while True:
+                tn = t + dt
+                if tn > 1.0 - 1e-9:
+                    tn = 1.0
+                for i in range(nt):
+                    p[i] = p0[i] + (p1[i] - p0[i]) * tn if tn < 1.0 else p1[i]
+                st = self.kin.ik(p, goal, q, MIN_MOTION)
+                if not solved(st):
+                    return self._refuse(st, REASON_SOLVER, k, step, p)
+                biggest = 0.0
+                for i in range(n):
+                    d = abs(goal[i] - q[i])
+                    if d > biggest:
+                        biggest = d
+                if biggest <= max_step:
+                    break
+                dt = (tn - t) * 0.5
+                if dt < dt_floor:
+                    return self._refuse(SINGULAR, REASON_JUMP, k, step, p)
+            for i in range(n):
+                q[i] = goal[i]
+            if not self._step(k, step, q, live, p):
+                return False
+            t = tn
+        return True
+
+    # -- pulses ---------------------------------------------------------
+
+    def _send_pulses(self):
+        """Send the pulses of _step_us that differ from the last ones sent."""
+        us = self._step_us
+        channels = self.servos.channels
+        for i in range(self.kin.n):
+            if us[i] != self.us[i]:
+                self.driver.set_us(channels[i], us[i])
+                self.us[i] = us[i]
+
+    def _send(self, q):
+        if self.servos.pulses(q, self._step_us) >= 0:
+            return False
+        self._send_pulses()
+        return True
+
+    def joint_of_channel(self, channel):
+        """Joint index driven by channel, or -1."""
+        channels = self.servos.channels
+        for i in range(self.kin.n):
+            if channels[i] == channel:
+                return i
+        return -1
+
+    def raw_pulse_plan(self, joint, us):
+        """Plan a speed-limited move of one joint to the angle pulse us commands.
+
+        The pulse must lie in the joint's window; the angle may lie outside the
+        joint's limits (that is what a wiring check is for). False if refused.
+        """
+        s = self.servos
+        if us < s.min_us[joint] or us > s.max_us[joint]:
+            return False
+        target = self._goal
+        for i in range(self.kin.n):
+            target[i] = self.q[i]
+        target[joint] = s.angle(joint, us)
+        if s.pulse(joint, target[joint]) != us:
+            return False
+        self.plan()
+        self.add(JOINTS, target)
+        return True
+
+    def pick_plan(self, where, pick):
+        """Plan a pick (pick=True) or place at where: arm5 (x, y, z), planar (x, y).
+
+        Above the object by approach_mm, straight down to it, close (pick) or
+        open (place) the gripper, straight back up. A pick opens the gripper
+        above the object first. Arm5 points the tool straight down (pitch
+        180 deg); a planar arm works in its vertical plane, y up.
+        """
+        up = self._up
+        down = self._down
+        for i in range(len(where)):
+            up[i] = down[i] = where[i]
+        if len(self.kin.targets) == 4:
+            up[3] = down[3] = pi
+            up[2] += self.approach_mm
+        else:
+            up[1] += self.approach_mm
+        self.plan()
+        self.add(MOVE, up)
+        if pick:
+            self.add(GRIP_OPEN)
+        self.add(LINE, down)
+        self.add(GRIP_CLOSE if pick else GRIP_OPEN)
+        self.add(LINE, up)

@@ -1,0 +1,375 @@
+"""The line protocol spoken on the USB serial console (firmware/PROTOCOL.md describes it).
+
+One request line; any number of informational lines starting "# "; exactly
+one final line starting "ok" or "error". Input is read as bytes into a
+bounded buffer allocated once; anything that is not a well-formed command
+gets one "error" line and moves nothing.
+"""
+
+from math import pi, sin
+
+from armfw import status
+from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
+from armfw.twolink import finite, SINGULAR_SIN
+from armfw import motion
+
+DEG = pi / 180.0
+
+# Longest accepted request (bytes, without the line end); the longest valid
+# command is about 60.
+MAX_LINE = 128
+
+BAD_COMMAND = "BAD_COMMAND"
+BAD_INPUT = "BAD_INPUT"
+BAD_BOARD = "BAD_BOARD"
+
+TAB = 9
+LF = 10
+CR = 13
+
+HELP = (
+    "ik X Y [Z PITCH] [elbow=up|down]  solve, do not move: ok STATUS q1..qn elbow= err_mm=",
+    "fk Q1..QN                 tool position of joint angles: ok X Y [Z PITCH]",
+    "move X Y [Z PITCH] [elbow=up|down]  joint-interpolated move to the IK solution",
+    "line X Y [Z PITCH]        straight tool line (IK every step, whole path checked first)",
+    "joints Q1..QN             move to joint angles (deg)",
+    "servo CH US               raw pulse on one channel (wiring check), inside its window",
+    "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch=] grip=",
+    "home                      move to the board's home pose",
+    "grip open|close           open or close the gripper",
+    "pick X Y [Z]              above, down, close gripper, lift (arm5: tool pointing down)",
+    "place X Y [Z]             above, down, open gripper, lift",
+    "speed [DEG_PER_S]         show or set the joint speed limit",
+    "info                      board name, arm kind, joint names",
+    "help                      this list",
+)
+
+
+class Refused(Exception):
+    """A request answered with an error line: status word and message."""
+
+    def __init__(self, word, message):
+        super().__init__(message)
+        self.word = word
+        self.message = message
+
+
+def _fmt(v):
+    if -0.0005 < v < 0.0005:
+        v = 0.0
+    return "%.3f" % v
+
+
+def _degrees(q, n):
+    return " ".join([_fmt(q[i] / DEG) for i in range(n)])
+
+
+def _number(word):
+    try:
+        v = float(word)
+    except ValueError:
+        raise Refused(BAD_INPUT, "not a number: %s" % word)
+    if not finite(v):
+        raise Refused(BAD_INPUT, "not a finite number: %s" % word)
+    return v
+
+
+class Protocol:
+    """Answers request lines for an arm (armfw.motion.Arm).
+
+    write(text): sends one reply line (without its line end).
+    boot_error: when the arm could not be built (arm None), the message every
+    request but help is answered with.
+    """
+
+    def __init__(self, arm, write, boot_error=None):
+        self.arm = arm
+        self.write = write
+        self.boot_error = boot_error
+        self._buf = bytearray(MAX_LINE)
+        self._len = 0
+        self._overflow = False
+        self._after_cr = False
+        self._byte = bytearray(1)
+        if arm is not None:
+            self._n = arm.kin.n
+            self._nt = len(arm.kin.targets)
+            self._q = [0.0] * self._n
+            self._target = [0.0] * self._nt
+            self._tool = [0.0] * self._nt
+        self._commands = {
+            "ik": self.ik, "fk": self.fk, "move": self.move, "line": self.line,
+            "joints": self.joints, "servo": self.servo, "where": self.where,
+            "home": self.home, "grip": self.grip, "pick": self.pick, "place": self.place,
+            "speed": self.speed, "info": self.info, "help": self.help,
+        }
+
+    # -- input ----------------------------------------------------------
+
+    def serve(self, stream):
+        """Answer every line read from stream (bytes, readinto) until end of input."""
+        byte = self._byte
+        while True:
+            if not stream.readinto(byte):
+                return
+            self.feed(byte[0])
+
+    def feed(self, c):
+        """Take one input byte; a line end (LF, CR or CR LF) answers the line."""
+        if c == LF or c == CR:
+            if c == LF and self._after_cr:
+                self._after_cr = False
+                return
+            self._after_cr = c == CR
+            if self._overflow:
+                self._overflow = False
+                self._len = 0
+                self.write("error %s line too long (max %d bytes)" % (BAD_COMMAND, MAX_LINE))
+                return
+            n = self._len
+            self._len = 0
+            self.handle(memoryview(self._buf)[:n])
+            return
+        self._after_cr = False
+        if self._overflow:
+            return
+        if self._len >= MAX_LINE:
+            self._overflow = True
+            return
+        self._buf[self._len] = c
+        self._len += 1
+
+    def handle(self, raw):
+        """Answer one request line given as bytes without its line end."""
+        try:
+            for c in raw:
+                if c < 32 and c != TAB or c == 127:
+                    raise Refused(BAD_COMMAND, "control character 0x%02x in line" % c)
+                if c > 127:
+                    raise Refused(BAD_COMMAND, "not ASCII text")
+            words = bytes(raw).decode().split()
+            if not words:
+                self.write("ok")
+                return
+            name = words[0].lower()
+            command = self._commands.get(name)
+            if command is None:
+                raise Refused(BAD_COMMAND, "unknown command %s (try help)" % words[0][:20])
+            if self.arm is None and name != "help":
+                raise Refused(BAD_BOARD, self.boot_error)
+            self.write(command(words[1:]))
+        except Refused as e:
+            self.write("error %s %s" % (e.word, e.message))
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # the last line of defence: an answer, never a traceback
+            self.write("error INTERNAL %s: %s" % (type(e).__name__, e))
+
+    # -- argument parsing -----------------------------------------------
+
+    def _numbers(self, args, count, what):
+        if len(args) != count:
+            raise Refused(BAD_INPUT, "expected %d numbers (%s), got %d words" % (count, what, len(args)))
+        return [_number(w) for w in args]
+
+    def _target_words(self):
+        return "X Y Z PITCH" if self._nt == 4 else "X Y"
+
+    def _parse_target(self, args, allow_elbow):
+        """Tool target from X Y [Z PITCH] (mm, deg) into self._target; returns the IK rule."""
+        rule = MIN_MOTION
+        plain = []
+        for w in args:
+            if "=" in w:
+                key, _, value = w.partition("=")
+                if allow_elbow and key.lower() == "elbow" and value.lower() in ("up", "down"):
+                    rule = RULES.index(value.lower())
+                else:
+                    raise Refused(BAD_INPUT, "unknown option %s (elbow=up|down)" % w[:20]
+                                  if allow_elbow else "no options here: %s" % w[:20])
+            else:
+                plain.append(w)
+        v = self._numbers(plain, self._nt, self._target_words())
+        t = self._target
+        for i in range(self._nt):
+            t[i] = v[i]
+        if self._nt == 4:
+            t[3] = v[3] * DEG
+        return rule
+
+    def _parse_joints(self, args):
+        kin = self.arm.kin
+        v = self._numbers(args, self._n, " ".join(kin.names))
+        q = self._q
+        for i in range(self._n):
+            q[i] = v[i] * DEG
+        return q
+
+    # -- replies --------------------------------------------------------
+
+    def _pose_status(self, q):
+        # Near full stretch or full fold of the elbow a small tool motion needs
+        # a large joint motion: the same SINGULAR warning the solver gives.
+        s = sin(q[1] if self._n == 2 else q[2])
+        return status.SINGULAR if -SINGULAR_SIN < s < SINGULAR_SIN else status.OK
+
+    def _pose_reply(self, extra=""):
+        arm = self.arm
+        p = arm.tool(self._tool)
+        keys = ("x", "y") if self._nt == 2 else ("x", "y", "z")
+        text = "ok %s %s" % (status.name(self._pose_status(arm.q)), _degrees(arm.q, self._n))
+        for i in range(len(keys)):
+            text += " %s=%s" % (keys[i], _fmt(p[i]))
+        if self._nt == 4:
+            text += " pitch=%s" % _fmt(p[3] / DEG)
+        return text + extra
+
+    def _run(self):
+        arm = self.arm
+        if not arm.run():
+            raise Refused(status.name(arm.fail_status), self._refusal())
+        return self._pose_reply(" steps=%d" % arm.steps)
+
+    def _refusal(self):
+        arm = self.arm
+        op = motion.OP_NAMES[arm._ops[arm.fail_op]]
+        if arm.fail_reason == motion.REASON_GRIPPER:
+            return "no gripper on this board"
+        text = "%s step %d" % (op, arm.fail_step)
+        if arm._ops[arm.fail_op] != motion.JOINTS:
+            p = arm.fail_point
+            text += " at " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
+        if arm.fail_joint >= 0:
+            text += " joint %s" % arm.kin.names[arm.fail_joint]
+        return text + ": " + arm.fail_reason
+
+    # -- commands -------------------------------------------------------
+
+    def ik(self, args):
+        rule = self._parse_target(args, True)
+        kin = self.arm.kin
+        q = self._q
+        st = kin.ik(self._target, q, self.arm.q, rule)
+        if not status.solved(st):
+            raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
+        err_mm, _ = kin.fk_error(self._target, q)
+        self._note_branch(rule)
+        return "ok %s %s elbow=%s err_mm=%s" % (status.name(st), _degrees(q, self._n),
+                                                ELBOW_NAMES[kin.elbow], _fmt(err_mm))
+
+    def _note_branch(self, rule):
+        if rule != MIN_MOTION and RULES[rule] != ELBOW_NAMES[self.arm.kin.elbow]:
+            self.write("# elbow %s has no valid solution here; elbow %s"
+                       % (RULES[rule], ELBOW_NAMES[self.arm.kin.elbow]))
+
+    def fk(self, args):
+        q = self._parse_joints(args)
+        p = self.arm._tool_of(q, self._tool)
+        return "ok " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
+
+    def move(self, args):
+        rule = self._parse_target(args, True)
+        st = self.arm.kin.ik(self._target, self._q, self.arm.q, rule)
+        if not status.solved(st):
+            raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
+        self._note_branch(rule)
+        self.arm.plan()
+        self.arm.add(motion.MOVE, self._target, rule)
+        return self._run()
+
+    def line(self, args):
+        self._parse_target(args, False)
+        self.arm.plan()
+        self.arm.add(motion.LINE, self._target)
+        return self._run()
+
+    def joints(self, args):
+        q = self._parse_joints(args)
+        kin = self.arm.kin
+        for i in range(self._n):
+            if not (kin.lo[i] - 1e-9 <= q[i] <= kin.hi[i] + 1e-9):
+                raise Refused(status.name(status.JOINT_LIMIT), "%s %s deg is outside %s..%s" % (
+                    kin.names[i], _fmt(q[i] / DEG), _fmt(kin.lo[i] / DEG), _fmt(kin.hi[i] / DEG)))
+        self.arm.plan()
+        self.arm.add(motion.JOINTS, q)
+        return self._run()
+
+    def home(self, args):
+        self._numbers(args, 0, "none")
+        self.arm.plan()
+        self.arm.add(motion.JOINTS, self.arm.kin.home)
+        return self._run()
+
+    def servo(self, args):
+        v = self._numbers(args, 2, "CH US")
+        if v[0] != int(v[0]) or v[1] != int(v[1]):
+            raise Refused(BAD_INPUT, "channel and pulse are whole numbers")
+        ch = int(v[0])
+        us = int(v[1])
+        arm = self.arm
+        g = arm.gripper
+        if g is not None and ch == g.channel:
+            if us < g.min_us or us > g.max_us:
+                raise Refused(BAD_INPUT, "gripper pulse %d outside %d..%d us" % (us, g.min_us, g.max_us))
+            g.set_us(us)
+            return "ok %d %d" % (ch, us)
+        joint = arm.joint_of_channel(ch)
+        if joint < 0:
+            raise Refused(BAD_INPUT, "no servo on channel %d" % ch)
+        s = arm.servos
+        if not arm.raw_pulse_plan(joint, us):
+            raise Refused(BAD_INPUT, "pulse %d outside %s's window %d..%d us" % (
+                us, arm.kin.names[joint], s.min_us[joint], s.max_us[joint]))
+        return self._run()
+
+    def where(self, args):
+        self._numbers(args, 0, "none")
+        g = self.arm.gripper
+        return self._pose_reply(" grip=%s" % ("none" if g is None else (g.state or "unknown")))
+
+    def grip(self, args):
+        if len(args) != 1 or args[0].lower() not in ("open", "close"):
+            raise Refused(BAD_INPUT, "grip open|close")
+        g = self.arm.gripper
+        if g is None:
+            raise Refused(BAD_COMMAND, "no gripper on this board")
+        if args[0].lower() == "open":
+            g.open()
+        else:
+            g.close()
+        return "ok %s" % g.state
+
+    def _pick_place(self, args, pick):
+        if self.arm.gripper is None:
+            raise Refused(BAD_COMMAND, "no gripper on this board")
+        n = self._nt - 1 if self._nt == 4 else self._nt
+        v = self._numbers(args, n, "X Y Z" if n == 3 else "X Y")
+        self.arm.pick_plan(v, pick)
+        return self._run()
+
+    def pick(self, args):
+        return self._pick_place(args, True)
+
+    def place(self, args):
+        return self._pick_place(args, False)
+
+    def speed(self, args):
+        arm = self.arm
+        if args:
+            v = self._numbers(args, 1, "DEG_PER_S")[0]
+            if not arm.set_speed(v):
+                raise Refused(BAD_INPUT, "speed must be above 0 and at most %s deg/s" % _fmt(arm.max_speed / DEG))
+        return "ok %s" % _fmt(arm.speed / DEG)
+
+    def info(self, args):
+        self._numbers(args, 0, "none")
+        arm = self.arm
+        b = arm.board
+        return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d" % (
+            b.name, arm.kin.kind, ",".join(arm.kin.names),
+            "none" if arm.gripper is None else arm.gripper.channel, arm.step_ms)
+
+    def help(self, args):
+        for line in HELP:
+            self.write("# " + line)
+        return "ok"

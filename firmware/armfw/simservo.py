@@ -1,0 +1,96 @@
+"""The simulated servo driver: records pulses instead of driving pins.
+
+Same interface as every driver (see armfw.drivers): set_us(channel, us),
+off(channel=None), deinit(). It also keeps a virtual clock, so the motion
+code can step a long move in no real time while every pulse still carries
+the time a board would have sent it:
+
+    sleep_ms(ms)    advance the clock (and really sleep when realtime)
+    now_ms          the clock, milliseconds since the driver was made
+
+Records, for tests and for `armctl sim`:
+- the last KEEP pulses in memory (preallocated ring): records() yields
+  (t_ms, channel, us) oldest first; count is the total ever sent;
+- optionally every pulse appended to a text log, one "t_ms channel us" line
+  each (us 0: that channel was switched off; channel -1: all were), so a
+  test can read what the simulator did from outside its process. The log
+  path comes from the driver settings ("log") or the environment
+  (ARMFW_PULSE_LOG); ARMFW_SIM_REALTIME=1 (or "realtime": true) makes
+  sleep_ms really sleep, as a board would.
+"""
+
+import os
+from array import array
+
+try:
+    from time import sleep_ms as _sleep_ms
+except ImportError:     # CPython
+    from time import sleep as _sleep
+
+    def _sleep_ms(ms):
+        _sleep(ms / 1000)
+
+KEEP = 1024
+ALL_CHANNELS = -1
+
+
+def _env(name):
+    getenv = getattr(os, "getenv", None)
+    return getenv(name) if getenv is not None else None
+
+
+class SimServo:
+    """A driver that drives nothing and remembers everything."""
+
+    def __init__(self, cfg):
+        freq = cfg.get("freq_hz", 50)
+        self.period_us = 1000000 // freq
+        realtime = cfg.get("realtime")
+        if realtime is None:
+            realtime = _env("ARMFW_SIM_REALTIME") in ("1", "yes", "true")
+        self.realtime = bool(realtime)
+        self.now_ms = 0
+        self.count = 0
+        self._t = array("i", [0] * KEEP)
+        self._ch = array("i", [0] * KEEP)
+        self._us = array("i", [0] * KEEP)
+        path = cfg.get("log") or _env("ARMFW_PULSE_LOG")
+        self._log = open(path, "a") if path else None
+
+    def _record(self, channel, us):
+        i = self.count % KEEP
+        self._t[i] = self.now_ms
+        self._ch[i] = channel
+        self._us[i] = us
+        self.count += 1
+        if self._log is not None:
+            self._log.write("%d %d %d\n" % (self.now_ms, channel, us))
+
+    def set_us(self, channel, us):
+        """Record a pulse of us (int microseconds, 0 < us < period) on channel."""
+        if type(us) is not int or us <= 0 or us >= self.period_us:
+            raise ValueError("pulse must be an int 1..%d us, got %r" % (self.period_us - 1, us))
+        self._record(channel, us)
+
+    def off(self, channel=None):
+        """Record that channel (None: every channel) stopped pulsing."""
+        self._record(ALL_CHANNELS if channel is None else channel, 0)
+
+    def deinit(self):
+        self.off()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def sleep_ms(self, ms):
+        """Advance the virtual clock by ms; sleep for real only when realtime."""
+        self.now_ms += ms
+        if self.realtime:
+            _sleep_ms(ms)
+
+    def records(self):
+        """The remembered pulses, oldest first, as (t_ms, channel, us)."""
+        first = self.count - KEEP if self.count > KEEP else 0
+        for k in range(first, self.count):
+            i = k % KEEP
+            yield (self._t[i], self._ch[i], self._us[i])

@@ -1,0 +1,71 @@
+"""Boot: load the board, build the arm, answer the line protocol on the console.
+
+The board file is board.json in the flash root (`armctl deploy` copies the
+chosen boards/X.json there); calibration.json beside it, when present, is laid
+over it. Under the Unix port ARMFW_BOARD / ARMFW_CALIBRATION or the first
+argument name other files. A board that cannot be loaded (or a driver that
+cannot start) does not stop the console: every request is answered with
+"error BAD_BOARD <why>" so the host sees what is wrong.
+
+Ctrl-C leaves the protocol for the MicroPython REPL with the arm as the global
+`arm` (None if it could not be built) for Python calls, e.g. arm.q.
+"""
+
+import sys
+
+try:
+    from os import getenv
+except ImportError:     # boards have no environment
+    def getenv(name):
+        return None
+
+from armfw import board as board_file
+from armfw.protocol import Protocol
+
+BOARD = "board.json"
+CALIBRATION = "calibration.json"
+
+
+def _exists(path):
+    import os
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def build():
+    """(arm, None) or (None, message why not)."""
+    path = getenv("ARMFW_BOARD") or (sys.argv[1] if len(sys.argv) > 1 else BOARD)
+    cal = getenv("ARMFW_CALIBRATION") or (CALIBRATION if _exists(CALIBRATION) else None)
+    try:
+        b = board_file.load(path, calibration=cal)
+        from armfw import drivers
+        from armfw.motion import Arm
+        driver = drivers.make(b)
+        gripper = None
+        if b.gripper is not None:
+            from armfw.gripper import Gripper
+            gripper = Gripper(driver, b.gripper)
+        a = Arm(b, driver, gripper)
+        a.park()
+        return a, None
+    except Exception as e:  # a bad board file or a missing device must not end the console
+        return None, "%s: %s" % (type(e).__name__, e)
+
+
+def _write(line):
+    sys.stdout.write(line)
+    sys.stdout.write("\n")
+
+
+arm, boot_error = build()
+if boot_error is not None:
+    _write("error BAD_BOARD " + boot_error)
+try:
+    Protocol(arm, _write, boot_error).serve(sys.stdin.buffer)
+    if sys.platform == "linux":
+        sys.exit(0)     # the host closed our input: a Unix-port simulator ends here
+except KeyboardInterrupt:
+    _write("# protocol stopped (Ctrl-C): Python REPL, the arm is `arm`")

@@ -1,0 +1,78 @@
+"""`armctl sim`: run the firmware on the simulated board (MicroPython Unix port).
+
+Without --pty the protocol is on this terminal's stdin/stdout (pipe requests
+into it, or type them). With --pty it serves a pseudo-terminal that every host
+tool opens like a board's port, until Ctrl-C:
+
+    armctl sim --board boards/sim_arm5.json --pty --link /tmp/arm
+    armctl send --port /tmp/arm "where"
+    mpremote connect /tmp/arm fs ls
+"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from armctl import cli, upy
+from armctl.sim import Simulator, SimulatorError, install
+
+NAME = "sim"
+HELP = "run the firmware on the simulated board (stdin/stdout, or a pty with --pty)"
+
+
+def add_arguments(parser):
+    parser.add_argument("--board", type=Path,
+                        help="board file to install into the flash (default: keep what --flash holds)")
+    parser.add_argument("--calibration", type=Path, help="calibration file to install beside it")
+    parser.add_argument("--flash", type=Path,
+                        help="folder kept as the board's flash (default: a temporary one)")
+    parser.add_argument("--pty", action="store_true",
+                        help="serve a pseudo-terminal (prints its path) instead of stdin/stdout")
+    parser.add_argument("--link", help="with --pty: also make this symlink to the pty (e.g. /tmp/arm)")
+    parser.add_argument("--fast", action="store_true",
+                        help="do not wait between motion steps (virtual time); default real time")
+
+
+def run(args):
+    if args.board is None and args.flash is None:
+        print("armctl sim: give --board FILE (and/or --flash DIR holding an installed board)", file=sys.stderr)
+        return cli.EXIT_USAGE
+    for path in (args.board, args.calibration):
+        if path is not None and not path.is_file():
+            print("armctl sim: no such file %s" % path, file=sys.stderr)
+            return cli.EXIT_USAGE
+    if args.link and not args.pty:
+        print("armctl sim: --link needs --pty", file=sys.stderr)
+        return cli.EXIT_USAGE
+    try:
+        sim = Simulator(args.board, pty=args.pty, flash_dir=args.flash, link=args.link,
+                        realtime=not args.fast, calibration=args.calibration)
+    except (SimulatorError, OSError) as e:
+        print("armctl sim: %s" % e, file=sys.stderr)
+        return cli.EXIT_USAGE
+    if not args.pty:
+        return _stdio(sim)
+    with sim:
+        print(sim.port + (" (link %s)" % args.link if args.link else ""), flush=True)
+        print("flash: %s  pulses: %s  Ctrl-C stops" % (sim.flash_dir, sim.pulse_log),
+              file=sys.stderr, flush=True)
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
+    return cli.EXIT_OK
+
+
+def _stdio(sim):
+    """The firmware on this process's own stdin/stdout; ends with its input."""
+    try:
+        sim.pulse_log.write_text("")
+        proc = subprocess.run(sim._argv(interactive=sys.stdin.isatty()), cwd=sim.flash_dir, env=sim._env())
+        return proc.returncode
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        sim.close()

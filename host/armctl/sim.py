@@ -1,0 +1,351 @@
+"""The simulated board: the unmodified firmware on the real MicroPython Unix port.
+
+A folder plays the board's flash: the firmware (main.py, armfw/) and the
+board file (as board.json) are copied into it, like `armctl deploy` does, and
+the interpreter runs main.py from it with the simulated servo driver
+(armfw.simservo), which appends every pulse to a log beside the flash.
+
+Two ways to talk to it:
+
+- pipes (pty=False): request(line) -> list of reply lines, or feed(bytes) for
+  a batch; the interpreter ends when its input closes.
+- a pseudo-terminal (pty=True): `port` is a device path that pyserial,
+  mpremote and every host tool open exactly like a board's USB port. Ctrl-C
+  drops main.py into the REPL (raw REPL too); when the interpreter exits on a
+  soft reset (Ctrl-D) it is started again with the same flash, like a board's
+  soft reboot: after a soft reset from the raw REPL the board stays in the raw
+  REPL (main.py does not run, as on a real board), otherwise main.py runs.
+
+    with Simulator("boards/sim_arm5.json", pty=True) as sim:
+        print(sim.port)             # /dev/pts/7
+        ...
+        sim.pulses()                # [(t_ms, channel, us), ...]
+"""
+
+import fcntl
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import termios
+import threading
+import time
+import tty
+from pathlib import Path
+
+from armctl import FIRMWARE_DIR, upy
+
+LOG_NAME = "pulses.log"
+RAW_REPL_BANNER = b"raw REPL; CTRL-B to exit\r\n"
+FRIENDLY_PROMPT = b">>> "
+SOFT_REBOOT = b"soft reboot\r\n"
+CTRL_A = b"\x01"
+CTRL_C = 3
+# After a Ctrl-C reaches the interpreter, the REPL that takes over flushes the
+# terminal's pending input when it switches to raw mode; a board's USB buffer
+# does not. Hold the host's next bytes until the prompt shows (or this long).
+HOLD_AFTER_INTERRUPT_S = 0.5
+FINAL_WORDS = (b"ok", b"error")
+
+
+class SimulatorError(RuntimeError):
+    """The simulator could not start or stopped answering."""
+
+
+def install(flash_dir, board, calibration=None, firmware_dir=FIRMWARE_DIR):
+    """Copy the firmware and the board file (as board.json) into flash_dir, like a deploy."""
+    flash = Path(flash_dir)
+    flash.mkdir(parents=True, exist_ok=True)
+    shutil.copy(Path(firmware_dir) / "main.py", flash / "main.py")
+    package = flash / "armfw"
+    if package.exists():
+        shutil.rmtree(package)
+    shutil.copytree(Path(firmware_dir) / "armfw", package,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy(board, flash / "board.json")
+    if calibration is not None:
+        shutil.copy(calibration, flash / "calibration.json")
+    elif (flash / "calibration.json").exists():
+        (flash / "calibration.json").unlink()
+
+
+def parse_pulses(text):
+    """(t_ms, channel, us) tuples from a pulse log's text."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            out.append((int(parts[0]), int(parts[1]), int(parts[2])))
+    return out
+
+
+def _raw_no_echo(fd, signals):
+    """Raw terminal (no echo, no line editing, no output translation); Ctrl-C still signals if asked."""
+    tty.setraw(fd)
+    if signals:
+        attrs = termios.tcgetattr(fd)
+        attrs[3] |= termios.ISIG
+        termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+
+class Simulator:
+    """The firmware under the MicroPython Unix port, with its own flash folder.
+
+    board: board file to install (None: flash_dir must already hold one).
+    flash_dir: folder kept as the flash (default: a temporary one, removed on
+    close). pty: serve a pseudo-terminal (`port`; `link` also symlinks it).
+    realtime: really wait between motion steps (default: virtual time).
+    """
+
+    def __init__(self, board=None, pty=False, flash_dir=None, link=None, realtime=False,
+                 calibration=None, firmware_dir=FIRMWARE_DIR):
+        self._tmp = None
+        if flash_dir is None:
+            self._tmp = tempfile.mkdtemp(prefix="armsim-")
+            flash_dir = Path(self._tmp) / "flash"
+        self.flash_dir = Path(flash_dir).resolve()
+        if board is not None:
+            install(self.flash_dir, board, calibration, firmware_dir)
+        elif not (self.flash_dir / "main.py").exists():
+            raise SimulatorError("%s holds no firmware (main.py): give a board file to install" % self.flash_dir)
+        self.pulse_log = self.flash_dir.parent / (self.flash_dir.name + "-" + LOG_NAME)
+        self.pty = pty
+        self.link = link
+        self.realtime = realtime
+        self.port = None
+        self.boots = 0
+        self._proc = None
+        self._pending = b""
+        self._stop = threading.Event()
+        self._thread = None
+        self._sim_master = self._sim_slave = None
+        self._host_master = self._host_slave = None
+
+    # -- lifetime -------------------------------------------------------
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _env(self):
+        e = upy.env(self.flash_dir)
+        e["MICROPYPATH"] = "%s:%s/lib:.frozen" % (self.flash_dir, self.flash_dir)
+        e["ARMFW_PULSE_LOG"] = str(self.pulse_log)
+        e["ARMFW_SIM_REALTIME"] = "1" if self.realtime else "0"
+        for key in ("ARMFW_BOARD", "ARMFW_CALIBRATION"):
+            e.pop(key, None)
+        return e
+
+    def _argv(self, main=True, interactive=True):
+        """main.py (then the REPL, when interactive: on a terminal), or the REPL alone."""
+        if not main:
+            return [upy.command()]
+        return [upy.command(), "-i", "main.py"] if interactive else [upy.command(), "main.py"]
+
+    def start(self):
+        self.pulse_log.write_text("")
+        if self.pty:
+            self._start_pty()
+        else:
+            self._proc = subprocess.Popen(self._argv(interactive=False), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, cwd=self.flash_dir, env=self._env())
+            self.boots = 1
+        return self
+
+    def close(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+        self._end_process()
+        for fd in (self._sim_master, self._sim_slave, self._host_master, self._host_slave):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._sim_master = self._sim_slave = self._host_master = self._host_slave = None
+        if self.link is not None and os.path.islink(self.link):
+            os.unlink(self.link)
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _end_process(self):
+        p = self._proc
+        if p is None:
+            return
+        if p.stdin is not None:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+        else:
+            p.terminate()     # on a terminal the firmware never sees an end of input
+        try:
+            p.wait(2)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        if p.stdout is not None:
+            p.stdout.close()
+        self._proc = None
+
+    # -- records --------------------------------------------------------
+
+    def pulses(self):
+        """Every pulse the simulated driver sent since start: [(t_ms, channel, us)].
+
+        t_ms is the driver's clock, which starts at 0 on every boot.
+        """
+        return parse_pulses(self.pulse_log.read_text())
+
+    # -- pipes ----------------------------------------------------------
+
+    def write(self, data):
+        """Send bytes to the firmware's input (pipes)."""
+        self._proc.stdin.write(data)
+        self._proc.stdin.flush()
+
+    def readline(self, timeout=10.0):
+        """The next output line without its line end (pipes); SimulatorError on timeout or exit."""
+        fd = self._proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SimulatorError("no answer within %.1f s" % timeout)
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise SimulatorError("the firmware ended; its last output: %r" % self._pending[-500:])
+                self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line.rstrip(b"\r").decode("utf-8", "replace")
+
+    def request(self, line, timeout=10.0):
+        """Send one request line; returns its reply lines, the final ok/error line last."""
+        self.write(line.encode() + b"\n" if isinstance(line, str) else line + b"\n")
+        lines = []
+        while True:
+            text = self.readline(timeout)
+            lines.append(text)
+            if text.split(" ", 1)[0].encode() in FINAL_WORDS:
+                return lines
+
+    def feed(self, data, timeout=120):
+        """Send a whole batch of input, close it and return everything the firmware wrote (pipes).
+
+        The interpreter ends at the end of its input; start() runs a new one.
+        """
+        out, _ = self._proc.communicate(data, timeout=timeout)
+        self._proc = None
+        return self._pending + out
+
+    # -- pseudo-terminal --------------------------------------------------
+
+    def _start_pty(self):
+        self._host_master, self._host_slave = os.openpty()
+        self._sim_master, self._sim_slave = os.openpty()
+        _raw_no_echo(self._host_slave, signals=False)
+        os.set_blocking(self._host_master, False)
+        self.port = os.ttyname(self._host_slave)
+        if self.link is not None:
+            if os.path.islink(self.link):
+                os.unlink(self.link)
+            os.symlink(self.port, self.link)
+        self._spawn(main=True)
+        self._thread = threading.Thread(target=self._relay, name="armsim-relay", daemon=True)
+        self._thread.start()
+
+    def _spawn(self, main):
+        slave = self._sim_slave
+        _raw_no_echo(slave, signals=True)
+        termios.tcflush(slave, termios.TCIFLUSH)
+
+        def controlling_terminal():
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self._proc = subprocess.Popen(self._argv(main), stdin=slave, stdout=slave, stderr=slave,
+                                      cwd=self.flash_dir, env=self._env(),
+                                      preexec_fn=controlling_terminal, close_fds=True)
+        self.boots += 1
+
+    def _to_host(self, data):
+        try:
+            os.write(self._host_master, data)
+        except BlockingIOError:
+            pass    # nobody is reading the port: a board's USB output is dropped too
+
+    def _relay(self):
+        """Copy bytes between the host's port and the interpreter; restart it when it exits."""
+        hold_until = 0.0
+        held = b""
+        recent = b""            # the interpreter's latest output, to know its state
+        raw_repl = False
+        inject_raw = False
+        while not self._stop.is_set():
+            ready, _, _ = select.select([self._host_master, self._sim_master], [], [], 0.05)
+            if self._sim_master in ready:
+                try:
+                    data = os.read(self._sim_master, 65536)
+                except OSError:
+                    data = b""
+                if data:
+                    self._to_host(data)
+                    recent = (recent + data)[-200:]
+                    if RAW_REPL_BANNER in recent:
+                        raw_repl = True
+                    if recent.endswith(FRIENDLY_PROMPT):
+                        raw_repl = False
+                        if inject_raw:
+                            inject_raw = False
+                            os.write(self._sim_master, b"\r" + CTRL_A)
+                        hold_until = 0.0
+                    if RAW_REPL_BANNER in recent or recent.endswith(FRIENDLY_PROMPT):
+                        recent = b""
+                        hold_until = 0.0
+            if self._host_master in ready:
+                try:
+                    data = os.read(self._host_master, 65536)
+                except OSError:
+                    data = b""
+                held += data
+            if held and time.monotonic() >= hold_until and self._proc is not None and not inject_raw:
+                cut = held.find(bytes([CTRL_C]))
+                if cut >= 0:
+                    os.write(self._sim_master, held[:cut + 1])
+                    held = held[cut + 1:]
+                    hold_until = time.monotonic() + HOLD_AFTER_INTERRUPT_S
+                else:
+                    os.write(self._sim_master, held)
+                    held = b""
+            if self._proc is not None and self._proc.poll() is not None:
+                # Soft reset: the Unix port exits where a board reboots.
+                while True:
+                    r, _, _ = select.select([self._sim_master], [], [], 0)
+                    if not r:
+                        break
+                    try:
+                        rest = os.read(self._sim_master, 65536)
+                    except OSError:
+                        break
+                    if not rest:
+                        break
+                    self._to_host(rest)
+                self._proc = None
+                if self._stop.is_set():
+                    break
+                self._to_host(SOFT_REBOOT)
+                main = not raw_repl
+                inject_raw = raw_repl
+                raw_repl = False
+                recent = b""
+                self._spawn(main)
+        self._end_process()
