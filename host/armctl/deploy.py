@@ -146,22 +146,31 @@ def deploy(port, board_file, mpy=False, baud=115200, out=sys.stdout, firmware_di
         actions += [["fs", "cp", str(src), ":" + flash] for src, flash in files]
         sizes = {str(src): os.path.getsize(src) for src, _ in files}
         flash_of = {str(src): flash for src, flash in files}
-        state = {"n": 0, "skipped": 0}
+        state = {"n": 0, "skipped": 0, "pending": None}
+
+        def flush(note=""):
+            if state["pending"] is not None:
+                say(state["pending"] + note)
+                state["pending"] = None
 
         def progress(text):
             words = text.split()
             if len(words) == 3 and words[0] == "cp" and words[1] in flash_of:
+                flush()
                 state["n"] += 1
-                say("[%d/%d] %-24s %6d bytes" % (state["n"], total, flash_of[words[1]], sizes[words[1]]))
+                state["pending"] = "[%d/%d] %-22s %6d bytes" % (
+                    state["n"], total, flash_of[words[1]], sizes[words[1]])
             elif text.startswith("Up to date:"):
                 state["skipped"] += 1
-                say("        unchanged, not rewritten")
+                flush("  unchanged")
             elif text.strip():
+                flush()
                 say("  " + text)
 
         mpremote(port, actions, progress)
-        say("copied %d files (%d unchanged); restarting the board" % (state["n"] - state["skipped"],
-                                                                      state["skipped"]))
+        flush()
+        say("copied %d files, %d already up to date; restarting the board" % (
+            state["n"] - state["skipped"], state["skipped"]))
     reply = restart(port, baud)
     say("board answers: %s" % reply.final)
     return reply
