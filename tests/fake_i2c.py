@@ -286,3 +286,34 @@ class RecordingDriver:
 
     def deinit(self):
         self.calls.append(("deinit", None))
+
+
+class FakeMachine:
+    """A `machine` module stand-in (CPython tests): Pin, I2C onto one FakePCA9685, PWM
+    as FakePWM; records how armfw.drivers constructs the hardware."""
+
+    def __init__(self, address=0x40):
+        self.chip = FakePCA9685(address)
+        self.i2c_args = None
+        self.pwms = {}
+
+    def Pin(self, n):
+        return ("Pin", n)
+
+    def I2C(self, i2c_id, sda, scl, freq):
+        self.i2c_args = (i2c_id, sda, scl, freq)
+        return self.chip
+
+    def PWM(self, pin, freq, duty_u16):
+        pwm = FakePWM(pin[1], freq=freq, duty_u16=duty_u16)
+        self.pwms[pin[1]] = pwm
+        return pwm
+
+    def module(self):
+        """A module object to put in sys.modules["machine"]."""
+        import sys
+        m = type(sys)("machine")
+        m.Pin = self.Pin
+        m.I2C = self.I2C
+        m.PWM = self.PWM
+        return m

@@ -22,7 +22,7 @@ from armfw.board import BoardError
 from conftest import BOARDS, MP_SCRIPTS, ROOT
 
 sys.path.insert(0, str(ROOT / "tests"))
-from fake_i2c import FakePCA9685, FakePWM  # noqa: E402
+from fake_i2c import FakeMachine  # noqa: E402
 
 BOARD_FILES = sorted(BOARDS.glob("*.json"))
 LOADER = MP_SCRIPTS / "load_boards.py"
@@ -265,33 +265,10 @@ def test_bad_calibration_file(tmp_path, content, message):
 
 # --- drivers.make builds the driver each board asks for -------------------------
 
-class FakeMachine:
-    """A `machine` module stand-in recording how the drivers construct the hardware."""
-
-    def __init__(self):
-        self.chip = FakePCA9685()
-        self.i2c_args = None
-        self.pwms = {}
-
-    def Pin(self, n):
-        return ("Pin", n)
-
-    def I2C(self, i2c_id, sda, scl, freq):
-        self.i2c_args = (i2c_id, sda, scl, freq)
-        return self.chip
-
-    def PWM(self, pin, freq, duty_u16):
-        pwm = FakePWM(pin[1], freq=freq, duty_u16=duty_u16)
-        self.pwms[pin[1]] = pwm
-        return pwm
-
-
 @pytest.fixture
 def machine(monkeypatch):
     fake = FakeMachine()
-    module = type(sys)("machine")
-    module.Pin, module.I2C, module.PWM = fake.Pin, fake.I2C, fake.PWM
-    monkeypatch.setitem(sys.modules, "machine", module)
+    monkeypatch.setitem(sys.modules, "machine", fake.module())
     return fake
 
 
