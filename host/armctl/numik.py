@@ -1,0 +1,476 @@
+"""Numerical inverse kinematics: the host's fallback where the firmware has no closed form.
+
+Two solvers over an armctl.chain.Chain, both batched over many targets in numpy:
+
+- "dls": damped least squares (Levenberg-Marquardt): dq = (JᵀJ + λ²I)⁻¹ Jᵀe,
+  with λ adapted per target (a step that lowers the error is kept and λ
+  shrinks; one that does not is thrown away and λ grows). The damping keeps
+  the step finite where the Jacobian collapses (stretched or folded arm).
+- "ccd": cyclic coordinate descent: from the last joint back to the base, turn
+  each joint to the angle that best points the tip at the target (closed form:
+  the objective is A·cosδ + B·sinδ), clamped to the joint's limits.
+
+Joint limits hold always: every iterate is inside them (steps are clipped, and
+a joint pressed against a limit drops out of the DLS step).
+
+Modes: "position" (tool tip only; pitch or tool direction free) and "pitch"
+(tip plus tool direction). Targets follow armfw where the chain comes from a
+board: planar (x, y) mm; arm5 (x, y, z) mm in position mode, (x, y, z, pitch
+rad) in pitch mode (pitch from vertical, in the vertical plane through the
+target, as armfw.kinematics.Arm5). A plain chain takes (x, y, z) or
+(x, y, z, dx, dy, dz) with a unit tool direction.
+
+Statuses reuse armfw.status. A target that is not reached within tolerance is
+never OK: the answer is the nearest pose found, with TOO_FAR (beyond the
+chain's reach), TOO_CLOSE (inside the hole it cannot fold into), JOINT_LIMIT
+(stopped against a limit that blocks further progress) or NOT_CONVERGED
+(none of those explain it: the solver gave up). The numerical solvers do not
+flag SINGULAR poses; the firmware's analytic solver does.
+"""
+
+import math
+
+import numpy as np
+
+from armfw import status as fw_status
+from armfw.status import OK, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
+from armctl import chain as chain_mod
+
+NOT_CONVERGED = len(fw_status.NAMES)
+STATUS_NAMES = fw_status.NAMES + ("NOT_CONVERGED",)
+
+POSITION = "position"
+PITCH = "pitch"
+MODES = (POSITION, PITCH)
+METHODS = ("dls", "ccd")
+
+TOL_MM = 0.01          # position tolerance
+TOL_RAD = 1e-4         # tool direction tolerance (~0.006 degrees)
+
+# Weight (mm per unit of direction error) that makes direction and position
+# errors comparable in one residual: 1 rad of tool tilt counts like 100 mm.
+DIRECTION_WEIGHT_MM = 100.0
+
+# Levenberg-Marquardt damping, λ² in mm²: start, shrink/grow factors, bounds.
+LAMBDA2_START = 100.0
+LAMBDA2_SHRINK = 0.2
+LAMBDA2_GROW = 10.0
+LAMBDA2_MIN = 1e-6
+LAMBDA2_MAX = 1e9
+
+DLS_MAX_ITER = 100
+CCD_MAX_SWEEPS = 3000
+RESTARTS = 10
+# Each restart starts from the best of this many random in-limit poses.
+RESTART_POOL = 64
+
+# A run whose error fell by less than this (mm) over STALL_WINDOW iterations is done.
+STALL_MM = 1e-7
+STALL_WINDOW = 10
+
+# A run this near its target (mm) and still improving is not restarted.
+NEAR_MM = 2.0
+
+# A joint within this (rad) of a limit is on it.
+AT_LIMIT = 1e-7
+
+# Below this the target lies on the base axis and has no azimuth of its own (mm).
+AXIS_EPS = 1e-6
+
+
+def status_name(code):
+    """Name of a status code: armfw's names plus NOT_CONVERGED."""
+    return STATUS_NAMES[int(code)]
+
+
+def solved(code):
+    """True when the status carries joint angles that reach the target."""
+    return fw_status.solved(int(code))
+
+
+class Result:
+    """One solve: q (radians, numpy array), status (code), error_mm (tip miss),
+    angle_error_rad (tool direction miss, 0 in position mode), iterations
+    (DLS iterations or CCD sweeps, restarts included), method, mode."""
+
+    def __init__(self, q, status, error_mm, angle_error_rad, iterations, method, mode):
+        self.q = q
+        self.status = int(status)
+        self.error_mm = float(error_mm)
+        self.angle_error_rad = float(angle_error_rad)
+        self.iterations = int(iterations)
+        self.method = method
+        self.mode = mode
+
+    @property
+    def name(self):
+        return status_name(self.status)
+
+    @property
+    def ok(self):
+        return solved(self.status)
+
+    def __repr__(self):
+        return "Result(%s, q_deg=%s, error_mm=%.4g, iterations=%d, %s/%s)" % (
+            self.name, np.round(np.degrees(self.q), 3).tolist(), self.error_mm,
+            self.iterations, self.method, self.mode)
+
+
+class Batch:
+    """Many solves at once: arrays q (B, n), status (B,), error_mm (B,),
+    angle_error_rad (B,), iterations (B,)."""
+
+    def __init__(self, q, status, error_mm, angle_error_rad, iterations, method, mode):
+        self.q = q
+        self.status = status
+        self.error_mm = error_mm
+        self.angle_error_rad = angle_error_rad
+        self.iterations = iterations
+        self.method = method
+        self.mode = mode
+
+    def __len__(self):
+        return len(self.status)
+
+    def __getitem__(self, i):
+        return Result(self.q[i], self.status[i], self.error_mm[i], self.angle_error_rad[i],
+                      self.iterations[i], self.method, self.mode)
+
+    @property
+    def ok(self):
+        return self.status <= fw_status.SINGULAR
+
+
+def as_chain(board_or_chain):
+    """A Chain from a Chain, an armfw Board or an armfw arm."""
+    if isinstance(board_or_chain, chain_mod.Chain):
+        return board_or_chain
+    return chain_mod.from_board(board_or_chain)
+
+
+def default_mode(chain, width):
+    """The mode a target of this many numbers asks for."""
+    if chain.kind == "arm5":
+        return PITCH if width == 4 else POSITION
+    if chain.kind == "planar":
+        return POSITION
+    return PITCH if width == 6 else POSITION
+
+
+def _task(chain, targets, mode, yaw):
+    """Target positions (B, 3) and tool directions (B, 3) or None; ValueError on a bad width."""
+    width = targets.shape[1]
+    if chain.kind == "planar":
+        if width != 2 or mode != POSITION:
+            raise ValueError("planar arm: target is (x, y) mm, position mode only")
+        return np.column_stack([targets, np.zeros(len(targets))]), None
+    if chain.kind == "arm5":
+        if mode == POSITION and width in (3, 4):
+            return targets[:, :3].copy(), None
+        if mode == PITCH and width == 4:
+            x, y, pitch = targets[:, 0], targets[:, 1], targets[:, 3]
+            az = np.where(np.hypot(x, y) < AXIS_EPS, yaw, np.arctan2(y, x))
+            d = np.column_stack([np.sin(pitch) * np.cos(az), np.sin(pitch) * np.sin(az), np.cos(pitch)])
+            return targets[:, :3].copy(), d
+        raise ValueError("arm5: target is (x, y, z) mm for position mode, (x, y, z, pitch rad) for pitch mode")
+    if mode == POSITION and width in (3, 6):
+        return targets[:, :3].copy(), None
+    if mode == PITCH and width == 6:
+        d = targets[:, 3:6]
+        return targets[:, :3].copy(), d / np.linalg.norm(d, axis=1, keepdims=True)
+    raise ValueError("chain: target is (x, y, z) mm, plus a tool direction (dx, dy, dz) in pitch mode")
+
+
+def _errors(tip, direction, pos, dirs):
+    """Tip miss (B,) mm and tool direction miss (B,) rad."""
+    e_mm = np.linalg.norm(pos - tip, axis=1)
+    if dirs is None:
+        return e_mm, np.zeros(len(e_mm))
+    chord = np.linalg.norm(dirs - direction, axis=1)
+    return e_mm, 2.0 * np.arcsin(np.minimum(chord / 2.0, 1.0))
+
+
+def _residual_system(chain, q, pos, dirs):
+    """Weighted residual e (B, m), task Jacobian (B, m, n), tip and direction errors."""
+    jac, tip, direction = chain.jacobian(q)
+    e = pos - tip
+    jt = jac[:, :3, :]
+    if dirs is not None:
+        # The tool direction d turns as ω × d, so joint i moves it by axis_i × d.
+        jd = np.cross(jac[:, 3:, :], direction[:, :, None], axis=1)
+        e = np.concatenate([e, DIRECTION_WEIGHT_MM * (dirs - direction)], axis=1)
+        jt = np.concatenate([jt, DIRECTION_WEIGHT_MM * jd], axis=1)
+    e_mm, e_rad = _errors(tip, direction, pos, dirs)
+    return e, jt, e_mm, e_rad
+
+
+def _cost(chain, q, pos, dirs):
+    """Weighted residual norm (B,) and the tip/direction errors, by FK only."""
+    _, end = chain.frames(q)
+    tip = end[:, :3, 3]
+    direction = end[:, :3, :3] @ chain.tool_axis
+    e_mm, e_rad = _errors(tip, direction, pos, dirs)
+    if dirs is None:
+        return e_mm, e_mm, e_rad
+    dw = DIRECTION_WEIGHT_MM * np.linalg.norm(dirs - direction, axis=1)
+    return np.hypot(e_mm, dw), e_mm, e_rad
+
+
+def _dls_step(jt, e, lam2, free):
+    """Damped least-squares step (B, n) with the columns of blocked joints removed."""
+    jf = jt * free[:, None, :]
+    n = jt.shape[2]
+    a = np.swapaxes(jf, 1, 2) @ jf + lam2[:, None, None] * np.eye(n)
+    g = np.einsum("bmn,bm->bn", jf, e)
+    return np.linalg.solve(a, g[:, :, None])[:, :, 0]
+
+
+def _run_dls(chain, q, pos, dirs, tol_mm, tol_rad, max_iter):
+    """DLS from poses q (B, n) on every target.
+
+    Returns q, tip error, direction error, iterations, and which runs were
+    still improving when the iteration cap stopped them.
+    """
+    count = len(q)
+    q = q.copy()
+    lam2 = np.full(count, LAMBDA2_START)
+    cost, e_mm, e_rad = _cost(chain, q, pos, dirs)
+    iters = np.zeros(count, dtype=int)
+    history = [cost.copy()]
+    active = ~((e_mm <= tol_mm) & (e_rad <= tol_rad))
+    for it in range(max_iter):
+        idx = np.flatnonzero(active)
+        if len(idx) == 0:
+            break
+        qa = q[idx]
+        d_sub = None if dirs is None else dirs[idx]
+        e, jt, _, _ = _residual_system(chain, qa, pos[idx], d_sub)
+        free = np.ones_like(qa)
+        step = _dls_step(jt, e, lam2[idx], free)
+        # A joint on a limit that the step pushes outward leaves the step,
+        # so the others do the work instead of the clip eating it.
+        blocked = ((qa <= chain.lo + AT_LIMIT) & (step < 0)) | ((qa >= chain.hi - AT_LIMIT) & (step > 0))
+        if blocked.any():
+            rows = blocked.any(axis=1)
+            free[blocked] = 0.0
+            step[rows] = _dls_step(jt[rows], e[rows], lam2[idx][rows], free[rows])
+        trial = np.clip(qa + step, chain.lo, chain.hi)
+        t_cost, t_mm, t_rad = _cost(chain, trial, pos[idx], d_sub)
+        better = t_cost < cost[idx]
+        kept = idx[better]
+        q[kept] = trial[better]
+        cost[kept] = t_cost[better]
+        e_mm[kept] = t_mm[better]
+        e_rad[kept] = t_rad[better]
+        lam2[idx] = np.where(better, np.maximum(lam2[idx] * LAMBDA2_SHRINK, LAMBDA2_MIN),
+                             lam2[idx] * LAMBDA2_GROW)
+        iters[idx] += 1
+        history.append(cost.copy())
+        done = (e_mm <= tol_mm) & (e_rad <= tol_rad)
+        done |= lam2 >= LAMBDA2_MAX
+        if it >= STALL_WINDOW:
+            done |= history[-1 - STALL_WINDOW] - cost < STALL_MM
+        active &= ~done
+    return q, e_mm, e_rad, iters, active
+
+
+def _cross(a, b):
+    """Cross products of (B, 3) rows (np.cross costs more than the sums here)."""
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+                     a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+
+
+def _best_turn(a, b, q, lo, hi):
+    """Joint angles maximising A·cos(x-q) + B·sin(x-q) over x in [lo, hi] (all arrays)."""
+    delta = np.arctan2(b, a)
+    best = np.full_like(q, np.nan)
+    for k in (0.0, -2.0 * math.pi, 2.0 * math.pi):
+        cand = q + delta + k
+        fits = (cand >= lo) & (cand <= hi) & (np.isnan(best) | (np.abs(cand - q) < np.abs(best - q)))
+        best = np.where(fits, cand, best)
+    # The unconstrained best is outside the limits: a sinusoid with its peak
+    # outside an interval is largest at one of the interval's ends.
+    f_lo = a * np.cos(lo - q) + b * np.sin(lo - q)
+    f_hi = a * np.cos(hi - q) + b * np.sin(hi - q)
+    edge = np.where(f_lo >= f_hi, lo, hi)
+    return np.where(np.isnan(best), edge, best)
+
+
+def _run_ccd(chain, q, pos, dirs, tol_mm, tol_rad, max_sweeps):
+    """CCD from poses q (B, n) on every target; returns as _run_dls (sweeps for iterations)."""
+    count = len(q)
+    q = q.copy()
+    cost, e_mm, e_rad = _cost(chain, q, pos, dirs)
+    sweeps = np.zeros(count, dtype=int)
+    history = [cost.copy()]
+    active = ~((e_mm <= tol_mm) & (e_rad <= tol_rad))
+    w2 = DIRECTION_WEIGHT_MM ** 2
+    for it in range(max_sweeps):
+        idx = np.flatnonzero(active)
+        if len(idx) == 0:
+            break
+        qa = q[idx]
+        target = pos[idx]
+        joints, end = chain.frames(qa)
+        tip = end[:, :3, 3]
+        direction = end[:, :3, :3] @ chain.tool_axis
+        axes = np.einsum("bnij,nj->bni", joints[:, :, :3, :3], chain.axes)
+        origins = joints[:, :, :3, 3]
+        for j in range(chain.n - 1, -1, -1):
+            ax = axes[:, j]
+            o = origins[:, j]
+            # Turning by δ maps u to u∥ + cosδ·u⊥ + sinδ·(a × u); the dot
+            # product with the wanted vector v is then C + A·cosδ + B·sinδ.
+            u = tip - o
+            v = target - o
+            a = np.sum(v * u, axis=1) - np.sum(ax * u, axis=1) * np.sum(ax * v, axis=1)
+            b = np.sum(v * _cross(ax, u), axis=1)
+            if dirs is not None:
+                dv = dirs[idx]
+                a = a + w2 * (np.sum(dv * direction, axis=1)
+                              - np.sum(ax * direction, axis=1) * np.sum(ax * dv, axis=1))
+                b = b + w2 * np.sum(dv * _cross(ax, direction), axis=1)
+            # No lever (the tip on this joint's axis): the joint cannot help.
+            scale = np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1) + (w2 if dirs is not None else 0.0)
+            idle = np.hypot(a, b) <= 1e-12 * (scale + 1e-300)
+            new = _best_turn(a, b, qa[:, j], chain.lo[j], chain.hi[j])
+            new = np.where(idle, qa[:, j], new)
+            turn = new - qa[:, j]
+            qa[:, j] = new
+            tip = chain_mod.rotate_about(tip, ax, o, turn)
+            if dirs is not None:
+                direction = chain_mod.rotate_about(direction, ax, np.zeros_like(o), turn)
+        q[idx] = qa
+        c, m, r = _cost(chain, qa, target, None if dirs is None else dirs[idx])
+        cost[idx], e_mm[idx], e_rad[idx] = c, m, r
+        sweeps[idx] += 1
+        history.append(cost.copy())
+        done = (e_mm <= tol_mm) & (e_rad <= tol_rad)
+        if it >= STALL_WINDOW:
+            done |= history[-1 - STALL_WINDOW] - cost < STALL_MM
+        active &= ~done
+    return q, e_mm, e_rad, sweeps, active
+
+
+def _classify(chain, q, pos, dirs, e_mm, e_rad, tol_mm, tol_rad):
+    """Status per target: OK when within tolerance, else the honest reason it is not."""
+    status = np.full(len(q), NOT_CONVERGED)
+    reached = (e_mm <= tol_mm) & (e_rad <= tol_rad)
+    status[reached] = OK
+    miss = ~reached
+    if not miss.any():
+        return status
+    links = chain.links
+    dist = np.linalg.norm(pos - chain.anchor, axis=1)
+    too_far = dist > chain.reach + tol_mm
+    longest = max(links)
+    too_close = dist < (2.0 * longest - chain.reach) - tol_mm
+    tool_len = links[-1]
+    if dirs is not None and tool_len > 0 and _tool_along_axis(chain):
+        # With the tool direction given, the wrist point is fixed too.
+        wrist = pos - tool_len * dirs
+        dw = np.linalg.norm(wrist - chain.anchor, axis=1)
+        arm = chain.reach - tool_len
+        too_far |= dw > arm + tol_mm
+        longest_arm = max(links[:-1]) if len(links) > 1 else 0.0
+        too_close |= dw < (2.0 * longest_arm - arm) - tol_mm
+    e, jt, _, _ = _residual_system(chain, q, pos, dirs)
+    push = np.einsum("bmn,bm->bn", jt, e)
+    stuck = ((q <= chain.lo + AT_LIMIT) & (push < 0)) | ((q >= chain.hi - AT_LIMIT) & (push > 0))
+    at_limit = stuck.any(axis=1)
+    status[miss & at_limit] = JOINT_LIMIT
+    status[miss & too_close] = TOO_CLOSE
+    status[miss & too_far] = TOO_FAR
+    return status
+
+
+def _tool_along_axis(chain):
+    """True when the tool offset points along the tool direction, so the wrist point is fixed too."""
+    offset = chain.tool[:3, 3]
+    length = np.linalg.norm(offset)
+    return length > 0 and np.allclose(offset / length, chain.tool[:3, :3] @ chain.tool_axis)
+
+
+def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", restarts=RESTARTS,
+                tol_mm=TOL_MM, tol_rad=TOL_RAD, max_iter=None, rng=0):
+    """Solve many targets (B, k) at once; returns a Batch.
+
+    seed: a pose (n,) or poses (B, n), radians (default: the home pose); the
+    first attempt starts there, then up to `restarts` attempts for the targets
+    still missed, each from the random in-limit pose (best of RESTART_POOL)
+    nearest the target, keeping the best pose found.
+    max_iter: DLS iterations or CCD sweeps per attempt. rng: seed or Generator.
+    """
+    chain = as_chain(board_or_chain)
+    if method not in METHODS:
+        raise ValueError("method must be one of %s, got %r" % (", ".join(METHODS), method))
+    targets = np.atleast_2d(np.asarray(targets, dtype=float))
+    mode = mode or default_mode(chain, targets.shape[1])
+    if mode not in MODES:
+        raise ValueError("mode must be one of %s, got %r" % (", ".join(MODES), mode))
+    count = len(targets)
+    q0 = np.broadcast_to(chain.home if seed is None else np.asarray(seed, dtype=float),
+                         (count, chain.n)).copy()
+    if not (np.all(np.isfinite(q0)) and np.all(chain.within_limits(q0))):
+        raise ValueError("seed must be finite and inside the joint limits")
+    good = np.all(np.isfinite(targets), axis=1)
+    pos, dirs = _task(chain, np.where(good[:, None], targets, 0.0), mode, q0[:, 0])
+    run = _run_dls if method == "dls" else _run_ccd
+    cap = max_iter or (DLS_MAX_ITER if method == "dls" else CCD_MAX_SWEEPS)
+    q, e_mm, e_rad, iters, capped = run(chain, q0, pos, dirs, tol_mm, tol_rad, cap)
+    rng = np.random.default_rng(rng)
+    best_cost = _score(e_mm, e_rad)
+    # A run still improving at the cap and already near the target (CCD near
+    # full stretch) gets no new seed: it would only start its approach over.
+    stuck = good & ~(capped & (_score(e_mm, e_rad) < NEAR_MM))
+    for _ in range(restarts):
+        missed = np.flatnonzero(stuck & ~((e_mm <= tol_mm) & (e_rad <= tol_rad)))
+        if len(missed) == 0:
+            break
+        d_sub = None if dirs is None else dirs[missed]
+        start = _restart_poses(chain, pos[missed], d_sub, rng)
+        if chain.kind == "arm5":
+            start[:, 4] = q0[missed, 4]     # wrist roll: the user's, not the solver's
+        rq, rm, rr, ri, rc = run(chain, start, pos[missed], d_sub, tol_mm, tol_rad, cap)
+        iters[missed] += ri
+        stuck[missed[rc & (_score(rm, rr) < NEAR_MM)]] = False
+        better = _score(rm, rr) < best_cost[missed]
+        take = missed[better]
+        q[take], e_mm[take], e_rad[take] = rq[better], rm[better], rr[better]
+        best_cost[take] = _score(rm, rr)[better]
+    status = _classify(chain, q, pos, dirs, e_mm, e_rad, tol_mm, tol_rad)
+    status[~good] = BAD_INPUT
+    q[~good] = q0[~good]
+    e_mm[~good] = np.nan
+    e_rad[~good] = np.nan
+    return Batch(q, status, e_mm, e_rad, iters, method, mode)
+
+
+def _restart_poses(chain, pos, dirs, rng):
+    """For each target, the random in-limit pose (of RESTART_POOL) that comes closest to it."""
+    count = len(pos)
+    pool = chain.random_poses(count * RESTART_POOL, rng).reshape(count, RESTART_POOL, chain.n)
+    _, end = chain.frames(pool)
+    miss = np.linalg.norm(end[..., :3, 3] - pos[:, None, :], axis=2)
+    if dirs is not None:
+        miss = np.hypot(miss, DIRECTION_WEIGHT_MM * np.linalg.norm(
+            end[..., :3, :3] @ chain.tool_axis - dirs[:, None, :], axis=2))
+    return pool[np.arange(count), np.argmin(miss, axis=1)]
+
+
+def _score(e_mm, e_rad):
+    return np.hypot(e_mm, DIRECTION_WEIGHT_MM * e_rad)
+
+
+def solve(board_or_chain, target, mode=None, seed=None, method="dls", **options):
+    """Solve one target; returns a Result (q radians, status, error_mm, iterations).
+
+    board_or_chain: an armfw Board (or arm) or an armctl.chain.Chain. target:
+    see the module doc. mode: "position" or "pitch" (default: what the target
+    gives). seed: the current pose, radians (default: home). method: "dls" or
+    "ccd". options: as solve_batch. A bad target gives BAD_INPUT, never an
+    exception; a bad mode, method or seed raises ValueError.
+    """
+    target = np.asarray(target, dtype=float).reshape(1, -1)
+    return solve_batch(board_or_chain, target, mode=mode, seed=seed, method=method, **options)[0]
