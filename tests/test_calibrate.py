@@ -102,3 +102,151 @@ def test_calibration_that_breaks_a_limit_window_is_refused():
                                                   1500 + 120 * RAD * 424.448], 1500)}
     with pytest.raises(boardlib.BoardError, match="pulse window"):
         cal.check_calibration(BOARDS / "sim_arm5.json", cal.calibration_file(board, fits))
+
+
+# -- the guided session end to end on the simulator ---------------------------
+
+import argparse
+import io
+
+from armctl import cli
+from armctl.commands import calibrate as calibrate_command
+from armctl.deploy import restart
+from armctl.link import Link
+from armctl.sim import Simulator
+from armfw import kinematics
+
+# The physical arm the "person" looks at: its servos are not what the board
+# file says. Shoulder: mounted 5 deg off and a weaker servo (400 us/rad);
+# elbow: mounted reversed; wrist pitch: 3 deg the other way, 410 us/rad.
+TRUE_SERVOS = {1: (5.0, 1, 400.0), 2: (0.0, -1, 424.448), 3: (-3.0, 1, 410.0)}
+# ...and its links are not the board file's either (mm).
+TRUE_LENGTHS = (131.0, 121.5, 146.0, 192.5)
+
+
+def true_board():
+    """The sim_arm5 board with the physical arm's servo mounting laid over it."""
+    board = boardlib.load(str(BOARDS / "sim_arm5.json"))
+    for j, (offset_deg, sign, us_per_rad) in TRUE_SERVOS.items():
+        board.servos.offsets[j] = offset_deg * RAD
+        board.servos.signs[j] = sign
+        board.servos.us_per_rad[j] = us_per_rad
+    return board
+
+
+def true_us(servos, j, deg):
+    """The pulse (us, unrounded) that puts the physical joint at deg: the servo model, by hand."""
+    return servos.center_us[j] + (servos.offsets[j] + servos.signs[j] * deg * RAD) * servos.us_per_rad[j]
+
+
+class Person:
+    """Looks at the arm (the pulses the simulator's servos got, read through the true servo
+    map) and presses keys until the joint sits at the pose the screen asks for; measures tips."""
+
+    def __init__(self, sim, truth):
+        self.sim = sim
+        self.truth = truth.servos
+        self.arm = kinematics.Arm5(*TRUE_LENGTHS, truth.arm.names, truth.arm.lo, truth.arm.hi, truth.arm.home)
+        self.keys = 0
+
+    def servo_now(self, channel):
+        for t, ch, us in reversed(self.sim.pulses()):
+            if ch == channel and us > 0:
+                return us
+        raise AssertionError("channel %d never got a pulse" % channel)
+
+    def read(self, task):
+        now = self.servo_now(task.channel)
+        assert now == task.us                   # what the screen says is what the servo got
+        miss = true_us(self.truth, task.joint, task.pose_deg) - now
+        self.keys += 1
+        # The biggest step that does not overshoot; 1 us steps while more than half a step off.
+        for key, step in (("c", 100), ("z", -100), ("d", 10), ("a", -10)):
+            if miss / step >= 1:
+                return key
+        if abs(miss) > 0.5:
+            return "D" if miss > 0 else "A"
+        return "\n"
+
+    def measure(self, prompt):
+        """The tip as a ruler would find it: true lengths, angles the servos really took."""
+        q = [self.truth.angle(j, self.servo_now(ch)) for j, ch in enumerate(self.truth.channels)]
+        x, y, z, _ = self.arm.fk(q, [0.0] * 4)
+        return "%.2f %.2f %.2f" % (x, y, z)
+
+
+def _physical_deg(person, board):
+    return [person.truth.angle(j, person.servo_now(ch)) / RAD for j, ch in enumerate(board.servos.channels)]
+
+
+def test_guided_calibration_recovers_a_known_miscalibration(micropython, tmp_path, report):
+    board_path = BOARDS / "sim_arm5.json"
+    truth = true_board()
+    with Simulator(board_path, pty=True) as sim:
+        person = Person(sim, truth)
+        pose = "joints 0 45 -30 20 0"
+        with Link(sim.port, timeout=10) as link:
+            assert link.request(pose).ok
+        # Uncalibrated, the board's pulses put the physical joints elsewhere:
+        # shoulder 45 * 424.448 / 400 - 5 = 42.75 deg, elbow reversed +30 deg,
+        # wrist 20 * 424.448 / 410 + 3 = 23.70 deg.
+        assert _physical_deg(person, truth) == pytest.approx([0, 42.75, 30, 23.70, 0], abs=0.2)
+
+        save = tmp_path / "cal.json"
+        args = argparse.Namespace(port=sim.port, board=str(board_path), joints=None, poses=[0.0, 90.0],
+                                  measure=True, save=str(save), baud=115200)
+        out = io.StringIO()
+        code = calibrate_command.run(args, keys=person, lines=person.measure, out=out)
+        print(out.getvalue())
+        assert code == cli.EXIT_OK, out.getvalue()
+
+        saved = json.loads(save.read_text())
+        on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
+        assert on_flash == {"joints": saved["joints"]}
+        assert not (sim.flash_dir / "calibration.json.tmp").exists()
+        # The recorded pulses are the whole microseconds nearest the true ones
+        # (at most 0.5 us off each): the slope over pi/2 rad is then within
+        # 1 us / (pi/2) = 0.64 us/rad, the offset within about 0.5 us / 400 us/rad = 0.07 deg.
+        for j in range(5):
+            offset_deg, sign, us_per_rad = TRUE_SERVOS.get(j, (0.0, 1, 424.448))
+            fit = saved["joints"][j]
+            assert fit["sign"] == sign
+            assert fit["us_per_rad"] == pytest.approx(us_per_rad, abs=0.64)
+            assert fit["offset_deg"] == pytest.approx(offset_deg, abs=0.1)
+        # The length fit found the physical links (pose quantisation: ~0.1 deg, ~1 mm).
+        lengths = saved["lengths"]
+        for name, true in zip(("l1_mm", "l2_mm", "l3_mm", "base_mm"), TRUE_LENGTHS):
+            assert lengths["lengths"][name] == pytest.approx(true, abs=1.5)
+        assert lengths["rms_before_mm"] > 5.0 and lengths["rms_after_mm"] < 1.0
+        assert "model error" in out.getvalue()
+        report("calibrate: worst offset miss %.3f deg, worst us/rad miss %.3f; lengths rms %.2f -> %.2f mm, "
+               "%d key presses" % (
+                   max(abs(saved["joints"][j]["offset_deg"] - TRUE_SERVOS.get(j, (0.0,))[0]) for j in range(5)),
+                   max(abs(saved["joints"][j]["us_per_rad"] - TRUE_SERVOS.get(j, (0, 1, 424.448))[2])
+                       for j in range(5)),
+                   lengths["rms_before_mm"], lengths["rms_after_mm"], person.keys))
+
+        # Calibrated, the same command puts the physical joints where it says...
+        with Link(sim.port, timeout=10) as link:
+            assert link.request(pose).ok
+        assert _physical_deg(person, truth) == pytest.approx([0, 45, -30, 20, 0], abs=0.2)
+        # ...and still does after another soft reset.
+        boots = sim.boots
+        restart(sim.port)
+        assert sim.boots > boots
+        with Link(sim.port, timeout=10) as link:
+            assert link.request("joints 0 -60 80 10 0").ok
+        assert _physical_deg(person, truth) == pytest.approx([0, -60, 80, 10, 0], abs=0.2)
+
+
+def test_quitting_writes_nothing(micropython, tmp_path):
+    with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
+        class Quitter:
+            def read(self, task):
+                return "q"
+        args = argparse.Namespace(port=sim.port, board=str(BOARDS / "sim_arm5.json"), joints=[2],
+                                  poses=[0.0, 90.0], measure=False, save=str(tmp_path / "cal.json"),
+                                  baud=115200)
+        assert calibrate_command.run(args, keys=Quitter(), out=io.StringIO()) == cli.EXIT_REFUSED
+        assert not (sim.flash_dir / "calibration.json").exists()
+        assert not (tmp_path / "cal.json").exists()
