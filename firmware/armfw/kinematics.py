@@ -132,9 +132,9 @@ class Arm:
         None. rule: MIN_MOTION, PREFER_UP or PREFER_DOWN. On a failing status
         out is left untouched.
         """
-        if len(target) != len(self.targets) or not twolink.finite(*target):
+        if not _finite_vector(target, len(self.targets)):
             return BAD_INPUT
-        if current is not None and (len(current) != self.n or not twolink.finite(*current)):
+        if current is not None and not _finite_vector(current, self.n):
             return BAD_INPUT
         self._candidates(target, current)
         return self._choose(current, rule, out)
@@ -211,7 +211,9 @@ class Arm5(Arm):
         x = target[0]
         y = target[1]
         z = target[2]
-        pitch = target[3]
+        # Whole turns off the pitch first: q4 = pitch - q2 - q3 must not lose
+        # the digits of a large pitch that sin() and cos() below keep.
+        pitch = atan2(sin(target[3]), cos(target[3]))
         r = sqrt(x * x + y * y)
         if r < AXIS_EPS:
             yaw = current[0] if current is not None else 0.0
@@ -279,6 +281,16 @@ class Arm5(Arm):
         ez = cos(p[3]) - cos(target[3])
         chord = sqrt(ex * ex + ey * ey + ez * ez)
         return sqrt(dx * dx + dy * dy + dz * dz), 2.0 * _asin_clamped(chord / 2.0)
+
+
+def _finite_vector(values, n):
+    """True when values is a sequence of n finite numbers."""
+    try:
+        if len(values) != n:
+            return False
+    except TypeError:
+        return False
+    return twolink.finite(*values)
 
 
 def _asin_clamped(v):
