@@ -178,3 +178,65 @@ def test_help_texts_name_the_exit_codes():
         out = _armctl(name, "--help")
         assert out.returncode == 0
         assert "Exit status" in out.stdout
+
+
+def test_closed_link_reopens_on_next_request(fake):
+    with Link(fake.port, timeout=2) as lk:
+        lk.close()
+        assert lk.request("help").ok
+
+
+def test_reconnect_waits_for_a_port_that_comes_back(fake, tmp_path):
+    # A board that resets re-enumerates: its port path vanishes for a moment.
+    alias = tmp_path / "ttyACM0"
+    alias.symlink_to(fake.port)
+    with Link(str(alias), timeout=2, reconnect_s=5) as lk:
+        lk.close()
+        alias.unlink()
+        timer = threading.Timer(0.5, alias.symlink_to, (fake.port,))
+        timer.start()
+        try:
+            assert lk.request("help").ok
+        finally:
+            timer.join()
+
+
+# -- against the MicroPython simulator -------------------------------------------
+
+from armctl.sim import Simulator  # noqa: E402
+
+from conftest import BOARDS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sim(micropython):
+    with Simulator(BOARDS / "sim_arm5.json", pty=True) as s:
+        yield s
+
+
+def test_link_to_the_simulator(sim):
+    with Link(sim.port, timeout=5) as lk:
+        helped = lk.request("help")
+        assert helped.ok and any(line.startswith("servo CH US") for line in helped.info_lines)
+        # SPEC.md worked example: tip (157.3, 0, 342.4) mm, tool horizontal. Of
+        # its two solutions only q2 -50.024, q3 105.019, q4 35.004 deg keeps the
+        # wrist inside +-135 deg (the other needs q4 = 140.024).
+        solved = lk.request("ik 157.3 0 342.4 90 elbow=down")
+        assert solved.ok and solved.status == "OK"
+        assert solved.values[1:4] == pytest.approx([-50.024, 105.019, 35.004], abs=0.05)
+        assert solved.fields["err_mm"] < 0.01
+        assert solved.fields["elbow"] == "up"
+        assert any("no valid solution" in line for line in solved.info_lines)
+        far = lk.request("ik 900 0 0 90")
+        assert (far.ok, far.status) == (False, "TOO_FAR")
+
+
+def test_send_to_the_simulator_exit_codes(sim):
+    ok = _armctl("send", "--port", sim.port, "home", "where")
+    assert ok.returncode == cli.EXIT_OK, ok.stderr
+    lines = ok.stdout.splitlines()
+    assert lines[0] == "> home" and lines[2] == "> where"
+    assert lines[3].startswith("ok OK 0.000 0.000 90.000 0.000 0.000 ")   # boards/sim_arm5.json home pose
+    refused = _armctl("send", "--port", sim.port, "-", stdin="where\nmove 900 0 0 90\n")
+    assert refused.returncode == cli.EXIT_REFUSED
+    assert refused.stdout.splitlines()[-1].startswith("error TOO_FAR")
