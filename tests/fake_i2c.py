@@ -252,7 +252,7 @@ class FakePWMU16:
             return self.ns / 1000
         if self.u16 is None:
             return 0.0
-        return self.u16 * 1e6 / (65536 * self._freq)
+        return self.u16 * 1e6 / (65535 * self._freq)     # machine.PWM: duty is duty_u16 / 65535
 
 
 class FakePWM(FakePWMU16):

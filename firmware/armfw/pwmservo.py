@@ -2,8 +2,11 @@
 
 One machine.PWM per GPIO, all at the servo frame rate (freq_hz, usually 50).
 The pulse is set with duty_ns where the port has it (ESP32 and RP2040 both do
-in MicroPython >= 1.20), else with duty_u16 computed from the microseconds.
-The PWM objects are made once; set_us and off allocate nothing.
+in MicroPython >= 1.20), else with duty_u16 computed from the microseconds
+(exact nearest value, integers only). The PWM objects are made once; set_us
+and off allocate nothing. The duty_u16 product stays a 32-bit small int at
+50 and 60 Hz (13107/4000 and 39321/10000 per us); at odd frame rates such as
+333 Hz it needs a long int, which only a port without duty_ns would pay.
 
 Port facts (only hardware can show the rest: the real edge timing, and
 whether a servo holds or goes limp when its pulses stop):
@@ -13,9 +16,11 @@ whether a servo holds or goes limp when its pulses stop):
   to the timer resolution the port picks for 50 Hz.
 """
 
-# duty_u16 = us * freq * 65536 / 1e6 = us * freq * 8192 / 125000
-_U16_PER_US_NUM = 8192
-_U16_PER_US_DEN = 125000
+# machine.PWM: "duty_u16 sets the duty cycle as a ratio duty_u16 / 65535" (the
+# rp2 port rounds cc = (duty_u16 * (top + 1) + 32767) / 65535), so
+# duty_u16 = us * freq * 65535 / 1e6.
+_U16_FULL = 65535
+_US_PER_S = 1000000
 
 
 def _gcd(a, b):
@@ -43,10 +48,10 @@ class PWMServos:
             raise ValueError("freq_hz must be a whole number of Hz > 0, got %r" % (freq_hz,))
         self.freq_hz = freq_hz
         self.period_us = 1000000 // freq_hz
-        num = _U16_PER_US_NUM * freq_hz
-        g = _gcd(num, _U16_PER_US_DEN)
+        num = _U16_FULL * freq_hz
+        g = _gcd(num, _US_PER_S)
         self._num = num // g
-        self._den = _U16_PER_US_DEN // g
+        self._den = _US_PER_S // g
         self._half = self._den // 2
         self._pwms = {}
         for pin in pins:
