@@ -227,3 +227,15 @@ def test_no_allocation_per_write_under_micropython(micropython, report):
     writes, alloc, locked = rows["control_logging_bus"]
     assert alloc > 0 and locked == "MemoryError"
     assert "chip errors" not in out.stdout
+    # Same counts as the datasheet, summed over every pulse width 0..period, on the real port.
+    counts = re.findall(r"^counts freq=(\d+) prescale=(\d+) sum=(\d+)$", out.stdout, re.M)
+    assert [int(f) for f, _, _ in counts] == [50, 60, 330]
+    for freq, prescale, total in counts:
+        freq, prescale = int(freq), int(prescale)
+        assert prescale == datasheet_prescale(freq)
+        period = 4096 * (prescale + 1) * 1_000_000 // OSC
+        expected = 0
+        for us in range(period + 1):
+            n = expected_counts(us, freq)
+            expected += 4096 if n >= 4096 else n
+        assert int(total) == expected, freq

@@ -1,5 +1,7 @@
-# Under the real MicroPython: do the servo drivers allocate per write?
-# Prints one line per driver: "<name> writes=<n> alloc=<bytes> locked=<ok|MemoryError>".
+# Under the real MicroPython: do the servo drivers allocate per write, and do
+# they program the same counts as under CPython?
+# Prints one line per driver: "<name> writes=<n> alloc=<bytes> locked=<ok|MemoryError>",
+# then "counts freq=<hz> prescale=<p> sum=<sum of the chip's counts for 0..period us>".
 # alloc is gc.mem_alloc() after minus before the writes; locked runs the same
 # writes again under micropython.heap_lock(), where any allocation raises.
 import gc
@@ -61,3 +63,13 @@ measure("pwm_u16", PWMServos(pins + [25], 50, lambda pin, f: FakePWMU16(pin, fre
 # Control: the same writes through a chip that logs every write must show
 # allocation, or the measurement above proves nothing.
 measure("control_logging_bus", PCA9685(FakePCA9685(record=True), 0x40, 50, 25000000), [0, 1, 2, 3, 4], 5)
+
+# The PCA9685's integer count arithmetic over every pulse width of a frame.
+for freq in (50, 60, 330):
+    chip = FakePCA9685(record=False)
+    p = PCA9685(chip, 0x40, freq, 25000000)
+    total = 0
+    for us in range(p.period_us + 1):
+        p.set_us(0, us)
+        total += chip.high_counts(0)
+    print("counts freq=%d prescale=%d sum=%d" % (freq, chip.prescale(), total))
