@@ -239,3 +239,4 @@ def test_no_allocation_per_write_under_micropython(micropython, report):
             n = expected_counts(us, freq)
             expected += 4096 if n >= 4096 else n
         assert int(total) == expected, freq
+    assert "make sim_arm5 SimServo" in out.stdout.splitlines()

@@ -9,11 +9,13 @@ import sys
 
 import micropython
 
-sys.path.append(sys.argv[0].rsplit("/", 2)[0])   # tests/, for fake_i2c
+TESTS = sys.argv[0].rsplit("/", 2)[0]
+sys.path.append(TESTS)                            # for fake_i2c
 from fake_i2c import FakePCA9685, FakePWM, FakePWMU16
 from armfw.pca9685 import PCA9685
 from armfw.pwmservo import PWMServos
 from armfw.gripper import Gripper
+from armfw import board, drivers
 
 ROUNDS = 500
 GRIPPER = {"open_us": 1000, "close_us": 1900, "min_us": 500, "max_us": 2500}
@@ -73,3 +75,9 @@ for freq in (50, 60, 330):
         p.set_us(0, us)
         total += chip.high_counts(0)
     print("counts freq=%d prescale=%d sum=%d" % (freq, chip.prescale(), total))
+
+# drivers.make on the port: the sim board needs no `machine`.
+sim = drivers.make(board.load(TESTS + "/../boards/sim_arm5.json"))
+sim.set_us(0, 1500)
+sim.deinit()
+print("make sim_arm5 %s" % type(sim).__name__)
