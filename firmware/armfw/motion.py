@@ -250,9 +250,8 @@ class Arm:
             d = abs(goal[i] - q[i])
             if d > biggest:
                 biggest = d
-        steps = int(biggest / self._max_step())
-        if steps * self._max_step() < biggest:
-            steps += 1
+        # Whole steps, rounded up; a float hair over a whole number is not one more step.
+        steps = int(biggest / self._max_step() + 1.0 - 1e-9)
         start = self._from
         for i in range(n):
             start[i] = q[i]

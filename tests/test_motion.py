@@ -1,0 +1,323 @@
+"""Motion: whole-plan validation, the joint speed limit, straight lines, pick and place.
+
+Two views of the same controller (armfw.motion): under CPython with a hook on
+every step (exact poses), and the MicroPython simulator's recorded pulses,
+decoded back to angles with the servo formula written out here and to tool
+positions with SPEC.md's forward kinematics written out here.
+"""
+
+import json
+from math import cos, degrees, pi, radians, sin, sqrt
+
+import pytest
+
+from armctl.sim import Simulator
+from armfw import board
+from armfw.gripper import Gripper
+from armfw.motion import Arm, GRIP_DWELL_MS, JOINTS, LINE, MOVE
+from armfw.simservo import SimServo
+from conftest import BOARDS
+
+ARM5 = BOARDS / "sim_arm5.json"
+PLANAR = BOARDS / "sim_planar.json"
+L1, L2, L3, BASE = 126.14, 126.14, 150.6, 189.0
+US_PER_RAD_ARM5 = 424.448
+STEP_MS = 20
+# Pulses are whole microseconds: half a microsecond of rounding per joint.
+PULSE_MM = 2.0
+
+
+def arm5_tool(q):
+    """SPEC.md forward kinematics, q in radians: (x, y, z) mm."""
+    a2 = q[1]
+    a3 = a2 + q[2]
+    a4 = a3 + q[3]
+    s = L1 * sin(a2) + L2 * sin(a3) + L3 * sin(a4)
+    return s * cos(q[0]), s * sin(q[0]), BASE + L1 * cos(a2) + L2 * cos(a3) + L3 * cos(a4)
+
+
+def planar_tool(q, l1=100.0, l2=80.0):
+    return l1 * cos(q[0]) + l2 * cos(q[0] + q[1]), l1 * sin(q[0]) + l2 * sin(q[0] + q[1])
+
+
+class Recorder:
+    """A CPython arm whose every step (and gripper dwell) is recorded."""
+
+    def __init__(self, path, edit=None):
+        data = json.loads(path.read_text())
+        if edit:
+            edit(data)
+        self.board = board.from_dict(data, str(path))
+        self.driver = SimServo(self.board.driver)
+        gripper = Gripper(self.driver, self.board.gripper) if self.board.gripper else None
+        self.poses = []
+        self.arm = Arm(self.board, self.driver, gripper, sleep_ms=self._sleep)
+        self.arm.park()
+
+    def _sleep(self, ms):
+        self.poses.append((ms, list(self.arm.q)))
+        self.driver.sleep_ms(ms)
+
+
+def max_joint_step(poses, start):
+    prev = start
+    worst = 0.0
+    for _, q in poses:
+        worst = max(worst, max(abs(a - b) for a, b in zip(q, prev)))
+        prev = q
+    return worst
+
+
+# -- CPython, exact poses ----------------------------------------------------
+
+def test_joint_move_splits_evenly_at_the_speed_limit():
+    r = Recorder(ARM5)
+    arm = r.arm
+    start = list(arm.q)
+    assert arm.set_speed(30)
+    arm.plan()
+    arm.add(JOINTS, [radians(v) for v in (90, 0, 90, 0, 0)])
+    assert arm.run()
+    # 90 deg at 30 deg/s in 20 ms steps: 0.6 deg per step, 150 steps.
+    assert arm.steps == 150 == len(r.poses)
+    assert max_joint_step(r.poses, start) <= radians(0.6) + 1e-12
+    assert abs(r.poses[-1][1][0] - radians(90)) < 1e-12
+
+
+@pytest.mark.parametrize("start, end", [
+    ((175, -40), (175, 40)),       # skims the outer edge: elbow nearly straight at the ends
+    ((60, 120), (150, -60)),
+    ((-100, 100), (100, 100)),
+])
+def test_planar_line_is_straight_and_slows_down_instead_of_jumping(start, end):
+    r = Recorder(PLANAR)
+    arm = r.arm
+    arm.plan()
+    arm.add(MOVE, start)
+    assert arm.run()
+    r.poses.clear()
+    q0 = list(arm.q)
+    arm.plan()
+    arm.add(LINE, end)
+    assert arm.run(), (arm.fail_status, arm.fail_step)
+    limit = radians(90) * STEP_MS / 1000
+    assert max_joint_step(r.poses, q0) <= limit + 1e-9
+    (x0, y0), (x1, y1) = start, end
+    length = sqrt((x1 - x0) ** 2 + (y1 - y0) ** 2)
+    prev = planar_tool(q0)
+    steps = []
+    for _, q in r.poses:
+        x, y = planar_tool(q)
+        # Distance from the segment's line (cross product), and progress along it.
+        off = abs((x1 - x0) * (y0 - y) - (x0 - x) * (y1 - y0)) / length
+        assert off < 1e-6
+        steps.append(sqrt((x - prev[0]) ** 2 + (y - prev[1]) ** 2))
+        prev = (x, y)
+    assert max(steps) <= 2.0 + 1e-9
+    assert abs(prev[0] - x1) < 1e-6 and abs(prev[1] - y1) < 1e-6
+    if start == (175, -40):
+        # Near the edge the joints turn fast for the tool: the steps shrink.
+        assert min(steps) < 1.0
+        assert len(steps) > length / 2.0
+
+
+def test_arm5_line_keeps_the_tool_straight_and_pitch_interpolated():
+    r = Recorder(ARM5)
+    arm = r.arm
+    arm.plan()
+    arm.add(MOVE, (150, 100, 150, pi))
+    assert arm.run()
+    r.poses.clear()
+    q0 = list(arm.q)
+    arm.plan()
+    arm.add(LINE, (250, -50, 250, radians(120)))
+    assert arm.run()
+    a, b = (150, 100, 150), (250, -50, 250)
+    d = [b[i] - a[i] for i in range(3)]
+    n = sqrt(sum(v * v for v in d))
+    for _, q in r.poses:
+        p = arm5_tool(q)
+        t = sum((p[i] - a[i]) * d[i] for i in range(3)) / n / n
+        off = sqrt(sum((p[i] - a[i] - t * d[i]) ** 2 for i in range(3)))
+        assert off < 1e-6
+        pitch = q[1] + q[2] + q[3]
+        assert abs(pitch - (pi + t * (radians(120) - pi))) < 1e-6
+    assert max_joint_step(r.poses, q0) <= radians(90) * STEP_MS / 1000 + 1e-9
+
+
+def test_refused_plan_moves_nothing_and_names_the_failing_step():
+    r = Recorder(PLANAR)
+    arm = r.arm
+    arm.plan()
+    arm.add(MOVE, (60, 0))
+    assert arm.run()
+    sent = r.driver.count
+    q = list(arm.q)
+    arm.plan()
+    arm.add(LINE, (-60, 0))
+    assert not arm.run()
+    assert r.driver.count == sent and arm.q == q
+    # By hand: folding to radius r needs cos(t2) = (r^2 - 100^2 - 80^2) / (2*100*80);
+    # the 160 deg elbow limit is reached at r = 36.94 mm.
+    r_limit = sqrt(100 ** 2 + 80 ** 2 + 2 * 100 * 80 * cos(radians(160)))
+    assert abs(r_limit - 36.94) < 0.01
+    assert arm.fail_point[0] <= r_limit and arm.fail_point[0] > r_limit - 2.0
+    assert arm.fail_step == round((60 - arm.fail_point[0]) / 2.0)
+
+
+# -- MicroPython simulator, recorded pulses ----------------------------------
+
+def decode(pulses, channels, us_per_rad, center=1500):
+    """Pose after every time stamp: [(t_ms, [angle rad per channel], gripper us)]."""
+    current = {}
+    timeline = []
+    for t, ch, us in pulses:
+        current[ch] = us
+        angles = [(current.get(c, center) - center) / us_per_rad for c in channels]
+        if timeline and timeline[-1][0] == t:
+            timeline[-1] = (t, angles, current.get(5))
+        else:
+            timeline.append((t, angles, current.get(5)))
+    return timeline
+
+
+def check_speed(pulses, channels, deg_s, us_per_rad):
+    """No channel's pulse changes faster than the speed limit (plus rounding)."""
+    per_step = radians(deg_s) * STEP_MS / 1000 * us_per_rad
+    last = {}
+    for t, ch, us in pulses:
+        if ch in channels and ch in last:
+            t0, us0 = last[ch]
+            allowed = per_step * max(1, (t - t0) / STEP_MS) + 1
+            assert abs(us - us0) <= allowed, (t, ch, us0, us)
+        last[ch] = (t, us)
+
+
+def test_pick_and_place_pulses_follow_the_waypoints(micropython):
+    with Simulator(ARM5) as sim:
+        assert sim.request("where")[-1].startswith("ok")     # booted
+        booted = len(sim.pulses())
+        pick = sim.request("pick 150 100 50")[-1]
+        place = sim.request("place 200 -80 30")[-1]
+        assert pick.startswith("ok ") and place.startswith("ok "), (pick, place)
+        pulses = sim.pulses()
+    check_speed(pulses, range(5), 90, US_PER_RAD_ARM5)
+    timeline = decode(pulses[booted:], range(5), US_PER_RAD_ARM5)
+    events = []     # (kind, index in timeline)
+    grip = None
+    for i, (t, q, g) in enumerate(timeline):
+        if g != grip:
+            events.append(("open" if g == 1000 else "close" if g == 1900 else g, i))
+            grip = g
+    assert [e[0] for e in events] == ["open", "close", "open"]
+
+    def tool(i):
+        return arm5_tool(timeline[i][1])
+
+    def near(p, want, tol=PULSE_MM):
+        return all(abs(a - b) < tol for a, b in zip(p, want))
+
+    (_, i_open), (_, i_close), (_, i_release) = events
+    # Pick: gripper opens above the object, closes at it, then the arm lifts.
+    assert near(tool(i_open), (150, 100, 90))
+    assert near(tool(i_close), (150, 100, 50))
+    z = [tool(i)[2] for i in range(i_open, i_close + 1)]
+    assert all(b <= a + 0.5 for a, b in zip(z, z[1:]))            # only down
+    for i in range(i_open, i_close + 1):
+        assert near(tool(i)[:2], (150, 100))                     # straight down
+        q = timeline[i][1]
+        assert abs(degrees(q[1] + q[2] + q[3]) - 180) < 0.5      # tool pointing down
+    lifted = [i for i in range(i_close, i_release) if near(tool(i), (150, 100, 90))]
+    assert lifted, "the arm never lifted the object back to the approach height"
+    for i in range(i_close, lifted[0] + 1):
+        assert near(tool(i)[:2], (150, 100))                     # straight up
+    # Place: above the destination, down, release, up.
+    above = [i for i in range(lifted[0], i_release) if near(tool(i), (200, -80, 70))]
+    assert above and above[0] < i_release
+    assert near(tool(i_release), (200, -80, 30))
+    assert near(tool(len(timeline) - 1), (200, -80, 70))
+    # The gripper dwells before the arm moves on.
+    assert timeline[i_close + 1][0] - timeline[i_close][0] >= GRIP_DWELL_MS
+
+
+def test_pick_is_checked_whole_before_anything_moves(micropython):
+    with Simulator(ARM5) as sim:
+        assert sim.request("where")[-1].startswith("ok")     # booted
+        booted = sim.pulses()
+        # Above (z = -130) is reachable, the object (z = -170) is not: nothing
+        # moves, not even the gripper, though the first leg was fine.
+        assert sim.request("ik 150 100 -130 180")[-1].startswith("ok ")
+        reply = sim.request("pick 150 100 -170")[-1]
+        assert reply.startswith("error TOO_FAR line step ")
+        assert sim.pulses() == booted
+
+
+@pytest.mark.parametrize("elbow_deg", [160, 179])
+def test_line_through_the_hole_is_refused_with_no_pulse(micropython, tmp_path, elbow_deg):
+    data = json.loads(PLANAR.read_text())
+    data["joints"][1]["min_deg"] = -elbow_deg
+    data["joints"][1]["max_deg"] = elbow_deg
+    path = tmp_path / "planar.json"
+    path.write_text(json.dumps(data))
+    # By hand: the elbow limit is reached on folding to this radius.
+    r_limit = sqrt(100 ** 2 + 80 ** 2 + 2 * 100 * 80 * cos(radians(elbow_deg)))
+    with Simulator(path) as sim:
+        assert sim.request("move 61.3 0")[-1].startswith("ok ")
+        before = sim.pulses()
+        reply = sim.request("line -61.3 0")[-1]
+        words = reply.split()
+        assert words[0] == "error" and words[2:4] == ["line", "step"] and words[5] == "at", reply
+        step = int(words[4])
+        x = float(words[6])
+        assert step >= 1
+        if words[1] == "TOO_CLOSE":
+            assert 0 < x < 20.0                     # inside the hole |L1 - L2| = 20
+        else:
+            assert words[1] == "JOINT_LIMIT"
+            assert 20.0 - 1e-3 <= x <= r_limit       # folded past the limit, not yet in the hole
+            assert x > r_limit - 2.0
+        assert sim.pulses() == before
+        where = sim.request("where")[-1].split()
+        assert where[4:] == ["x=61.300", "y=0.000", "grip=none"]
+
+
+def test_arm5_line_through_the_base_axis_is_refused_as_a_jump(micropython):
+    with Simulator(ARM5) as sim:
+        assert sim.request("move 100 0 300 90")[-1].startswith("ok ")
+        before = sim.pulses()
+        # The tool pitch points away from the base: crossing the axis needs
+        # the base to swing half a turn in no time.
+        reply = sim.request("line -100 0 300 90")[-1]
+        assert reply.startswith("error SINGULAR line step ") or reply.startswith("error JOINT_LIMIT line step ")
+        assert sim.pulses() == before
+
+
+def test_speed_limit_holds_for_every_pulse_of_a_busy_session(micropython):
+    with Simulator(ARM5) as sim:
+        script = ["speed 60", "move 200 100 150 180", "line 150 -100 150 180", "joints 90 45 45 45 90",
+                  "home", "move 120 -200 250 120", "line 120 200 250 120", "servo 0 2400",
+                  "servo 0 600", "pick 200 0 20", "place 100 150 20"]
+        for line in script:
+            assert sim.request(line)[-1].startswith("ok"), line
+        check_speed(sim.pulses(), range(5), 60, US_PER_RAD_ARM5)
+        virtual = sim.pulses()[-1][0]
+    assert virtual > 10000      # many seconds of motion, run in virtual time
+
+
+def test_line_near_the_edge_slows_the_tool_in_micropython(micropython):
+    with Simulator(PLANAR) as sim:
+        assert sim.request("move 175 -40")[-1].startswith("ok")
+        t0 = sim.pulses()[-1][0]
+        reply = sim.request("line 175 40")[-1]
+        assert reply.startswith("ok")
+        steps = int(reply.split("steps=")[1].split()[0])
+        pulses = sim.pulses()
+    # At 2 mm a step the 80 mm line would take 40 steps; near the edge it needs more.
+    assert steps > 40
+    assert pulses[-1][0] - t0 == steps * STEP_MS
+    check_speed(pulses, range(2), 90, 318.31)
+    timeline = decode([p for p in pulses if p[0] > t0], range(2), 318.31)
+    for _, q, _ in timeline:
+        # Decode with the board's mapping: shoulder offset -90 deg.
+        x, y = planar_tool((q[0] + radians(90), q[1]))
+        assert abs(x - 175) < 1.0
