@@ -42,7 +42,7 @@ VECTORS = HERE / "vectors"
 
 REACH_EPS = 1e-6        # reach margin, fraction of L1+L2 (the definition)
 SINGULAR_SIN = 0.02     # |sin(elbow)| below this is SINGULAR
-LIMIT_EPS = 1e-6        # rad a pose may sit past a limit and still count as inside
+LIMIT_EPS = 1e-5        # rad a pose may sit past a limit and still count as inside
 AXIS_EPS = 1e-6         # mm: a target this close to the arm5 base axis has no yaw
 TOL_DEG = 1e-6          # agreement asked of a solver in double precision
 TOL_SINGULAR_DEG = 1e-4  # near full stretch the angle goes with sqrt(rounding)

@@ -252,10 +252,10 @@ def planar_targets():
         for k in (0.0, 0.5 * EPS, -0.5 * EPS, 2 * EPS, -2 * EPS, 1e-5, -1e-5, -1e-3, 1e-3):
             r = base * (1 + k)
             pts.append(np.stack([r * np.cos(ang), r * np.sin(ang)], axis=1))
-    # Joint-limit edges (on, and 1e-5 or 1e-3 rad either side) and the SINGULAR edge.
+    # Joint-limit edges (on, and 3e-5 or 1e-3 rad either side) and the SINGULAR edge.
     sweep1 = np.radians(np.linspace(-10.0, 190.0, 41))
     sweep2 = np.radians(np.linspace(-160.0, 160.0, 41))
-    for delta in (0.0, 1e-5, -1e-5, 1e-3, -1e-3):
+    for delta in (0.0, 3e-5, -3e-5, 1e-3, -1e-3):
         for t1 in g.lo[0] + delta, g.hi[0] - delta:
             pts.append(np.stack(derive.fk_planar(g, [np.full_like(sweep2, t1), sweep2]), axis=1))
         for t2 in g.lo[1] + delta, g.hi[1] - delta:
@@ -279,8 +279,8 @@ def arm5_pose_targets(g, q):
     rows = []
     for row in q:
         tip, tool = derive.fk_arm5(g, row)
-        side = math.copysign(1.0, math.cos(row[0]) * tip[0] + math.sin(row[0]) * tip[1])
-        rows.append([tip[0], tip[1], tip[2], side * math.atan2(math.hypot(tool[0], tool[1]), tool[2])])
+        yaw = math.atan2(tip[1], tip[0])
+        rows.append([tip[0], tip[1], tip[2], math.atan2(tool[0] * math.cos(yaw) + tool[1] * math.sin(yaw), tool[2])])
     return np.array(rows)
 
 
@@ -298,7 +298,7 @@ def arm5_targets():
     pts.append(arm5_pose_targets(g, np.radians(rng.uniform(-160.0, 160.0, (4000, 5)))))
     edges = []
     for joint in (1, 2, 3):
-        for delta in (0.0, 1e-5, -1e-5, 1e-3, -1e-3):
+        for delta in (0.0, 3e-5, -3e-5, 1e-3, -1e-3):
             for limit in g.lo[joint] + delta, g.hi[joint] - delta:
                 q = np.radians(rng.uniform(-130.0, 130.0, (40, 5)))
                 q[:, joint] = limit

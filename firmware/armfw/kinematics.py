@@ -33,9 +33,11 @@ ELBOW_NAMES = {UP: "up", DOWN: "down"}
 
 TWO_PI = 2.0 * pi
 
-# Angles this far (radians, ~0.00006 deg) past a joint limit still count as
-# inside: a pose exactly on a limit must survive float32 rounding.
-LIMIT_EPS = 1e-6
+# Angles this far (radians, ~0.0006 deg, 0.004 us of a 270-degree servo) past
+# a joint limit still count as inside: a pose exactly on a limit must survive
+# float32 rounding, which moves the solved angles by up to ~3e-6 rad away from
+# full stretch (tests/test_float32.py); 1e-6 refused 0.6% of such poses.
+LIMIT_EPS = 1e-5
 
 # A target closer than this (mm) to the base axis has no yaw of its own.
 AXIS_EPS = 1e-6

@@ -1,0 +1,316 @@
+"""The solver with single-precision numbers, as on an RP2040 or ESP32 board.
+
+MicroPython on those boards keeps floats in IEEE single precision (24-bit
+mantissa, ~6e-8 relative); the Unix port this suite runs is double precision.
+Two checks stand in for the board:
+
+1. float32-rounded inputs (numpy.float32) into the double solver: what a
+   target loses on its way through a float32 protocol parser or computation.
+2. float32 arithmetic emulated: the firmware modules themselves run with every
+   number an F32 (a float subclass whose every + - * / result, every constant
+   and every math-function result is rounded to the nearest float32), and
+   sin/cos/atan2 results are additionally nudged by one float32 ulp at random,
+   as a board's single-precision libm may be off by that much.
+
+What this shows: with single-precision rounding at every step the solver never
+makes NaN, a target exactly on the outer boundary stays SINGULAR (the reach
+margin, 1e-6 of L1+L2 = 12 float32 ulps at 180 mm, absorbs the rounding),
+targets 1e-4 outside are TOO_FAR, a pose exactly on a joint limit stays
+inside (LIMIT_EPS), and FK of every answer is within float32-sized errors.
+What it cannot show: a board's actual libm (errors of more than one ulp, or
+argument reduction of large angles), ports that box floats in 30 bits
+(MICROPY_OBJ_REPR_C loses two more mantissa bits), float parsing/printing on
+the board, timing. Those need the board: run tests/mp/run_vectors.py on it
+with mpremote and compare with the same comparator (allowing float32 tolerances).
+"""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from conftest import BOARDS
+
+import derive_vectors as derive
+from armfw import board, kinematics, status, twolink
+
+
+def f32(v):
+    return float(np.float32(v))
+
+
+class F32(float):
+    """A float that rounds every arithmetic result to IEEE single precision."""
+
+    __slots__ = ()
+
+    def __new__(cls, value):
+        return float.__new__(cls, f32(value))
+
+    def __repr__(self):
+        return "F32(%r)" % float(self)
+
+
+def _rounded(op):
+    method = getattr(float, op)
+
+    def apply(self, *args):
+        result = method(self, *args)
+        if result is NotImplemented or isinstance(result, bool):
+            return result
+        return F32(result)
+    apply.__name__ = op
+    return apply
+
+
+for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+            "__rtruediv__", "__pow__", "__rpow__", "__mod__", "__rmod__", "__neg__", "__pos__", "__abs__"):
+    setattr(F32, _op, _rounded(_op))
+
+
+class Libm32:
+    """Single-precision math functions: sqrt correctly rounded, the others within one ulp."""
+
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+
+    def nudge(self, v):
+        v = np.float32(v)
+        step = self.rng.choice((-1, 0, 1))
+        if step:
+            v = np.nextafter(v, np.float32(np.inf if step > 0 else -np.inf), dtype=np.float32)
+        return F32(v)
+
+    def install(self, monkeypatch):
+        def sqrt(v):
+            return F32(math.sqrt(v))
+
+        def sin(v):
+            return self.nudge(math.sin(v))
+
+        def cos(v):
+            return self.nudge(math.cos(v))
+
+        def atan2(y, x):
+            return self.nudge(math.atan2(y, x))
+
+        for module in (twolink, kinematics):
+            monkeypatch.setattr(module, "sqrt", sqrt)
+            monkeypatch.setattr(module, "sin", sin)
+            monkeypatch.setattr(module, "cos", cos)
+            monkeypatch.setattr(module, "atan2", atan2)
+        for name in ("REACH_EPS", "SINGULAR_SIN"):
+            monkeypatch.setattr(twolink, name, F32(getattr(twolink, name)))
+        monkeypatch.setattr(kinematics, "pi", F32(math.pi))
+        monkeypatch.setattr(kinematics, "TWO_PI", F32(2.0) * F32(math.pi))
+        for name in ("LIMIT_EPS", "AXIS_EPS"):
+            monkeypatch.setattr(kinematics, name, F32(getattr(kinematics, name)))
+
+
+def arm32(board_file):
+    """The board's arm with every length and limit a float32, as the board would build it."""
+    arm = board.load(str(BOARDS / board_file)).arm
+    rad = F32(math.pi) / F32(180.0)
+    lo = [F32(round(math.degrees(v), 9)) * rad for v in arm.lo]
+    hi = [F32(round(math.degrees(v), 9)) * rad for v in arm.hi]
+    home = [F32(v) for v in arm.home]
+    if arm.kind == "planar":
+        return kinematics.PlanarArm(F32(arm.l1), F32(arm.l2), arm.names, lo, hi, home)
+    return kinematics.Arm5(F32(arm.l1), F32(arm.l2), F32(arm.l3), F32(arm.base), arm.names, lo, hi, home)
+
+
+@pytest.fixture
+def single(monkeypatch):
+    Libm32(seed=32).install(monkeypatch)
+    return {"planar": arm32("sim_planar.json"), "arm5": arm32("sim_arm5.json")}
+
+
+def planar_ring(radius, count=720):
+    ang = np.radians(np.arange(count) * 360.0 / count + 0.25)
+    return [(radius * math.cos(a), radius * math.sin(a)) for a in ang]
+
+
+def shoulder_allows(geom, x, y):
+    """The stretched/folded pose toward (x, y) needs shoulder atan2(y, x): inside -10..190?"""
+    t1 = math.atan2(y, x)
+    return any(geom.lo[0] - 1e-6 <= t1 + k * 2 * math.pi <= geom.hi[0] + 1e-6 for k in (-1, 0, 1))
+
+
+# --- 1. float32-rounded inputs into the double-precision solver -------------
+
+def test_float32_inputs_on_the_outer_boundary_are_singular():
+    geom = derive.Geometry("sim_planar.json")
+    arm = board.load(str(BOARDS / "sim_planar.json")).arm
+    out = [0.0, 0.0]
+    reach = geom.l1 + geom.l2
+    for x, y in planar_ring(reach):
+        t = [float(np.float32(x)), float(np.float32(y))]
+        st = arm.ik(t, out, None, kinematics.PREFER_UP)
+        want = status.SINGULAR if shoulder_allows(geom, x, y) else status.JOINT_LIMIT
+        assert st == want, (t, status.name(st))
+        if st == status.SINGULAR:
+            assert all(math.isfinite(a) for a in out)
+            assert arm.fk_error(t, out)[0] < 1e-3
+    for x, y in planar_ring(reach * (1 + 1e-4)):
+        assert arm.ik([f32(x), f32(y)], out) == status.TOO_FAR
+    for x, y in planar_ring(abs(geom.l1 - geom.l2)):
+        assert arm.ik([f32(x), f32(y)], out) == status.JOINT_LIMIT   # folded: |elbow| 180 > 160
+    for x, y in planar_ring(abs(geom.l1 - geom.l2) * (1 - 1e-4)):
+        assert arm.ik([f32(x), f32(y)], out) == status.TOO_CLOSE
+
+
+def test_float32_inputs_arm5_wrist_on_the_reach_sphere():
+    geom = derive.Geometry("sim_arm5.json")
+    arm = board.load(str(BOARDS / "sim_arm5.json")).arm
+    reach = geom.l1 + geom.l2
+    out = [0.0] * 5
+    for k, want in ((0.0, (status.SINGULAR, status.JOINT_LIMIT)), (1e-4, (status.TOO_FAR,))):
+        for phi in np.radians(np.arange(0.0, 180.0, 2.5) + 0.3):
+            for pitch in np.radians([0.0, 60.0, 90.0]):
+                h = reach * (1 + k) * math.sin(phi) + geom.l3 * math.sin(pitch)
+                z = geom.base + reach * (1 + k) * math.cos(phi) + geom.l3 * math.cos(pitch)
+                t = [f32(h * math.cos(0.4)), f32(h * math.sin(0.4)), f32(z), f32(pitch)]
+                st = arm.ik(t, out, None, kinematics.PREFER_UP)
+                assert st in want, (t, status.name(st))
+                if k == 0.0 and math.degrees(phi) < 134.0:
+                    assert st == status.SINGULAR, t
+                    assert all(math.isfinite(a) for a in out)
+
+
+# --- 2. float32 arithmetic emulated through the firmware's own code ---------
+
+def test_emulation_rounds_like_float32(single):
+    a = F32(1.0) + 1e-8
+    assert type(a) is F32 and a == 1.0                 # 1e-8 is below half an ulp of 1.0f
+    assert F32(0.1) * 3 == f32(f32(0.1) * 3)
+    assert type(2.0 * F32(3.0)) is F32 and type(-F32(2.0)) is F32
+    assert type(twolink.sqrt(F32(2.0))) is F32
+    # The textbook failure the reach check prevents: float32 makes c2 > 1 on the boundary.
+    x, y = F32(108.0 * 1.0000001), F32(144.0)
+    c2 = (x * x + y * y - F32(100.0) * 100.0 - F32(80.0) * 80.0) / (F32(2.0) * 100.0 * 80.0)
+    assert c2 > 1.0
+
+
+def test_float32_outer_boundary_is_singular_never_nan(single, report):
+    arm = single["planar"]
+    geom = derive.Geometry("sim_planar.json")
+    reach = geom.l1 + geom.l2
+    out = [0.0, 0.0]
+    worst = 0.0
+    for x, y in planar_ring(reach):
+        st = arm.ik([F32(x), F32(y)], out, None, kinematics.PREFER_DOWN)
+        want = status.SINGULAR if shoulder_allows(geom, x, y) else status.JOINT_LIMIT
+        assert st == want, ((x, y), status.name(st))
+        if st == status.SINGULAR:
+            assert all(math.isfinite(a) for a in out)
+            err = float(np.hypot(*(derive.fk_planar(geom, [float(a) for a in out]) - [x, y])))
+            worst = max(worst, err)
+    assert worst < 2e-3, worst
+    report("float32 emulation: 720 targets exactly on the outer boundary: no NaN, SINGULAR or JOINT_LIMIT "
+           "(never TOO_FAR); FK within %.2g mm" % worst)
+    for x, y in planar_ring(reach * (1 + 1e-4)):
+        assert arm.ik([F32(x), F32(y)], out) == status.TOO_FAR
+    for x, y in planar_ring(abs(geom.l1 - geom.l2) * (1 - 1e-4)):
+        assert arm.ik([F32(x), F32(y)], out) == status.TOO_CLOSE
+
+
+def test_float32_pose_exactly_on_a_limit_stays_inside(single, report):
+    """Poses with a pitch joint exactly on +-135: in float32 min motion must return that very pose.
+
+    Away from full stretch (|sin q3| >= 0.1) float32 moves the solved angles by
+    up to ~3e-6 rad; with LIMIT_EPS = 1e-6 about 0.6% of these poses came back
+    JOINT_LIMIT or, worse, as the base turned half a turn.
+    """
+    geom = derive.Geometry("sim_arm5.json")
+    arm = single["arm5"]
+    out = [0.0] * 5
+    rng = np.random.default_rng(11)
+    count = 0
+    worst = 0.0
+    for joint in (1, 2, 3):
+        for limit in (geom.lo[joint], geom.hi[joint]):
+            for _ in range(200):
+                q = np.radians(rng.uniform(-120.0, 120.0, 5))
+                q[joint] = limit
+                q[4] = 0.0
+                if abs(math.sin(q[2])) < 0.1:
+                    continue
+                tip, tool = derive.fk_arm5(geom, q)
+                yaw = math.atan2(tip[1], tip[0])
+                pitch = math.atan2(tool[0] * math.cos(yaw) + tool[1] * math.sin(yaw), tool[2])
+                target = [F32(tip[0]), F32(tip[1]), F32(tip[2]), F32(pitch)]
+                st = arm.ik(target, out, [F32(v) for v in q], kinematics.MIN_MOTION)
+                assert st == status.OK, (np.degrees(q), status.name(st))
+                assert max(abs(float(out[i]) - q[i]) for i in range(5)) < 1e-4, (np.degrees(q), out)
+                worst = max(worst, abs(float(out[joint])) - abs(limit))
+                count += 1
+    assert count > 1000
+    report("float32 emulation: %d poses exactly on a joint limit all solved in place; worst %.2g rad past "
+           "the limit (LIMIT_EPS %g)" % (count, worst, kinematics.LIMIT_EPS))
+
+
+def test_float32_grid_never_nan_and_honest(single, report):
+    """2,000 arm5 and 2,000 planar targets in float32: no NaN; statuses as in double except at a threshold."""
+    rng = np.random.default_rng(32)
+    judged = 0
+    worst_mm = 0.0
+    for kind, board_file in (("planar", "sim_planar.json"), ("arm5", "sim_arm5.json")):
+        geom = derive.Geometry(board_file)
+        arm = single[kind]
+        double_arm = board.load(str(BOARDS / board_file)).arm
+        if kind == "planar":
+            targets = rng.uniform(-200.0, 200.0, (2000, 2))
+        else:
+            yaw = rng.uniform(-math.pi, math.pi, 2000)
+            r = rng.uniform(0.0, 400.0, 2000)
+            targets = np.stack([r * np.cos(yaw), r * np.sin(yaw), rng.uniform(-100.0, 600.0, 2000),
+                                rng.uniform(-math.pi, math.pi, 2000)], axis=1)
+        out = [0.0] * arm.n
+        ref = [0.0] * arm.n
+        for t in targets:
+            t32 = [F32(v) for v in t]
+            st = arm.ik(t32, out, None, kinematics.PREFER_UP)
+            st64 = double_arm.ik([float(v) for v in t32], ref, None, kinematics.PREFER_UP)
+            if status.solved(st):
+                assert type(out[0]) is F32 and all(math.isfinite(a) for a in out), t
+                q = [float(a) for a in out]
+                mm, rad = double_arm.fk_error([float(v) for v in t32], q)
+                assert rad < 1e-4, (t, rad)
+                if st == status.OK:
+                    assert mm < 0.01, (t, mm)   # away from the singular band float32 costs microns
+                    worst_mm = max(worst_mm, mm)
+            if st != st64:
+                # Only near a threshold, where single and double may round apart.
+                assert near_threshold(geom, double_arm, [float(v) for v in t32], out, ref, st, st64), \
+                    (t, status.name(st), status.name(st64))
+            else:
+                judged += 1
+    assert judged > 3900
+    report("float32 emulation: 4000 grid targets: no NaN, %d statuses as in double, the rest at a threshold; "
+           "OK answers within %.2g mm" % (judged, worst_mm))
+
+
+def near_threshold(geom, arm, target, q32, q64, st, st64):
+    """True when the two statuses differ only because the target sits at a threshold."""
+    pair = {st, st64}
+    reach = geom.l1 + geom.l2
+    if geom.kind == "planar":
+        d = math.hypot(target[0], target[1])
+    else:
+        r = math.hypot(target[0], target[1])
+        d = math.hypot(r - geom.l3 * math.sin(target[3]), target[2] - geom.base - geom.l3 * math.cos(target[3]))
+    if pair == {status.SINGULAR, status.TOO_FAR}:
+        return abs(d - reach) < 1e-3
+    if pair == {status.OK, status.SINGULAR}:
+        c2 = (d * d - geom.l1 ** 2 - geom.l2 ** 2) / (2 * geom.l1 * geom.l2)
+        return abs(math.sqrt(max(0.0, 1 - c2 * c2)) - twolink.SINGULAR_SIN) < 1e-4
+    if status.JOINT_LIMIT in pair:
+        # The one that solved it found its answer a hair inside a limit.
+        return min_slack(arm, q64 if status.solved(st64) else q32) < 1e-4
+    return False
+
+
+def min_slack(arm, q):
+    """How far (rad) the angles q keep inside the limits."""
+    return min(min(q[i] - arm.lo[i], arm.hi[i] - q[i]) for i in range(arm.n))
