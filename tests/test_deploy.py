@@ -89,3 +89,11 @@ def test_deploy_bad_board_file_is_exit_2(tmp_path):
     done = _armctl("deploy", "--port", "/dev/null", "--board", str(bad))
     assert done.returncode == cli.EXIT_USAGE
     assert "mcu" in done.stderr
+
+
+def test_deploy_of_a_board_the_device_cannot_run_is_exit_1(planar_sim):
+    # The Unix port has no I2C bus for a PCA9685: the firmware answers BAD_BOARD.
+    done = _armctl("deploy", "--port", planar_sim.port, "--board", str(BOARDS / "pico_pca9685.json"))
+    assert done.returncode == cli.EXIT_REFUSED, done.stdout + done.stderr
+    assert "BAD_BOARD" in done.stderr
+    assert (planar_sim.flash_dir / "board.json").read_bytes() == (BOARDS / "pico_pca9685.json").read_bytes()

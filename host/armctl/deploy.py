@@ -9,9 +9,11 @@ Flash layout (what firmware/main.py expects):
 
 mpremote does the copying (`python -m mpremote connect PORT ...`, one session
 for every file); the restart is a soft reset from the normal REPL (Ctrl-C,
-Ctrl-D), which runs main.py, and the board must then answer `help` with ok.
+Ctrl-D), which runs main.py; the board must then answer `help` with ok and
+`info` with the deployed board's name.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -30,6 +32,10 @@ MPREMOTE_TIMEOUT_S = 120.0
 
 class DeployError(Exception):
     """A file could not be prepared for copying (mpy-cross failed, a source is missing)."""
+
+
+class BoardNotRunning(Exception):
+    """The board restarted but cannot run the board file (its `info` says why, e.g. BAD_BOARD)."""
 
 
 def firmware_files(firmware_dir=FIRMWARE_DIR):
@@ -115,23 +121,26 @@ def mpremote(port, actions, on_line=None, timeout=MPREMOTE_TIMEOUT_S):
     return lines
 
 
-def restart(port, baud=115200, timeout=READY_TIMEOUT_S):
-    """Soft-reset the board from its REPL so main.py runs; returns the `help` Reply.
+def restart(port, baud=115200, timeout=READY_TIMEOUT_S, then="help"):
+    """Soft-reset the board from its REPL so main.py runs; returns the Reply to `then`.
 
     Ctrl-C stops whatever runs (main.py's loop, a half-typed line); Ctrl-D in
-    the normal REPL is a soft reset, which runs main.py.
+    the normal REPL is a soft reset, which runs main.py. The board is ready
+    when it answers `help` with ok; `then` is asked next, on the same link.
     """
     with Link(port, baud, timeout=timeout) as link:
         link.write_raw(b"\r" + CTRL_C + CTRL_C)
         link.write_raw(CTRL_D)
-        return link.wait_ready(timeout)
+        ready = link.wait_ready(timeout)
+        return ready if then == "help" else link.request(then)
 
 
 def deploy(port, board_file, mpy=False, baud=115200, out=sys.stdout, firmware_dir=FIRMWARE_DIR):
     """Copy firmware and board_file to the board on port, restart it, check it answers.
 
-    Prints one line per file. Returns the board's `help` Reply. Raises
-    LinkError (no board, copy failed), DeployError (a file could not be prepared).
+    Prints one line per file. Returns the board's `info` Reply. Raises
+    LinkError (no board, copy failed), DeployError (a file could not be
+    prepared), BoardNotRunning (the board cannot run this board file).
     """
     def say(text):
         print(text, file=out, flush=True)
@@ -171,6 +180,9 @@ def deploy(port, board_file, mpy=False, baud=115200, out=sys.stdout, firmware_di
         flush()
         say("copied %d files, %d already up to date; restarting the board" % (
             state["n"] - state["skipped"], state["skipped"]))
-    reply = restart(port, baud)
-    say("board answers: %s" % reply.final)
-    return reply
+    info = restart(port, baud, then="info")
+    say("board answers: %s" % info.final)
+    expected = json.loads(Path(board_file).read_text())["name"]
+    if not info.ok or info.fields.get("name") != expected:
+        raise BoardNotRunning("the board restarted but is not running %s: %s" % (expected, info.final))
+    return info

@@ -256,10 +256,25 @@ class Link:
             if is_final(text):
                 return parse(lines)
 
-    def wait_ready(self, timeout=10.0, probe="help"):
+    def drain(self, quiet_s=0.3, limit_s=3.0):
+        """Read and drop input until the board has been quiet for quiet_s (at most limit_s).
+
+        After a request timed out its late reply may still come; without this
+        it would be taken for the next request's reply.
+        """
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            try:
+                self.readline(quiet_s)
+            except LinkError:
+                break
+        self.discard_input()
+
+    def wait_ready(self, timeout=10.0, probe="help", probe_timeout=2.0):
         """Wait until the board answers probe with "ok" (after a reset); returns that Reply.
 
-        Retries the probe every second, so a board still booting is not an error.
+        A board still booting is not an error: the probe is repeated, and late
+        answers to earlier probes are drained so the next request gets its own reply.
         """
         deadline = time.monotonic() + timeout
         last = None
@@ -269,12 +284,15 @@ class Link:
                 raise LinkError("board on %s did not answer %r with ok within %.0f s%s" % (
                     self.port, probe, timeout, "; last: %s" % last if last else ""))
             try:
-                self.discard_input()
-                reply = self.request(probe, timeout=min(1.0, left))
+                reply = self.request(probe, timeout=min(probe_timeout, left))
                 if reply.ok:
+                    if last is not None:
+                        self.drain()
                     return reply
                 last = reply.final
             except LinkError as e:
                 last = str(e)
                 if self._serial is None:
                     time.sleep(0.2)
+                    continue
+            self.drain()

@@ -4,7 +4,7 @@ import argparse
 import sys
 
 from armctl import cli
-from armctl.deploy import DeployError, deploy
+from armctl.deploy import BoardNotRunning, DeployError, deploy
 from armctl.link import DEFAULT_BAUD, LinkError
 from armfw import board as boardlib
 
@@ -18,10 +18,13 @@ examples:
 
 Copies firmware/main.py, firmware/armfw/*.py (compiled to .mpy with --mpy)
 and the board file (as board.json), removes stale armfw modules, keeps the
-board's calibration.json, soft-resets the board and waits until it answers
-`help` with ok. Close any terminal on the port first.
-Exit status: 0 deployed and answering, 2 bad board file or firmware that
-does not compile, 3 no link (port missing or busy, board silent after reset).
+board's calibration.json, soft-resets the board, waits until it answers
+`help` with ok and checks `info` names the deployed board. Close any
+terminal on the port first.
+Exit status: 0 deployed and running the board file, 1 the board restarted
+but cannot run it (e.g. no PCA9685 answers: BAD_BOARD), 2 bad board file or
+firmware that does not compile, 3 no link (port missing or busy, board
+silent after reset).
 """
 
 
@@ -49,4 +52,7 @@ def run(args):
     except DeployError as e:
         print("armctl deploy: %s" % e, file=sys.stderr)
         return cli.EXIT_USAGE
+    except BoardNotRunning as e:
+        print("armctl deploy: %s" % e, file=sys.stderr)
+        return cli.EXIT_REFUSED
     return cli.EXIT_OK
