@@ -8,7 +8,9 @@ machine.PWM pins, or the simulated driver). What reaches the hardware is
 decoded back to microseconds (PCA9685 counts times the count length the
 programmed prescale gives; PWM duty_ns / duty_u16) and checked against the
 joint's window. Expected pulses come from the board JSON and the linear
-formula, worked here, not from the servo map.
+formula, worked here, not from the servo map. An angle up to LIMIT_EPS past a
+limit counts as inside (the solver's float tolerance); on the committed
+boards that still maps into the window.
 
 The PCA9685 quantises a pulse to its count, 4.88 us at 50 Hz: a pulse at a
 window edge decodes to within half a count of it. The check there is that
