@@ -250,3 +250,70 @@ def test_quitting_writes_nothing(micropython, tmp_path):
         assert calibrate_command.run(args, keys=Quitter(), out=io.StringIO()) == cli.EXIT_REFUSED
         assert not (sim.flash_dir / "calibration.json").exists()
         assert not (tmp_path / "cal.json").exists()
+
+
+def test_calibrating_one_joint_keeps_the_others_calibration(micropython, tmp_path):
+    earlier = {"joints": [{"offset_deg": 0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500}
+                          for _ in range(5)]}
+    earlier["joints"][1] = {"offset_deg": 5.0, "sign": 1, "us_per_rad": 400.0, "center_us": 1500}
+    cal_path = tmp_path / "earlier.json"
+    cal_path.write_text(json.dumps(earlier))
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, calibration=cal_path) as sim:
+        person = Person(sim, true_board())
+        args = argparse.Namespace(port=sim.port, board=str(BOARDS / "sim_arm5.json"), joints=[3],
+                                  poses=[0.0, 90.0], measure=False, save=str(tmp_path / "cal.json"),
+                                  baud=115200)
+        out = io.StringIO()
+        assert calibrate_command.run(args, keys=person, lines=person.measure, out=out) == cli.EXIT_OK, \
+            out.getvalue()
+        on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
+    assert on_flash["joints"][1] == earlier["joints"][1]
+    assert on_flash["joints"][2]["sign"] == -1
+    assert on_flash["joints"][3] == earlier["joints"][3]
+
+
+def test_keyboard_on_a_terminal(micropython, tmp_path):
+    """`armctl calibrate` on a real terminal: single keys without Enter, arrow keys."""
+    import os
+    import subprocess
+    import sys
+    with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
+        master, slave = os.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "calibrate", "--port", sim.port,
+                                 "--board", str(BOARDS / "sim_arm5.json"), "--joints", "5",
+                                 "--save", str(tmp_path / "cal.json")],
+                                stdin=slave, stdout=slave, stderr=slave)
+        os.close(slave)
+        seen = b""
+
+        def wait_for(text):
+            nonlocal seen
+            while text not in seen:
+                seen += os.read(master, 4096)
+
+        try:
+            wait_for(b"to +0 deg")
+            os.write(master, b"\r")                          # record the start pulse at 0 deg
+            wait_for(b"to +90 deg")
+            os.write(master, b"\x1b[C")                      # right arrow: +10 us
+            wait_for(b"wrist_roll 2177 us")
+            os.write(master, b"\x1b[B")                      # down arrow: -1 us
+            wait_for(b"wrist_roll 2176 us")
+            os.write(master, b"D")                           # back to the board's own pulse
+            wait_for(b"wrist_roll 2177 us")
+            os.write(master, b"a")
+            wait_for(b"wrist_roll 2167 us")
+            os.write(master, b"\r")
+            assert proc.wait(timeout=30) == cli.EXIT_OK
+            try:
+                while True:
+                    seen += os.read(master, 4096)
+            except OSError:
+                pass
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            os.close(master)
+        assert b"the board's values give every recorded pulse; kept" in seen
+        saved = json.loads((sim.flash_dir / "calibration.json").read_text())
+    assert saved["joints"][4] == {"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500}

@@ -35,6 +35,7 @@ RAD = math.pi / 180.0
 
 # Keyboard jog steps in microseconds; shown on screen by jog_help().
 JOG_KEYS = {"a": -10, "d": 10, "A": -1, "D": 1, "z": -100, "c": 100}
+ARROWS = {"[D": "a", "[C": "d", "[B": "A", "[A": "D"}
 RECORD_KEYS = ("\r", "\n")
 QUIT_KEYS = ("q", "\x03", "\x04", "")
 
@@ -69,7 +70,8 @@ class CalibrationAborted(Exception):
 
 
 def jog_help():
-    return ("keys: a/d -/+10 us   A/D -/+1 us   z/c -/+100 us   Enter record   q quit (nothing saved)")
+    return ("keys: a/d or left/right -/+10 us   A/D or down/up -/+1 us   z/c -/+100 us   "
+            "Enter record   q quit (nothing saved)")
 
 
 class Task:
@@ -99,7 +101,10 @@ class TerminalKeys:
         termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved)
 
     def read(self, task):
-        return sys.stdin.read(1)
+        key = sys.stdin.read(1)
+        if key == "\x1b":  # an arrow key: ESC [ A..D; left/right step 10 us, down/up 1 us
+            return ARROWS.get(sys.stdin.read(2), "?")
+        return key
 
 
 def fit_servo(poses_rad, pulses_us, center_us):
@@ -184,16 +189,28 @@ def fit_lengths(arm, poses_rad, measured_mm):
     }
 
 
-def calibration_file(board, servo_fits):
-    """The board's calibration.json content: the four calibrated fields per joint."""
+def board_values(servos, j, poses_rad=(), pulses_us=()):
+    """Joint j's servo map as the board has it, in fit_servo's form (residuals against it)."""
+    exact = [servos.center_us[j] + (servos.offsets[j] + servos.signs[j] * q) * servos.us_per_rad[j]
+             for q in poses_rad]
+    return {"sign": servos.signs[j], "us_per_rad": servos.us_per_rad[j],
+            "offset_deg": round(servos.offsets[j] / RAD, 3), "center_us": servos.center_us[j],
+            "residual_us": [round(us - e, 3) for us, e in zip(pulses_us, exact)]}
+
+
+def calibration_file(board, servo_fits, previous=None):
+    """The board's calibration.json content: the four calibrated fields per joint.
+
+    A joint not in servo_fits keeps its entry of previous (the calibration
+    the board had), or else the board file's values.
+    """
+    old = previous.get("joints") if isinstance(previous, dict) else None
+    if not isinstance(old, list) or len(old) != board.servos.n:
+        old = None
     joints = []
     for j in range(board.servos.n):
-        fit = servo_fits.get(j)
-        if fit is None:  # a skipped joint keeps the board's values
-            fit = {"sign": board.servos.signs[j], "us_per_rad": board.servos.us_per_rad[j],
-                   "offset_deg": round(board.servos.offsets[j] / RAD, 3),
-                   "center_us": board.servos.center_us[j]}
-        joints.append({key: fit[key] for key in boardlib.CALIBRATED})
+        fit = servo_fits.get(j) or (old and old[j]) or board_values(board.servos, j)
+        joints.append({key: fit[key] for key in boardlib.CALIBRATED if key in fit})
     return {"joints": joints}
 
 
@@ -280,7 +297,14 @@ class Session:
                 task = Task(j, name, servos.channels[j], deg, start)
                 self.say(" jog %s to %+g deg (now %d us), then press Enter" % (name, deg, start))
                 pulses.append(self.jog(task))
-            fits[j] = fit_servo([d * RAD for d in poses_deg], pulses, servos.center_us[j])
+            poses_rad = [d * RAD for d in poses_deg]
+            if all(servos.pulse(j, q) == us for q, us in zip(poses_rad, pulses)):
+                # Whole-microsecond pulses cannot tell a fit from the board's
+                # values here; a fit a rounding away could break the limit check.
+                fits[j] = board_values(servos, j, poses_rad, pulses)
+                self.say(" %s: the board's values give every recorded pulse; kept" % name)
+                continue
+            fits[j] = fit_servo(poses_rad, pulses, servos.center_us[j])
             f = fits[j]
             self.say(" fit %s: offset %+.3f deg, sign %+d, %.3f us/rad (board: %+.3f deg, %+d, %.3f)" % (
                 name, f["offset_deg"], f["sign"], f["us_per_rad"],
@@ -337,6 +361,20 @@ RENAME_SCRIPT = ("import os\n"
                  "try:\n os.rename('calibration.json.tmp','calibration.json')\n"
                  "except OSError:\n os.remove('calibration.json')\n"
                  " os.rename('calibration.json.tmp','calibration.json')\n")
+
+
+READ_SCRIPT = ("try:\n print(open('calibration.json').read())\n"
+               "except OSError:\n print('{}')\n")
+
+
+def read_from_board(port):
+    """The board's calibration.json as a dict ({} when it has none). Leaves the board in its REPL."""
+    from armctl.deploy import mpremote
+    text = "\n".join(mpremote(port, [["exec", READ_SCRIPT]]))
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
 
 
 def write_to_board(port, calibration, baud=115200, out=sys.stdout):

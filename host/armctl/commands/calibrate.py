@@ -5,6 +5,7 @@ import sys
 
 from armctl import calibrate as cal
 from armctl import cli
+from armctl.deploy import restart
 from armctl.link import DEFAULT_BAUD, Link, LinkError
 from armfw import board as boardlib
 
@@ -14,7 +15,8 @@ HELP = "Guided servo calibration: jog each joint to known poses with the keyboar
 EPILOG = """\
 For each joint the servo is jogged with raw `servo CH US` commands while you
 press keys (no Enter needed):
-  a / d   -/+ 10 us      A / D   -/+ 1 us      z / c   -/+ 100 us
+  a / d  (left / right)  -/+ 10 us      A / D  (down / up)  -/+ 1 us
+  z / c   -/+ 100 us
   Enter   the joint is at the asked pose: record   q   quit, nothing saved
 Poses are joint angles in the math frame (default 0 and +90 deg; the screen
 says what each looks like). Per joint the recorded pulses fit offset, sign
@@ -25,7 +27,8 @@ and after tell a length (model) error from play or a bad servo fit.
 
 Written to the board as calibration.json (via calibration.json.tmp and a
 rename, so a power cut keeps the old file), then the board restarts; and to
-the host file --save (with the fit report).
+the host file --save (with the fit report). With --joints, the other joints
+keep the calibration the board already has.
 Exit status: 0 saved, 1 abandoned (q) or the fit would break a joint limit's
 pulse window (nothing written), 2 bad board file or options, 3 no link.
 """
@@ -76,6 +79,11 @@ def run(args, keys=None, lines=input, out=sys.stdout):
                 return cli.EXIT_USAGE
     save = args.save or "calibration-%s.json" % board.name
     try:
+        previous = None
+        if len(joints) < board.arm.n:
+            # The joints not calibrated now keep what the board has.
+            previous = cal.read_from_board(args.port)
+            restart(args.port, args.baud)
         with Link(args.port, args.baud) as link:
             session = cal.Session(link, board, keys, lines, out)
             if keys is None:
@@ -83,7 +91,7 @@ def run(args, keys=None, lines=input, out=sys.stdout):
                     fits = session.calibrate_servos(joints, args.poses)
             else:
                 fits = session.calibrate_servos(joints, args.poses)
-        calibration = cal.calibration_file(board, fits)
+        calibration = cal.calibration_file(board, fits, previous)
         try:
             calibrated = cal.check_calibration(args.board, calibration)
         except boardlib.BoardError as e:
