@@ -1,0 +1,340 @@
+"""The kinematics core: hand-calculated cases, branch choice, hypothesis properties.
+
+Expected numbers are worked out in the comments (or, for the properties, by
+the numpy forward kinematics of tests/derive_vectors.py), never taken from the
+solver's own output.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+from conftest import BOARDS
+
+import derive_vectors as derive
+from armfw import board, kinematics, status, twolink
+from armfw.kinematics import DOWN, MIN_MOTION, PREFER_DOWN, PREFER_UP, UP
+
+PLANAR = board.load(str(BOARDS / "sim_planar.json")).arm
+ARM5 = board.load(str(BOARDS / "sim_arm5.json")).arm
+G_PLANAR = derive.Geometry("sim_planar.json")
+G_ARM5 = derive.Geometry("sim_arm5.json")
+D = math.radians
+
+
+def solve(arm, target, rule=PREFER_UP, current=None):
+    out = [0.0] * arm.n
+    s = arm.ik(target, out, current, rule)
+    return s, [math.degrees(a) for a in out]
+
+
+def arm5_target(q):
+    """(x, y, z, pitch rad in the plane facing the target) of joints q (rad), by numpy FK."""
+    tip, tool = derive.fk_arm5(G_ARM5, np.asarray(q, float))
+    yaw = math.atan2(tip[1], tip[0])
+    return [float(tip[0]), float(tip[1]), float(tip[2]),
+            math.atan2(tool[0] * math.cos(yaw) + tool[1] * math.sin(yaw), tool[2])]
+
+
+def arm5_misses(target, q, current=None):
+    """(mm, rad) by which numpy FK of q (rad) misses target; pitch as a tool direction."""
+    tip, tool = derive.fk_arm5(G_ARM5, np.asarray(q, float))
+    yaw = derive.facing_yaw(target, current)
+    want = derive.tool_direction(target[0], target[1], target[3], yaw)
+    return (float(np.linalg.norm(tip - np.array(target[:3]))),
+            2 * math.asin(min(1.0, float(np.linalg.norm(tool - want)) / 2)))
+
+
+def planar_misses(target, q):
+    return float(np.hypot(*(derive.fk_planar(G_PLANAR, np.asarray(q, float)) - np.array(target))))
+
+
+# --- hand-calculated --------------------------------------------------------
+
+def test_planar_right_angle_both_branches():
+    # t1 = 0, t2 = +90: (100 + 80 cos 90, 80 sin 90) = (100, 80); t2 > 0 is "down".
+    s, q = solve(PLANAR, [100.0, 80.0], PREFER_DOWN)
+    assert s == status.OK and PLANAR.elbow == DOWN
+    assert q == pytest.approx([0.0, 90.0], abs=1e-9)
+    # Up mirrors it about the line to (100, 80): t1 = 2 atan(80/100) = 2 * 38.659808 = 77.319617.
+    s, q = solve(PLANAR, [100.0, 80.0], PREFER_UP)
+    assert s == status.OK and PLANAR.elbow == UP
+    assert q == pytest.approx([77.319617, -90.0], abs=1e-6)
+
+
+def test_planar_law_of_cosines_zero():
+    # r^2 = L1^2 + L2^2 = 16400: c2 = 0, t2 = -90 (up), t1 = atan2(80, 100) = 38.659808.
+    s, q = solve(PLANAR, [math.sqrt(16400.0), 0.0], PREFER_UP)
+    assert s == status.OK
+    assert q == pytest.approx([38.659808, -90.0], abs=1e-6)
+
+
+def test_planar_all_four_quadrants():
+    # Q1 (80, 100): up t = (90, -90): (100 cos 90 + 80 cos 0, 100 sin 90 + 80 sin 0) = (80, 100).
+    # Q2 (-100, 80): the same arm turned by 90 deg: up t = (180, -90), 180 fits -10..190.
+    # Q3 (-100, -80): down t = (180, 90): (-100 + 80 cos 270, 80 sin 270) = (-100, -80); up would
+    #    need t1 = 180 + 2 atan(0.8) = 257.3, outside -10..190: rule up falls back to down.
+    # Q4 (100, -80): up t = (0, -90): (100 + 80 cos(-90), 80 sin(-90)) = (100, -80).
+    for target, want, elbow in (([80.0, 100.0], [90.0, -90.0], UP), ([-100.0, 80.0], [180.0, -90.0], UP),
+                                ([-100.0, -80.0], [180.0, 90.0], DOWN), ([100.0, -80.0], [0.0, -90.0], UP)):
+        s, q = solve(PLANAR, target, PREFER_UP)
+        assert s == status.OK and PLANAR.elbow == elbow, target
+        assert q == pytest.approx(want, abs=1e-6), target
+
+
+def test_planar_boundaries():
+    assert solve(PLANAR, [180.0, 0.0])[0] == status.SINGULAR            # stretched: t = (0, 0)
+    assert solve(PLANAR, [180.0, 0.0])[1] == pytest.approx([0.0, 0.0], abs=1e-9)
+    assert solve(PLANAR, [-180.0, 0.0])[1] == pytest.approx([180.0, 0.0], abs=1e-9)
+    assert solve(PLANAR, [0.0, -180.0])[0] == status.JOINT_LIMIT        # needs t1 = -90
+    assert solve(PLANAR, [180.001, 0.0])[0] == status.TOO_FAR           # 1e-3 > margin 1.8e-4
+    assert solve(PLANAR, [180.0001, 0.0])[0] == status.SINGULAR         # inside the margin
+    assert solve(PLANAR, [19.99, 0.0])[0] == status.TOO_CLOSE
+    assert solve(PLANAR, [0.0, 0.0])[0] == status.TOO_CLOSE
+    assert solve(PLANAR, [20.0, 0.0])[0] == status.JOINT_LIMIT          # folded, |t2| = 180 > 160
+
+
+def test_spec_worked_example():
+    """SPEC: tip (157.3, 0, 342.4) mm, pitch 90: up q2=-50.024 q3=105.019 q4=35.004 (course-rounded)."""
+    target = [157.3, 0.0, 342.4, D(90.0)]
+    s, q = solve(ARM5, target, PREFER_UP)
+    assert s == status.OK and ARM5.elbow == UP
+    assert q[1:4] == pytest.approx([-50.024, 105.019, 35.004], abs=0.02)
+    assert max(arm5_misses(target, np.radians(q))) < 1e-9
+    assert max(ARM5.fk_error(target, np.radians(q))) < 1e-9
+    # The down branch (q4 = 140.024) breaks the 135 limit: "down" falls back to up.
+    s, q_down = solve(ARM5, target, PREFER_DOWN)
+    assert s == status.OK and ARM5.elbow == UP and q_down == q
+
+
+def test_arm5_hand_right_angles():
+    # q = (0, 90, -90, 0): elbow at (126.14, 189), forearm straight up to (126.14, 315.14),
+    # tool straight up: tip (126.14, 0, 189 + 126.14 + 150.6) = (126.14, 0, 465.74), pitch 0.
+    # The up branch mirrors it: q = (0, 0, 90, -90) (elbow at (0, 315.14), forearm horizontal).
+    target = [126.14, 0.0, 465.74, 0.0]
+    assert solve(ARM5, target, PREFER_DOWN) == (status.OK, pytest.approx([0.0, 90.0, -90.0, 0.0, 0.0], abs=1e-9))
+    assert solve(ARM5, target, PREFER_UP) == (status.OK, pytest.approx([0.0, 0.0, 90.0, -90.0, 0.0], abs=1e-9))
+    # Behind the base, (-126.14, 0, 465.74): yaw 180 is forbidden, so the base stays at 0 and
+    # leans back: up keeps the elbow above, (0, 0, -90, 90); down is (0, -90, 90, 0).
+    behind = [-126.14, 0.0, 465.74, 0.0]
+    assert solve(ARM5, behind, PREFER_UP) == (status.OK, pytest.approx([0.0, 0.0, -90.0, 90.0, 0.0], abs=1e-9))
+    assert ARM5.elbow == UP
+    assert solve(ARM5, behind, PREFER_DOWN) == (status.OK, pytest.approx([0.0, -90.0, 90.0, 0.0, 0.0], abs=1e-9))
+    # Stretched: straight up (SINGULAR, all zero), straight out at J2 height (q2 = 90).
+    assert solve(ARM5, [0.0, 0.0, 189.0 + 252.28 + 150.6, 0.0]) == (status.SINGULAR, [0.0] * 5)
+    assert solve(ARM5, [252.28 + 150.6, 0.0, 189.0, D(90.0)]) == \
+        (status.SINGULAR, pytest.approx([0.0, 90.0, 0.0, 0.0, 0.0], abs=1e-6))
+    assert solve(ARM5, [252.3 + 150.6, 0.0, 189.0, D(90.0)])[0] == status.TOO_FAR
+
+
+@pytest.mark.parametrize("arm, good", [(PLANAR, [100.0, 80.0]), (ARM5, [157.3, 0.0, 342.4, D(90.0)])])
+def test_bad_input_never_crashes_and_leaves_out_alone(arm, good):
+    n = len(good)
+    for bad in ([math.nan] + good[1:], good[:-1] + [math.inf], [-math.inf] + good[1:], ["abc"] + good[1:],
+                [None] + good[1:], good[:-1], good + [1.0], None, 5.0, "ab", {}):
+        out = [7.0] * arm.n
+        assert arm.ik(bad, out) == status.BAD_INPUT, bad
+        assert out == [7.0] * arm.n
+    for current in ([math.nan] * arm.n, [0.0] * (arm.n - 1), "xy", 3.0):
+        out = [7.0] * arm.n
+        assert arm.ik(good, out, current) == status.BAD_INPUT
+        assert out == [7.0] * arm.n
+    assert n == len(arm.targets)
+
+
+def test_failing_status_leaves_out_alone():
+    for arm, target in ((PLANAR, [0.0, -180.0]), (PLANAR, [500.0, 0.0]), (PLANAR, [5.0, 0.0]),
+                        (ARM5, [39.0, 0.0, 300.0, D(60.0)]), (ARM5, [900.0, 0.0, 0.0, 0.0])):
+        out = [7.0] * arm.n
+        assert not status.solved(arm.ik(target, out))
+        assert out == [7.0] * arm.n
+
+
+def test_large_pitch_loses_no_accuracy():
+    """Found by these tests: pitch 1e12 rad came back OK with a 4.5e-5 rad tool error."""
+    checked = 0
+    for big in (1e12, -3e9, 1e6):
+        # The first whole radian past `big` whose direction is 60..120 deg from vertical.
+        pitch = next(big + k for k in range(20) if 60 < math.degrees(math.acos(math.cos(big + k))) < 120)
+        reduced = math.atan2(math.sin(pitch), math.cos(pitch))     # libm reduces huge angles exactly
+        target = [157.3, 0.0, 342.4, pitch]
+        s, q = solve(ARM5, target)
+        assert (s, q) == (solve(ARM5, target[:3] + [reduced])[0], pytest.approx(
+            solve(ARM5, target[:3] + [reduced])[1], abs=1e-9))
+        if status.solved(s):
+            mm, rad = arm5_misses(target, np.radians(q))
+            assert mm < 1e-6 and rad < 1e-9, (pitch, mm, rad)
+            checked += 1
+    assert checked >= 2
+
+
+def test_status_and_rule_names():
+    assert [status.code(n) for n in status.NAMES] == list(range(6))
+    assert status.name(status.JOINT_LIMIT) == "JOINT_LIMIT"
+    assert [status.solved(c) for c in range(6)] == [True, True, False, False, False, False]
+    assert [kinematics.rule_code(r) for r in ("min", "up", "down")] == [MIN_MOTION, PREFER_UP, PREFER_DOWN]
+    with pytest.raises(ValueError):
+        kinematics.rule_code("sideways")
+
+
+def test_twolink_solve_and_forward_agree():
+    out = [0.0, 0.0]
+    assert twolink.solve(100.0, 80.0, 100.0, 80.0, 1, out) == status.OK
+    assert [math.degrees(a) for a in out] == pytest.approx([0.0, 90.0], abs=1e-9)
+    assert twolink.forward(100.0, 80.0, out[0], out[1], [0.0, 0.0]) == pytest.approx([100.0, 80.0], abs=1e-9)
+    assert twolink.finite(1, 2.5) and not twolink.finite(1, math.nan) and not twolink.finite("1")
+
+
+# --- branch choice -----------------------------------------------------------
+
+def follow(arm, points, first_rule):
+    """Solve a path: the first point by first_rule, then minimum motion from the last answer.
+
+    Both branches stay valid all along (checked by the independent derivation),
+    so a change of branch would be a silent flip. Returns the biggest joint step.
+    """
+    geom = G_PLANAR if arm.kind == "planar" else G_ARM5
+    for p in points:
+        assert candidates_valid(geom, p) == {"up": True, "down": True}, p
+    out = [0.0] * arm.n
+    assert status.solved(arm.ik(points[0], out, None, first_rule))
+    elbow = arm.elbow
+    last = list(out)
+    biggest = 0.0
+    for p in points[1:]:
+        s = arm.ik(p, out, last, MIN_MOTION)
+        assert status.solved(s), p
+        assert arm.elbow == elbow, ("branch flipped at", p)
+        biggest = max(biggest, max(abs(a - b) for a, b in zip(out, last)))
+        last = list(out)
+    return biggest
+
+
+@pytest.mark.parametrize("rule", [PREFER_UP, PREFER_DOWN])
+def test_min_motion_never_flips_along_a_smooth_path(rule):
+    # Planar: an arc at r = 120 from 40 to 140 deg. c2 = (14400-16400)/16000 = -0.125, |t2| = 97.2,
+    # t1 = theta -/+ 45.6: from -5.6 to 185.6, inside -10..190 on both branches all the way.
+    arc = [[120 * math.cos(D(a)), 120 * math.sin(D(a))] for a in np.linspace(40.0, 140.0, 400)]
+    assert follow(PLANAR, arc, rule) < D(1.0)
+    line = [[x, 100.0] for x in np.linspace(100.0, -60.0, 320)]     # 0.5 mm steps
+    assert follow(PLANAR, line, rule) < D(2.0)
+    # Arm5: tool horizontal, tip sliding sideways at x = 250, z = 300 (both branches valid).
+    side = [[250.0, y, 300.0, D(90.0)] for y in np.linspace(-100.0, 100.0, 400)]
+    assert follow(ARM5, side, rule) < D(1.0)
+
+
+def candidates_valid(geom, target, current=None):
+    """{label: valid?} by the independent derivation (either yaw choice counts)."""
+    found = derive.candidates(geom, target, current)
+    valid = {"up": False, "down": False}
+    for c in found:
+        if None not in [derive.fit(a, geom.lo[i], geom.hi[i]) for i, a in enumerate(c["q"])]:
+            valid[c["label"]] = True
+    return valid
+
+
+def test_prefer_falls_back_only_when_its_branch_is_invalid():
+    seen = set()
+    for x in np.linspace(-170.0, 170.0, 35):
+        for y in np.linspace(-170.0, 170.0, 35):
+            r = math.hypot(x, y)
+            if not 40.0 < r < 175.0:
+                continue
+            valid = candidates_valid(G_PLANAR, [x, y])
+            for rule, mine, other in ((PREFER_UP, "up", "down"), (PREFER_DOWN, "down", "up")):
+                s, q = solve(PLANAR, [x, y], rule)
+                if valid[mine]:
+                    assert status.solved(s) and PLANAR.elbow == (UP if mine == "up" else DOWN)
+                    seen.add("own")
+                elif valid[other]:
+                    assert status.solved(s) and PLANAR.elbow == (UP if other == "up" else DOWN)
+                    seen.add("fallback")
+                else:
+                    assert s == status.JOINT_LIMIT
+                    seen.add("none")
+    assert seen == {"own", "fallback", "none"}
+
+
+def test_min_motion_never_takes_a_forbidden_branch():
+    # (150 at 185 deg): c2 = (22500-16400)/16000 = 0.38125, |t2| = 67.59, atan2(80 sin t2,
+    # 100 + 80 c2) = 29.54: up needs t1 = 185 + 29.54 = 214.54 > 190; down t1 = 155.46 fits.
+    # A current pose right at the forbidden up pose still gets the valid down answer.
+    target = [150 * math.cos(D(185)), 150 * math.sin(D(185))]
+    assert candidates_valid(G_PLANAR, target) == {"up": False, "down": True}
+    s, q = solve(PLANAR, target, MIN_MOTION, [D(214.54), D(-67.59)])
+    assert s == status.OK and PLANAR.elbow == DOWN
+    assert q == pytest.approx([155.46, 67.59], abs=0.01)
+    # The SPEC target from its forbidden down pose: up.
+    s, q = solve(ARM5, [157.3, 0.0, 342.4, D(90.0)], MIN_MOTION, [0.0, D(55.0), D(-105.0), D(140.0), 0.0])
+    assert s == status.OK and ARM5.elbow == UP
+
+
+def test_min_motion_picks_the_nearer_branch():
+    target = [120.0, 60.0]
+    for current, want in (([D(60.0), D(-100.0)], UP), ([D(0.0), D(100.0)], DOWN)):
+        s, _ = solve(PLANAR, target, MIN_MOTION, current)
+        assert s == status.OK and PLANAR.elbow == want
+
+
+# --- properties ----------------------------------------------------------------
+
+angle = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(t1=st.floats(-10.0, 190.0), t2=st.floats(-160.0, 160.0))
+def test_planar_round_trip_from_joints(t1, t2):
+    q = np.radians([t1, t2])
+    target = [float(v) for v in derive.fk_planar(G_PLANAR, q)]
+    s, got = solve(PLANAR, target, PREFER_UP)
+    assert status.solved(s)
+    assert planar_misses(target, np.radians(got)) < 1e-6
+    assert PLANAR.within_limits(np.radians(got))
+    if abs(math.sin(q[1])) > 1e-3:
+        s, got = solve(PLANAR, target, MIN_MOTION, list(q))
+        assert got == pytest.approx([t1, t2], abs=1e-6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(q=st.lists(st.floats(-135.0, 135.0), min_size=4, max_size=4), roll=st.floats(-135.0, 135.0))
+def test_arm5_round_trip_from_joints(q, roll):
+    qr = np.radians(q + [roll])
+    target = arm5_target(qr)
+    assume(math.hypot(target[0], target[1]) > 1.0)
+    s, got = solve(ARM5, target, PREFER_UP)
+    assert status.solved(s)
+    mm, rad = arm5_misses(target, np.radians(got))
+    assert mm < 1e-6 and rad < 1e-9
+    assert ARM5.within_limits(np.radians(got))
+    if abs(math.sin(qr[2])) > 1e-3:
+        s, got = solve(ARM5, target, MIN_MOTION, list(qr))
+        assert got == pytest.approx(q + [roll], abs=1e-6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(target=st.tuples(st.floats(-300, 300), st.floats(-300, 300), st.floats(-200, 700), st.floats(-7, 7)),
+       current=st.none() | st.lists(st.floats(-4, 4), min_size=5, max_size=5),
+       rule=st.sampled_from([MIN_MOTION, PREFER_UP, PREFER_DOWN]))
+def test_arm5_any_target_is_honest(target, current, rule):
+    out = [7.0] * 5
+    s = ARM5.ik(list(target), out, current, rule)
+    if status.solved(s):
+        assert ARM5.within_limits(out)
+        mm, rad = arm5_misses(list(target), out, current)
+        assert mm < 1e-3 and rad < 1e-6
+    else:
+        assert s in (status.TOO_FAR, status.JOINT_LIMIT) and out == [7.0] * 5
+
+
+@settings(max_examples=300, deadline=None)
+@given(x=angle, y=angle, current=st.none() | st.lists(st.floats(-7, 7), min_size=2, max_size=2))
+def test_planar_any_finite_target_is_honest(x, y, current):
+    out = [7.0, 7.0]
+    s = PLANAR.ik([x, y], out, current, MIN_MOTION)
+    assert s != status.BAD_INPUT
+    if status.solved(s):
+        assert PLANAR.within_limits(out) and planar_misses([x, y], out) < 1e-3
+    else:
+        assert out == [7.0, 7.0]
