@@ -314,3 +314,47 @@ def near_threshold(geom, arm, target, q32, q64, st, st64):
 def min_slack(arm, q):
     """How far (rad) the angles q keep inside the limits."""
     return min(min(q[i] - arm.lo[i], arm.hi[i] - q[i]) for i in range(arm.n))
+
+
+def test_float32_wrist_on_the_reach_sphere(single):
+    """Arm5 with emulated float32: wrist exactly on the reach sphere is SINGULAR; 1e-4 outside TOO_FAR."""
+    geom = derive.Geometry("sim_arm5.json")
+    arm = single["arm5"]
+    reach = geom.l1 + geom.l2
+    out = [0.0] * 5
+    for k in (0.0, 1e-4):
+        for phi in np.radians(np.arange(0.0, 134.0, 2.5) + 0.3):
+            for pitch in np.radians([0.0, 60.0, 90.0]):
+                h = reach * (1 + k) * math.sin(phi) + geom.l3 * math.sin(pitch)
+                z = geom.base + reach * (1 + k) * math.cos(phi) + geom.l3 * math.cos(pitch)
+                t = [F32(h * math.cos(0.4)), F32(h * math.sin(0.4)), F32(z), F32(pitch)]
+                st = arm.ik(t, out, None, kinematics.PREFER_UP)
+                if k:
+                    assert st == status.TOO_FAR, t
+                else:
+                    assert st == status.SINGULAR, (t, status.name(st))
+                    assert all(math.isfinite(a) for a in out)
+
+
+def test_vectors_in_float32(single, report):
+    """Every shared vector solved with emulated float32: the same status; angles within float32 error."""
+    import test_vectors
+    runner = test_vectors.load_runner()
+    worst = {"OK": 0.0, "SINGULAR": 0.0}
+    count = 0
+    for name in test_vectors.FILES:
+        doc = test_vectors.load_doc(name)
+        arm = single["planar" if doc["board"] == "sim_planar.json" else "arm5"]
+        for case in doc["cases"]:
+            f32_case = dict(case, target=[F32(v) if isinstance(v, float) else v for v in case["target"]])
+            out = [0.0] * arm.n
+            st = runner.solve(arm, f32_case, out)
+            assert status.name(st) == case["status"], (case["id"], status.name(st))
+            if case["q_deg"] is not None:
+                off = max(abs(math.degrees(a) - b) for a, b in zip(out, case["q_deg"]))
+                worst[case["status"]] = max(worst[case["status"]], off)
+            count += 1
+    assert worst["OK"] < 1e-3, worst
+    report("float32 emulation: %d shared vectors, every status as in double; angles within %.2g deg "
+           "(OK) and %.2g deg (SINGULAR, where an angle goes with the square root of the rounding)"
+           % (count, worst["OK"], worst["SINGULAR"]))

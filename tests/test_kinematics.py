@@ -338,3 +338,20 @@ def test_planar_any_finite_target_is_honest(x, y, current):
         assert PLANAR.within_limits(out) and planar_misses([x, y], out) < 1e-3
     else:
         assert out == [7.0, 7.0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(target=st.lists(angle, min_size=4, max_size=4),
+       current=st.none() | st.lists(angle, min_size=5, max_size=5),
+       rule=st.sampled_from([MIN_MOTION, PREFER_UP, PREFER_DOWN]))
+def test_arm5_any_finite_numbers_never_crash_or_nan(target, current, rule):
+    out = [7.0] * 5
+    s = ARM5.ik(target, out, current, rule)
+    assert s in (status.OK, status.SINGULAR, status.TOO_FAR, status.JOINT_LIMIT)
+    if status.solved(s):
+        assert all(math.isfinite(a) for a in out) and ARM5.within_limits(out)
+        if abs(target[3]) < 1e6:
+            mm, rad = arm5_misses(target, out, current)
+            assert mm < 1e-3 and rad < 1e-6
+    else:
+        assert out == [7.0] * 5
