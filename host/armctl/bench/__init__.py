@@ -1,0 +1,63 @@
+"""`armctl bench`: every speed figure of the product, measured in one run.
+
+Sections (each a module with run(short) -> dict of figures):
+
+- firmware: the firmware's solver under the real MicroPython Unix port,
+  against a textbook solver, heap per solve and per move step, native/viper;
+- numeric: host numerical IK (armctl.numik DLS and CCD) against IKPy;
+- batch: armctl.batch (numpy) against a Python loop over the firmware solver;
+- protocol: the line protocol end to end through the simulator;
+- estimate: the firmware figures scaled to RP2040 and ESP32 boards, clearly
+  an estimate (see armctl.bench.estimate for the derivation).
+
+A section that cannot run (a module another part of the project has not
+delivered, a missing tool) reports "not available: <why>" and the others
+still run. Speed goals live here, printed, never in timed test assertions.
+"""
+
+import platform
+import sys
+import time
+
+SECTIONS = ("firmware", "numeric", "batch", "protocol")
+
+
+def _section(name):
+    if name == "firmware":
+        from armctl.bench import firmware as module
+    elif name == "numeric":
+        from armctl.bench import numeric as module
+    elif name == "batch":
+        from armctl.bench import batch as module
+    else:
+        from armctl.bench import protocol as module
+    return module
+
+
+def run(short=False, sections=SECTIONS, progress=None, numeric_budget_s=None):
+    """Run the sections; returns {"meta": ..., name: figures or "not available: ..."}."""
+    result = {"meta": {"short": short, "python": sys.version.split()[0],
+                       "machine": platform.machine(), "processor": platform.processor() or platform.machine(),
+                       "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}
+    for name in sections:
+        if progress:
+            progress("bench: %s ..." % name)
+        t0 = time.perf_counter()
+        try:
+            module = _section(name)
+            if name == "numeric":
+                figures = module.run(short, budget_s=numeric_budget_s)
+            else:
+                figures = module.run(short)
+        except Exception as e:     # a section must never take the others down
+            figures = "not available: %s: %s" % (type(e).__name__, e)
+        result[name] = figures
+        result["meta"]["%s_s" % name] = round(time.perf_counter() - t0, 2)
+    firmware = result.get("firmware")
+    if isinstance(firmware, dict):
+        from armctl.bench import estimate, targets
+        step_ms = targets.load(targets.ARM5).motion["step_ms"]
+        result["estimate"] = estimate.estimate(firmware, step_ms)
+    elif "firmware" in sections:
+        result["estimate"] = "not available: no firmware figures to scale"
+    return result

@@ -1,0 +1,63 @@
+"""Batch analytic IK: armctl.batch (numpy, all targets at once) against a
+per-target Python loop over the firmware's own solver (armfw), same targets.
+"""
+
+import time
+
+import numpy as np
+
+from armctl import batch
+from armctl.bench import targets as bench_targets
+
+COUNT = 20000
+SHORT_COUNT = 2000
+REPEATS = 3
+
+
+def _best(fn):
+    best = None
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        result = fn()
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    return best, result
+
+
+def _loop(arm, targets, current):
+    n = arm.n
+    status = np.empty(len(targets), dtype=np.int8)
+    q = np.full((len(targets), n), np.nan)
+    out = [0.0] * n
+    ik = arm.ik
+    for i, t in enumerate(targets.tolist()):
+        st = ik(t, out, current)
+        status[i] = st
+        if st <= 1:
+            q[i] = out
+    return status, q
+
+
+def run_arm(board_name, count, seed):
+    board = bench_targets.load(board_name)
+    arm = board.arm
+    targets = bench_targets.mixed(arm, count, seed)
+    current = list(arm.home)
+    t_batch, (st_b, q_b, _) = _best(lambda: batch.ik(arm, targets, current))
+    t_loop, (st_l, q_l) = _best(lambda: _loop(arm, targets, current))
+    both = (st_b <= 1) & (st_l <= 1)
+    return {
+        "targets": count,
+        "batch_per_s": count / t_batch,
+        "loop_per_s": count / t_loop,
+        "speedup": t_loop / t_batch,
+        "status_mismatches": int(np.sum(st_b != st_l)),
+        "max_angle_diff_rad": float(np.max(np.abs(q_b[both] - q_l[both]))) if np.any(both) else 0.0,
+        "solved_fraction": float(np.mean(st_l <= 1)),
+    }
+
+
+def run(short=False):
+    count = SHORT_COUNT if short else COUNT
+    return {"planar": run_arm(bench_targets.PLANAR, count, 11),
+            "arm5": run_arm(bench_targets.ARM5, count, 12)}

@@ -1,0 +1,33 @@
+"""Firmware figures: tests/mp/bench_solver.py under the real MicroPython Unix port.
+
+The script does all the measuring inside one MicroPython process (see its
+docstring); this module runs it with a board-sized heap and returns its JSON.
+"""
+
+import json
+import subprocess
+
+from armctl import ROOT, upy
+
+SCRIPT = ROOT / "tests" / "mp" / "bench_solver.py"
+
+# A heap near a Raspberry Pi Pico's (about 190 KB free for Python): on the
+# Unix port the cost of each float allocation grows with the heap size.
+HEAP = "384k"
+
+SOLVES = 10000
+SHORT_SOLVES = 1000
+
+
+def run(short=False):
+    """Run the script; returns its figures plus the command line, or raises RuntimeError."""
+    solves = SHORT_SOLVES if short else SOLVES
+    cmd = [upy.command(), "-X", "heapsize=" + HEAP, str(SCRIPT), str(ROOT), str(solves)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=upy.env())
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError("%s failed (exit %d): %s" % (SCRIPT.name, proc.returncode,
+                                                        (proc.stderr or proc.stdout).strip()[-800:]))
+    figures = json.loads(lines[-1])
+    figures["command"] = "micropython -X heapsize=%s tests/mp/%s ROOT %d" % (HEAP, SCRIPT.name, solves)
+    return figures

@@ -1,0 +1,159 @@
+"""The benchmark's figures as a plain-text table (the JSON holds every figure)."""
+
+
+def _rate(v):
+    return "%s/s" % _num(v)
+
+
+def _num(v):
+    if v >= 100:
+        return "{:,.0f}".format(v)
+    if v >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
+
+
+def _pct(v):
+    return "%.1f%%" % (100.0 * v)
+
+
+def _unavailable(lines, title, value):
+    lines.append("%s: %s" % (title, value))
+    lines.append("")
+
+
+def firmware_lines(fw):
+    port = fw["port"]
+    lines = ["Firmware solver under the MicroPython %s Unix port (float%d, %d-byte GC blocks, heap %d KB)"
+             % (port["version"], port["float_bits"], port["gc_block_bytes"], fw["heap_total_bytes"] // 1024),
+             "  %-34s %12s %12s %7s %15s" % ("", "safe", "textbook", "ratio", "heap B/solve")]
+    rows = (("two-link core, one branch", "twolink"),
+            ("planar arm ik (2 candidates)", "planar"),
+            ("5-joint ik + servo map (4 cand.)", "arm5"))
+    for label, key in rows:
+        s = fw[key]
+        lines.append("  %-34s %12s %12s %7.2f %7d / %-6d" % (
+            label, _rate(s["safe_per_s"]), _rate(s["textbook_per_s"]), s["cost_ratio"],
+            s["safe_heap_bytes"], s["textbook_heap_bytes"]))
+    lines.append("  (ratio = safe time per solve / textbook time per solve; 5-joint ik alone: %s)"
+                 % _rate(fw["arm5"]["ik_only_per_s"]))
+    for key, label in (("planar", "planar"), ("arm5", "5-joint")):
+        t = fw[key]["textbook_answers"]
+        s = fw[key]["safe_answers"]
+        lines.append("  %s, %d reachable targets: textbook wrong %s (FK misses %d, outside limits %d, "
+                     "raised %d); safe solver wrong %d" % (
+                         label, t["n"], _pct(t["bad_fraction"]), t["fk_wrong"], t["outside_limits"],
+                         t["raised"], s["fk_wrong"] + s["outside_limits"] + s["raised"]))
+    step = fw["move_step"]
+    if "move_step_heap_bytes" in step:
+        lines.append("  move step (%s): servo map %d B, driver write %d B, both %d B per step; %s"
+                     % (step["driver"], step["servo_map_heap_bytes"], step["driver_write_heap_bytes"],
+                        step["move_step_heap_bytes"], _rate(step["move_step_per_s"])))
+    else:
+        lines.append("  move step: servo map %d B per step; driver %s"
+                     % (step["servo_map_heap_bytes"], step["driver"]))
+    em = fw["emitters"]
+    native = em.get("native")
+    if isinstance(native, dict):
+        lines.append("  @micropython.native: two-link x%.2f, planar ik x%.2f, 5-joint ik+map x%.2f (heap %d B/solve)"
+                     % (native["twolink_gain"], native["planar_gain"], native["arm5_gain"],
+                        native["arm5_heap_bytes"]))
+    else:
+        lines.append("  @micropython.native: %s" % native)
+    viper = em.get("viper")
+    if isinstance(viper, dict):
+        lines.append("  @micropython.viper on two-link solve: x%.2f, after edit %s (unedited: %s)"
+                     % (viper["twolink_gain"], "; ".join(viper["edits"]), viper["unedited_error"]))
+    else:
+        lines.append("  @micropython.viper: %s" % viper)
+    for label, v in fw.get("twolink_variants", {}).items():
+        if isinstance(v, dict):
+            lines.append("  variant '%s' (%s): two-link x%.2f" % (label, "; ".join(v["edits"]), v["twolink_gain"]))
+        else:
+            lines.append("  variant '%s': %s" % (label, v))
+    lines.append("  ns per operation: " + ", ".join("%s %s" % (k, v) for k, v in fw["op_ns"].items()))
+    lines.append("")
+    return lines
+
+
+def estimate_lines(est):
+    lines = ["ESTIMATE for real boards (scaled from the figures above, NOT measured):"]
+    for board in ("rp2040_125MHz", "esp32_240MHz"):
+        e = est.get(board)
+        if not isinstance(e, dict):
+            continue
+        parts = []
+        for key, label in (("twolink.safe_per_s", "two-link"), ("planar.safe_per_s", "planar ik"),
+                           ("arm5.safe_per_s", "5-joint ik+map")):
+            if key in e:
+                lo, hi = e[key + "_range"]
+                parts.append("%s ~%s (%s..%s)" % (label, _rate(e[key]), _num(lo), _num(hi)))
+        lines.append("  %-14s %s" % (board, "; ".join(parts)))
+        if "arm5.safe_heap_bytes" in e:
+            lines.append("  %-14s heap ~%d B per 5-joint solve, ~%d B per move step; a line at one step per "
+                         "%g ms keeps the CPU ~%s busy, its check pass takes ~%.1f s per 200 steps"
+                         % ("", e["arm5.safe_heap_bytes"], e.get("move_step.servo_map_heap_bytes", 0),
+                            est["step_ms"], _pct(e["line_cpu_share"]), e["line_check_s_per_200_steps"]))
+    lines.append("  (scale = board bm_float score / this PC's Unix-port score; see docs/BENCHMARKS.md)")
+    lines.append("")
+    return lines
+
+
+def numeric_lines(nm):
+    lines = ["Host numerical IK, 5-joint arm, %s, start at home, judged by the firmware's FK "
+             "(%.3g mm, %.3g rad):" % (nm["mode"], nm["tol_mm"], nm["tol_rad"]),
+             "  %-6s %8s %9s %11s %9s %12s" % ("", "targets", "success", "median ms", "p99 ms", "batch")]
+    for key in ("dls", "ccd", "ikpy"):
+        v = nm.get(key)
+        if isinstance(v, dict):
+            lines.append("  %-6s %8d %9s %11.2f %9.2f %12s" % (
+                key, v["targets"], _pct(v["success_rate"]), v["median_ms"], v["p99_ms"],
+                _rate(v["batch_per_s"]) if "batch_per_s" in v else "-"))
+        else:
+            lines.append("  %-6s %s" % (key, v))
+    lines.append("")
+    return lines
+
+
+def batch_lines(bt):
+    lines = ["Batch analytic IK: armctl.batch (numpy) against a loop over the firmware solver (CPython):",
+             "  %-8s %8s %14s %12s %8s %11s" % ("", "targets", "batch", "loop", "speedup", "mismatches")]
+    for key in ("planar", "arm5"):
+        v = bt[key]
+        lines.append("  %-8s %8d %14s %12s %7.1fx %11d" % (
+            key, v["targets"], _rate(v["batch_per_s"]), _rate(v["loop_per_s"]), v["speedup"],
+            v["status_mismatches"]))
+    lines.append("")
+    return lines
+
+
+def protocol_lines(pr):
+    return ["Protocol through the simulator (%s):" % pr["transport"],
+            "  ik: %s replies (round trip median %.2f ms, p99 %.2f ms)"
+            % (_rate(pr["ik_replies_per_s"]), pr["ik_round_trip_median_ms"], pr["ik_round_trip_p99_ms"]),
+            "  line of %g mm, %d steps: %.1f ms end to end (%.3f ms per step); %s"
+            % (pr["line_mm"], pr["line_steps"], pr["line_median_ms"], pr["line_ms_per_step"], pr["note"]),
+            ""]
+
+
+SECTION_LINES = (("firmware", firmware_lines), ("estimate", estimate_lines), ("numeric", numeric_lines),
+                 ("batch", batch_lines), ("protocol", protocol_lines))
+
+
+def text(result):
+    """The whole report as one string."""
+    lines = []
+    for key, fn in SECTION_LINES:
+        if key not in result:
+            continue
+        value = result[key]
+        if isinstance(value, dict):
+            lines += fn(value)
+        else:
+            _unavailable(lines, key, value)
+    meta = result.get("meta", {})
+    lines.append("Run %s, %s, Python %s, %s; seconds per section: %s" % (
+        meta.get("started", "?"), "short" if meta.get("short") else "full", meta.get("python", "?"),
+        meta.get("processor", "?"),
+        ", ".join("%s %s" % (k[:-2], v) for k, v in meta.items() if k.endswith("_s"))))
+    return "\n".join(lines)

@@ -1,0 +1,641 @@
+"""Firmware solver benchmark, run under the MicroPython Unix port by `armctl bench`.
+
+    micropython -X heapsize=256k bench_solver.py ROOT N_SOLVES
+
+ROOT is the project root (for boards/ and firmware/), N_SOLVES the number of
+solves per timed loop and of targets whose answers are checked. Prints one
+JSON object on its last line of output.
+
+Run it with a board-sized heap: on the Unix port the cost of every float
+allocation grows with the heap size (a 4 MB heap makes the solver 5x slower
+than a 256 KB one, cache misses in allocation and sweep), so a big heap
+would measure the PC's caches, not the solver. Timed loops therefore cycle
+over a set of SET_SIZE targets that fits such a heap.
+
+What it measures, all in this one process:
+- solves per second of the firmware's safe solver (armfw.twolink.solve, the
+  planar arm's ik, the 5-joint arm's ik plus servo mapping) and of the
+  textbook law-of-cosines + acos + atan solver below, on the same targets;
+- heap bytes allocated per solve (gc.disable(), gc.mem_alloc() around
+  HEAP_ITEMS solves, minus half as many: what a loop allocates once cancels);
+- heap bytes per move step: servo mapping into a preallocated list, then the
+  PCA9685 driver writing every channel over a fake I2C bus;
+- the same firmware source compiled with @micropython.native (and viper for
+  the two-link core), the decorators added to the real source text at run time
+  so the benchmark never measures a hand-made copy;
+- the cost of the operations each solver is made of, to explain the ratio;
+- how often the textbook solver is wrong on the same reachable targets.
+"""
+
+import gc
+import json
+import sys
+import time
+import micropython
+from math import acos, atan, atan2, cos, sin, sqrt, pi, isfinite
+
+from armfw import board, twolink
+from armfw.kinematics import MIN_MOTION
+
+ROOT = sys.argv[1]
+N_SOLVES = int(sys.argv[2])
+SET_SIZE = 100       # distinct targets per arm in the timed loops
+HEAP_ITEMS = 8       # solves per heap measurement (gc is off: they must fit)
+REPEATS = 3          # each timed loop runs this often; the fastest run counts
+FK_TOL_MM = 0.01     # an answer whose FK misses the target by more is wrong
+FK_TOL_RAD = 1e-5
+
+
+# --- The textbook solver: what courses teach and what makes NaN on a board ---
+
+def textbook_twolink(l1, l2, x, y, elbow):
+    """Law of cosines, acos, atan; no reachability check, no atan2."""
+    c2 = (x * x + y * y - l1 * l1 - l2 * l2) / (2.0 * l1 * l2)
+    t2 = elbow * acos(c2)
+    t1 = atan(y / x) - atan(l2 * sin(t2) / (l1 + l2 * cos(t2)))
+    return t1, t2
+
+
+def textbook_arm5(l1, l2, l3, base, x, y, z, pitch, elbow):
+    """The 5-joint arm the textbook way (same frame as armfw.kinematics.Arm5)."""
+    q1 = atan(y / x)
+    r = sqrt(x * x + y * y)
+    t2, t3 = textbook_twolink(l1, l2, z - base - l3 * cos(pitch), r - l3 * sin(pitch), elbow)
+    return q1, t2, t3, pitch - t2 - t3, 0.0
+
+
+def textbook_pulses(q, center_us, us_per_rad):
+    return [int(center_us + a * us_per_rad) for a in q]
+
+
+# --- Targets: FK of random joint angles inside the limits (all reachable) ---
+
+class Lcg:
+    """Deterministic uniform numbers, the same on every port."""
+
+    def __init__(self, seed):
+        self.state = seed
+
+    def uniform(self, lo, hi):
+        self.state = (self.state * 1103515245 + 12345) & 0x7FFFFFFF
+        return lo + (hi - lo) * self.state / 0x7FFFFFFF
+
+
+def wrap(a):
+    while a > pi:
+        a -= 2.0 * pi
+    while a <= -pi:
+        a += 2.0 * pi
+    return a
+
+
+def make_targets(arm, n, seed):
+    rnd = Lcg(seed)
+    # Allocated whole up front: a list grown one item at a time needs ever
+    # larger contiguous blocks in a heap the solver's garbage fragments.
+    targets = [None] * n
+    poses = [None] * n
+    found = 0
+    q = [0.0] * arm.n
+    p = [0.0] * len(arm.targets)
+    out = [0.0] * arm.n
+    while found < n:
+        for i in range(arm.n):
+            q[i] = rnd.uniform(arm.lo[i], arm.hi[i])
+        if arm.kind == "arm5":
+            q[4] = 0.0
+        arm.fk(q, p)
+        if arm.kind == "arm5":
+            # Target pitch is measured in the plane through the target; FK
+            # gives it in the plane the base faces (flipped when leaning back).
+            if p[0] * cos(q[0]) + p[1] * sin(q[0]) < 0:
+                p[3] = -p[3]
+            p[3] = wrap(p[3])
+        t = tuple(p)
+        if arm.ik(t, out, None, MIN_MOTION) <= 1:
+            targets[found] = t
+            poses[found] = list(out)
+            found += 1
+    return targets, poses
+
+
+# --- Measuring ---
+
+def best_us(rounds, fn, *args):
+    best = 0
+    for k in range(REPEATS):
+        gc.collect()
+        t0 = time.ticks_us()
+        for r in range(rounds):
+            fn(*args)
+        dt = time.ticks_diff(time.ticks_us(), t0)
+        if k == 0 or dt < best:
+            best = dt
+    return max(best, 1)
+
+
+def per_second(fn, items, *args):
+    """Items of fn's loop per second, over N_SOLVES items (items cycled)."""
+    rounds = max(1, N_SOLVES // len(items))
+    return rounds * len(items) * 1e6 / best_us(rounds, fn, items, *args)
+
+
+def heap_total(fn, items, *args):
+    gc.collect()
+    gc.disable()
+    try:
+        a = gc.mem_alloc()
+        fn(items, *args)
+        b = gc.mem_alloc()
+    finally:
+        gc.enable()
+    return b - a
+
+
+def heap_per_item(fn, items, *args):
+    """Heap bytes one item of fn's loop allocates (an integer, never negative).
+
+    The difference between a run over all items and one over half of them, so
+    what a run allocates once (bound methods, the loop's iterator) cancels.
+    """
+    fn(items[:1], *args)   # a first call may intern names or grow caches
+    half = len(items) // 2
+    extra = heap_total(fn, items, *args) - heap_total(fn, items[:half], *args)
+    return max(0, int(extra / (len(items) - half) + 0.5))
+
+
+def _one_float(x):
+    return x * 1.5
+
+
+def gc_block_bytes():
+    gc.collect()
+    gc.disable()
+    a = gc.mem_alloc()
+    _one_float(2.0)
+    b = gc.mem_alloc()
+    gc.enable()
+    return b - a
+
+
+# --- The loops measured (each item of `items` is one solve or one step) ---
+
+def run_core_safe(items, l1, l2, out):
+    solve = twolink.solve
+    for t in items:
+        solve(l1, l2, t[0], t[1], 1, out)
+
+
+def run_core_textbook(items, l1, l2, out):
+    for t in items:
+        textbook_twolink(l1, l2, t[0], t[1], 1)
+
+
+def run_arm_ik(items, arm, out, current):
+    ik = arm.ik
+    for t in items:
+        ik(t, out, current, MIN_MOTION)
+
+
+def run_planar_textbook(items, arm, out, current):
+    l1 = arm.l1
+    l2 = arm.l2
+    for t in items:
+        textbook_twolink(l1, l2, t[0], t[1], 1)
+
+
+def run_arm5_safe(items, arm, servos, out, current, out_us):
+    ik = arm.ik
+    pulses = servos.pulses
+    for t in items:
+        if ik(t, out, current, MIN_MOTION) <= 1:
+            pulses(out, out_us)
+
+
+def run_arm5_textbook(items, arm, servos, out, current, out_us):
+    l1 = arm.l1
+    l2 = arm.l2
+    l3 = arm.l3
+    base = arm.base
+    c = servos.center_us[0]
+    k = servos.us_per_rad[0]
+    for t in items:
+        textbook_pulses(textbook_arm5(l1, l2, l3, base, t[0], t[1], t[2], t[3], 1), c, k)
+
+
+def run_servo_map(poses, servos, out_us):
+    pulses = servos.pulses
+    for q in poses:
+        pulses(q, out_us)
+
+
+def run_driver_write(poses, channels, out_us, driver):
+    n = len(channels)
+    set_us = driver.set_us
+    for q in poses:
+        for j in range(n):
+            set_us(channels[j], out_us[j])
+
+
+def run_move_step(poses, servos, out_us, driver):
+    pulses = servos.pulses
+    set_us = driver.set_us
+    channels = servos.channels
+    n = servos.n
+    for q in poses:
+        if pulses(q, out_us) < 0:
+            for j in range(n):
+                set_us(channels[j], out_us[j])
+
+
+# --- Operation costs (why one solver costs what it does) ---
+
+def op_empty(n, x, y):
+    for i in range(n):
+        pass
+
+
+def op_finite2(n, x, y):
+    finite = twolink.finite
+    for i in range(n):
+        finite(x, y)
+
+
+def op_isfinite(n, x, y):
+    for i in range(n):
+        isfinite(x)
+
+
+def op_sqrt(n, x, y):
+    for i in range(n):
+        sqrt(x)
+
+
+def op_atan2(n, x, y):
+    for i in range(n):
+        atan2(y, x)
+
+
+def op_atan_div(n, x, y):
+    for i in range(n):
+        atan(y / x)
+
+
+def op_acos(n, x, y):
+    for i in range(n):
+        acos(y)
+
+
+def op_sin(n, x, y):
+    for i in range(n):
+        sin(x)
+
+
+def op_mul_add(n, x, y):
+    for i in range(n):
+        x * y + x
+
+
+def op_call3(n, x, y):
+    for i in range(n):
+        _three(x, y, 1)
+
+
+def _three(a, b, c):
+    return None
+
+
+OPS = (("loop", op_empty), ("finite(x, y) call", op_finite2), ("isfinite(x)", op_isfinite),
+       ("sqrt", op_sqrt), ("atan2", op_atan2), ("atan(y / x)", op_atan_div), ("acos", op_acos),
+       ("sin", op_sin), ("x * y + x", op_mul_add), ("call f(a, b, c)", op_call3))
+
+
+def op_costs(n):
+    """Nanoseconds per operation, the empty loop's cost subtracted."""
+    raw = {}
+    for name, fn in OPS:
+        best = 0
+        for k in range(REPEATS):
+            t0 = time.ticks_us()
+            fn(n, 1.2345, 0.5678)
+            dt = time.ticks_diff(time.ticks_us(), t0)
+            if k == 0 or dt < best:
+                best = dt
+        raw[name] = best * 1000.0 / n
+    loop = raw.pop("loop")
+    costs = {"loop": round(loop, 1)}
+    for name in raw:
+        costs[name] = round(max(0.0, raw[name] - loop), 1)
+    return costs
+
+
+# --- Native and viper builds of the real firmware source ---
+
+def compiled(path, emitter, only=None, edits=()):
+    """Execute a firmware module's source with @micropython.<emitter> on its functions.
+
+    emitter None: bytecode. only: names of the functions to decorate (None:
+    every def). edits: (old, new) text replacements, reported with the result;
+    ValueError if one no longer applies.
+    """
+    with open(path) as f:
+        src = f.read()
+    for old, new in edits:
+        if old not in src:
+            raise ValueError("edit %r no longer applies" % old)
+        src = src.replace(old, new)
+    lines = []
+    for line in src.split("\n"):
+        body = line.lstrip()
+        if body.startswith("def "):
+            name = body[4:body.index("(")]
+            if emitter is not None and (only is None or name in only):
+                lines.append(line[:len(line) - len(body)] + "@micropython." + emitter)
+        lines.append(line)
+    ns = {"micropython": micropython, "__name__": "armfw_%s" % emitter}
+    exec("\n".join(lines), ns)
+    return ns
+
+
+class Module:
+    """Attribute access over an exec namespace, so `twolink.solve` finds the compiled one."""
+
+    def __init__(self, ns):
+        for k in ns:
+            setattr(self, k, ns[k])
+
+
+def native_builds(planar_board, arm5_board):
+    fw = ROOT + "/firmware/armfw/"
+    tl = compiled(fw + "twolink.py", "native")
+    kin = compiled(fw + "kinematics.py", "native")
+    kin["twolink"] = Module(tl)
+    sv = compiled(fw + "servo.py", "native")
+    p = planar_board.arm
+    planar = kin["PlanarArm"](p.l1, p.l2, p.names, p.lo, p.hi, p.home)
+    a = arm5_board.arm
+    arm5 = kin["Arm5"](a.l1, a.l2, a.l3, a.base, a.names, a.lo, a.hi, a.home)
+    s = arm5_board.servos
+    servos = sv["ServoMap"](s.channels, s.offsets, s.signs, s.center_us, s.us_per_rad, s.min_us, s.max_us)
+    return tl["solve"], planar, arm5, servos
+
+
+VIPER_EDITS = (("elbow < 0:", "elbow < 0.0:"),)
+
+# Candidate speed-ups of the bytecode two-link solver, measured on edited
+# copies of its source (the firmware itself is not changed here).
+TWOLINK_VARIANTS = (
+    ("isfinite inline", (("if not finite(x, y):", "if not (isfinite(x) and isfinite(y)):"),)),
+)
+
+
+def viper_solve():
+    ns = compiled(ROOT + "/firmware/armfw/twolink.py", "viper", ("solve",), VIPER_EDITS)
+    return ns["solve"]
+
+
+def viper_unedited_error():
+    try:
+        compiled(ROOT + "/firmware/armfw/twolink.py", "viper", ("solve",))
+    except Exception as e:
+        return "%s: %s" % (type(e).__name__, e)
+    return None
+
+
+def run_core_with(items, solve, l1, l2, out):
+    for t in items:
+        solve(l1, l2, t[0], t[1], 1, out)
+
+
+# --- Correctness of each solver on the same targets ---
+
+def check_answers(arm, targets, solver):
+    """Counts of answers that raise, miss the target (FK) or break a joint limit."""
+    raised = 0
+    wrong = 0
+    outside = 0
+    for t in targets:
+        try:
+            q = solver(t)
+        except (ValueError, ZeroDivisionError):
+            raised += 1
+            continue
+        if q is None:
+            raised += 1
+            continue
+        mm, rad = arm.fk_error(t, q)
+        if not (mm <= FK_TOL_MM and rad <= FK_TOL_RAD):
+            wrong += 1
+        elif not arm.within_limits(q):
+            outside += 1
+    n = len(targets)
+    return {"n": n, "raised": raised, "fk_wrong": wrong, "outside_limits": outside,
+            "bad_fraction": (raised + wrong + outside) / n}
+
+
+def safe_answer(arm):
+    def solve(t):
+        out = [0.0] * arm.n
+        if arm.ik(t, out, None, MIN_MOTION) > 1:
+            return None
+        return out
+    return solve
+
+
+def textbook_answer(arm):
+    if arm.kind == "planar":
+        return lambda t: textbook_twolink(arm.l1, arm.l2, t[0], t[1], 1)
+    return lambda t: textbook_arm5(arm.l1, arm.l2, arm.l3, arm.base, t[0], t[1], t[2], t[3], 1)
+
+
+# --- The PCA9685 driver over a bus that only remembers what was written ---
+
+class FakeI2C:
+    """machine.I2C's memory-access methods over a 256-byte register file."""
+
+    def __init__(self):
+        self.regs = bytearray(256)
+        self.writes = 0
+
+    def writeto_mem(self, addr, memaddr, buf, addrsize=8):
+        for i in range(len(buf)):
+            self.regs[(memaddr + i) & 0xFF] = buf[i]
+        self.writes += 1
+
+    def readfrom_mem_into(self, addr, memaddr, buf, addrsize=8):
+        for i in range(len(buf)):
+            buf[i] = self.regs[(memaddr + i) & 0xFF]
+
+    def readfrom_mem(self, addr, memaddr, nbytes, addrsize=8):
+        buf = bytearray(nbytes)
+        self.readfrom_mem_into(addr, memaddr, buf)
+        return buf
+
+    def writeto(self, addr, buf, stop=True):
+        self.writes += 1
+        return len(buf)
+
+    def scan(self):
+        return [0x40]
+
+
+def make_pca9685():
+    """A PCA9685 driver on the fake bus, or (None, reason) if the module is not there."""
+    try:
+        from armfw.pca9685 import PCA9685
+    except ImportError as e:
+        return None, "armfw.pca9685 not available (%s)" % e
+    except MemoryError:
+        return None, "out of heap loading armfw.pca9685"
+    try:
+        return PCA9685(FakeI2C(), 0x40, 50, 25000000), None
+    except Exception as e:
+        return None, "PCA9685 on a fake bus failed: %s: %s" % (type(e).__name__, e)
+
+
+# --- The run ---
+
+def ratio(safe_rate, textbook_rate):
+    """Safe solver's time per solve over the textbook one's (above 1: safe costs more)."""
+    return textbook_rate / safe_rate
+
+
+def check_arm(arm, seed):
+    """check_answers of both solvers over N_SOLVES targets, SET_SIZE at a time."""
+    safe = None
+    textbook = None
+    for chunk in range(max(1, N_SOLVES // SET_SIZE)):
+        targets = make_targets(arm, SET_SIZE, seed + chunk)[0]
+        safe = merge(safe, check_answers(arm, targets, safe_answer(arm)))
+        textbook = merge(textbook, check_answers(arm, targets, textbook_answer(arm)))
+    return safe, textbook
+
+
+def merge(total, part):
+    if total is None:
+        return part
+    for k in ("n", "raised", "fk_wrong", "outside_limits"):
+        total[k] += part[k]
+    total["bad_fraction"] = (total["raised"] + total["fk_wrong"] + total["outside_limits"]) / total["n"]
+    return total
+
+
+def main():
+    planar_board = board.load(ROOT + "/boards/sim_planar.json")
+    arm5_board = board.load(ROOT + "/boards/sim_arm5.json")
+    # Compiled first, while the heap is not yet fragmented by the targets.
+    try:
+        natives = native_builds(planar_board, arm5_board)
+    except Exception as e:
+        natives = "not available: %s: %s" % (type(e).__name__, e)
+    try:
+        v_solve = viper_solve()
+    except Exception as e:
+        v_solve = "not available: %s: %s" % (type(e).__name__, e)
+    viper_error = viper_unedited_error()
+    driver, why = make_pca9685()
+    variants = []
+    for label, edits in TWOLINK_VARIANTS:
+        try:
+            fn = compiled(ROOT + "/firmware/armfw/twolink.py", None, edits=edits)["solve"]
+        except Exception as e:
+            fn = "not available: %s: %s" % (type(e).__name__, e)
+        variants.append((label, edits, fn))
+    planar = planar_board.arm
+    arm5 = arm5_board.arm
+    servos = arm5_board.servos
+    p_targets = make_targets(planar, SET_SIZE, 12345)[0]
+    a_targets, a_poses = make_targets(arm5, SET_SIZE, 54321)
+    p_home = list(planar.home)
+    a_home = list(arm5.home)
+    out2 = [0.0, 0.0]
+    out5 = [0.0] * 5
+    out_us = [0] * 5
+    l1 = planar.l1
+    l2 = planar.l2
+    ph = p_targets[:HEAP_ITEMS]
+    ah = a_targets[:HEAP_ITEMS]
+
+    res = {"port": {"version": ".".join(str(v) for v in sys.implementation.version[:3]),
+                    "machine": sys.implementation._machine if hasattr(sys.implementation, "_machine") else "",
+                    "float_bits": 64 if 1.0 + 2.0 ** -40 != 1.0 else 32,
+                    "gc_block_bytes": gc_block_bytes()},
+           "heap_total_bytes": gc.mem_alloc() + gc.mem_free(),
+           "n_solves": N_SOLVES, "set_size": SET_SIZE, "heap_items": HEAP_ITEMS}
+
+    core_safe = per_second(run_core_safe, p_targets, l1, l2, out2)
+    core_text = per_second(run_core_textbook, p_targets, l1, l2, out2)
+    res["twolink"] = {
+        "safe_per_s": core_safe, "textbook_per_s": core_text, "cost_ratio": ratio(core_safe, core_text),
+        "safe_heap_bytes": heap_per_item(run_core_safe, ph, l1, l2, out2),
+        "textbook_heap_bytes": heap_per_item(run_core_textbook, ph, l1, l2, out2)}
+
+    p_safe = per_second(run_arm_ik, p_targets, planar, out2, p_home)
+    p_text = per_second(run_planar_textbook, p_targets, planar, out2, p_home)
+    res["planar"] = {
+        "safe_per_s": p_safe, "textbook_per_s": p_text, "cost_ratio": ratio(p_safe, p_text),
+        "safe_heap_bytes": heap_per_item(run_arm_ik, ph, planar, out2, p_home),
+        "textbook_heap_bytes": heap_per_item(run_planar_textbook, ph, planar, out2, p_home),
+    }
+    res["planar"]["safe_answers"], res["planar"]["textbook_answers"] = check_arm(planar, 1000)
+
+    a_ik = per_second(run_arm_ik, a_targets, arm5, out5, a_home)
+    a_safe = per_second(run_arm5_safe, a_targets, arm5, servos, out5, a_home, out_us)
+    a_text = per_second(run_arm5_textbook, a_targets, arm5, servos, out5, a_home, out_us)
+    res["arm5"] = {
+        "ik_only_per_s": a_ik,
+        "safe_per_s": a_safe, "textbook_per_s": a_text, "cost_ratio": ratio(a_safe, a_text),
+        "safe_heap_bytes": heap_per_item(run_arm5_safe, ah, arm5, servos, out5, a_home, out_us),
+        "textbook_heap_bytes": heap_per_item(run_arm5_textbook, ah, arm5, servos, out5, a_home, out_us),
+    }
+    res["arm5"]["safe_answers"], res["arm5"]["textbook_answers"] = check_arm(arm5, 2000)
+
+    poses = a_poses[:HEAP_ITEMS]
+    step = {"servo_map_heap_bytes": heap_per_item(run_servo_map, poses, servos, out_us),
+            "servo_map_per_s": per_second(run_servo_map, a_poses, servos, out_us)}
+    if driver is None:
+        step["driver"] = "not available: " + why
+    else:
+        servos.pulses(a_poses[0], out_us)
+        step["driver"] = "pca9685 over a fake I2C"
+        step["driver_write_heap_bytes"] = heap_per_item(run_driver_write, poses, servos.channels, out_us, driver)
+        step["move_step_heap_bytes"] = heap_per_item(run_move_step, poses, servos, out_us, driver)
+        step["move_step_per_s"] = per_second(run_move_step, a_poses, servos, out_us, driver)
+    res["move_step"] = step
+
+    emitters = {}
+    if isinstance(natives, str):
+        emitters["native"] = natives
+    else:
+        n_solve, n_planar, n_arm5, n_servos = natives
+        nc = per_second(run_core_with, p_targets, n_solve, l1, l2, out2)
+        npl = per_second(run_arm_ik, p_targets, n_planar, out2, p_home)
+        na5 = per_second(run_arm5_safe, a_targets, n_arm5, n_servos, out5, a_home, out_us)
+        emitters["native"] = {
+            "twolink_per_s": nc, "twolink_gain": nc / core_safe,
+            "planar_per_s": npl, "planar_gain": npl / p_safe,
+            "arm5_per_s": na5, "arm5_gain": na5 / a_safe,
+            "arm5_heap_bytes": heap_per_item(run_arm5_safe, ah, n_arm5, n_servos, out5, a_home, out_us)}
+    if isinstance(v_solve, str):
+        emitters["viper"] = v_solve
+    else:
+        vc = per_second(run_core_with, p_targets, v_solve, l1, l2, out2)
+        emitters["viper"] = {"twolink_per_s": vc, "twolink_gain": vc / core_safe,
+                             "edits": ["%s -> %s" % e for e in VIPER_EDITS],
+                             "unedited_error": viper_error}
+    res["emitters"] = emitters
+    tried = {}
+    for label, edits, fn in variants:
+        if isinstance(fn, str):
+            tried[label] = fn
+        else:
+            rate = per_second(run_core_with, p_targets, fn, l1, l2, out2)
+            tried[label] = {"edits": ["%s -> %s" % e for e in edits], "twolink_per_s": rate,
+                            "twolink_gain": rate / core_safe}
+    res["twolink_variants"] = tried
+
+    res["op_ns"] = op_costs(max(N_SOLVES, 2000) * 5)
+    print(json.dumps(res))
+
+
+main()

@@ -1,0 +1,245 @@
+"""armctl.batch (numpy twin of the firmware's analytic IK) against the firmware itself.
+
+The twin exists only for speed, so it must give the firmware's answer on
+every input: the same status, the same angles (to rounding: numpy's and
+libm's trigonometry may differ in the last bit) and the same elbow branch.
+Checked on dense grids, on rings exactly on the annulus boundaries and the
+singular threshold, on random targets with every branch rule, and on the
+shared vectors tests/vectors/*.json, whose expected answers were derived
+without the firmware. Every solved answer must also pass a forward-kinematics
+round trip.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from conftest import BOARDS, VECTORS
+
+from armctl import batch
+from armfw import board as fw_board
+from armfw import status, twolink
+from armfw.kinematics import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN
+
+ANGLE_TOL = 1e-9          # rad: rounding differences only
+FK_TOL_MM = 1e-6
+RULES = (MIN_MOTION, PREFER_UP, PREFER_DOWN)
+
+
+def load(name):
+    return fw_board.load(str(BOARDS / name))
+
+
+def firmware_answers(arm, targets, current, rule):
+    """The firmware's answer for every row: (status, q or NaN, elbow or 0)."""
+    n = len(targets)
+    st = np.empty(n, dtype=int)
+    q = np.full((n, arm.n), np.nan)
+    elbow = np.zeros(n, dtype=int)
+    for i, t in enumerate(targets.tolist()):
+        cur = None
+        if current is not None:
+            cur = list(current) if np.ndim(current) == 1 else current[i].tolist()
+        out = [0.0] * arm.n
+        st[i] = arm.ik(t, out, cur, rule)
+        if status.solved(st[i]):
+            q[i] = out
+            elbow[i] = arm.elbow
+    return st, q, elbow
+
+
+def assert_same(arm, targets, current, rule):
+    st_b, q_b, el_b = batch.ik(arm, targets, current, rule)
+    st_f, q_f, el_f = firmware_answers(arm, targets, current, rule)
+    differ = np.flatnonzero(st_b != st_f)
+    assert len(differ) == 0, "status differs for %d targets, first %s: batch %s, firmware %s" % (
+        len(differ), targets[differ[0]].tolist(), status.name(st_b[differ[0]]), status.name(st_f[differ[0]]))
+    solved = np.array([status.solved(s) for s in st_f], dtype=bool)
+    assert np.all(np.isnan(q_b[~solved]))
+    if np.any(solved):
+        assert np.max(np.abs(q_b[solved] - q_f[solved])) < ANGLE_TOL
+    assert np.array_equal(el_b, el_f)
+    return st_f, q_b, solved
+
+
+def random_targets(arm, count, rng):
+    """Half FK of random in-limit poses (reachable), half uniform in a box past the reach."""
+    half = count // 2
+    poses = arm.lo + (np.array(arm.hi) - arm.lo) * rng.random((half, arm.n))
+    out = [0.0] * len(arm.targets)
+    reach = np.array([arm.fk(p.tolist(), out) for p in poses])
+    span = 1.2 * (arm.reach + getattr(arm, "l3", 0.0))
+    box = rng.uniform(-span, span, (count - half, len(arm.targets)))
+    if arm.kind == "arm5":
+        box[:, 2] += arm.base
+        box[:, 3] = rng.uniform(-3 * math.pi, 3 * math.pi, count - half)
+    return np.concatenate([reach, box])
+
+
+# --- the two-link core ---
+
+@pytest.mark.parametrize("l1, l2", [(100.0, 80.0), (126.14, 126.14), (50.0, 120.0)])
+def test_twolink_grid_and_boundary_rings(l1, l2):
+    reach = l1 + l2
+    g = np.linspace(-1.1 * reach, 1.1 * reach, 241)
+    gx, gy = np.meshgrid(g, g)
+    x = [gx.ravel()]
+    y = [gy.ravel()]
+    # Rings exactly on, just inside and just outside both annulus boundaries,
+    # and on both sides of the singular threshold |sin t2| = SINGULAR_SIN.
+    angles = np.linspace(-math.pi, math.pi, 97)
+    c_singular = math.sqrt(1.0 - twolink.SINGULAR_SIN ** 2)
+    radii = []
+    for r in (reach, abs(l1 - l2)):
+        radii += [r * f for f in (1.0, 1 - 1e-7, 1 + 1e-7, 1 - 1e-5, 1 + 1e-5)]
+    for c2 in (c_singular, -c_singular):
+        r = math.sqrt(l1 * l1 + l2 * l2 + 2 * l1 * l2 * c2)
+        radii += [r * f for f in (1.0, 1 - 1e-4, 1 + 1e-4)]
+    for r in radii:
+        x.append(r * np.cos(angles))
+        y.append(r * np.sin(angles))
+    x = np.concatenate(x)
+    y = np.concatenate(y)
+    seen = set()
+    for elbow in (1, -1):
+        st, t1, t2 = batch.solve_twolink(l1, l2, x, y, elbow)
+        for i in range(len(x)):
+            out = [float("nan"), float("nan")]
+            want = twolink.solve(l1, l2, float(x[i]), float(y[i]), elbow, out)
+            seen.add(want)
+            assert st[i] == want, (x[i], y[i], elbow)
+            if status.solved(want):
+                assert abs(t1[i] - out[0]) < ANGLE_TOL and abs(t2[i] - out[1]) < ANGLE_TOL
+                assert math.copysign(1.0, math.sin(t2[i]) or elbow) == elbow
+            else:
+                assert math.isnan(t1[i]) and math.isnan(t2[i])
+    assert {status.OK, status.SINGULAR, status.TOO_FAR} <= seen
+    if l1 != l2:
+        assert status.TOO_CLOSE in seen
+
+
+def test_twolink_bad_input():
+    st, t1, t2 = batch.solve_twolink(100.0, 80.0, [np.nan, np.inf, 1e200, 120.0], [0.0, 0.0, 0.0, 30.0], 1)
+    assert st.tolist() == [status.BAD_INPUT, status.BAD_INPUT, status.TOO_FAR, status.OK]
+    assert np.isnan(t1[:3]).all() and np.isfinite(t1[3])
+
+
+# --- whole arms, every rule ---
+
+@pytest.mark.parametrize("board_name", ["sim_planar.json", "sim_arm5.json"])
+@pytest.mark.parametrize("rule", RULES)
+def test_ik_matches_firmware_on_random_targets(board_name, rule):
+    arm = load(board_name).arm
+    rng = np.random.default_rng(100 + rule)
+    targets = random_targets(arm, 2000, rng)
+    per_row = arm.lo + (np.array(arm.hi) - arm.lo) * rng.random((len(targets), arm.n))
+    seen = set()
+    for current in (None, list(arm.home), per_row):
+        st, q, solved = assert_same(arm, targets, current, rule)
+        seen.update(st.tolist())
+        for i in np.flatnonzero(solved)[:300]:
+            mm, rad = arm.fk_error(targets[i].tolist(), q[i].tolist())
+            assert mm < FK_TOL_MM and rad < 1e-9
+            assert arm.within_limits(q[i].tolist())
+    assert {status.OK, status.TOO_FAR, status.JOINT_LIMIT} <= seen
+
+
+def test_rules_choose_the_branch():
+    arm = load("sim_planar.json").arm
+    targets = np.array([[120.0, 60.0], [60.0, 120.0], [-20.0, 140.0]])
+    _, _, up = batch.ik(arm, targets, None, "up")
+    _, q_down, down = batch.ik(arm, targets, None, "down")
+    assert up.tolist() == [UP] * 3 and down.tolist() == [DOWN] * 3
+    assert np.all(q_down[:, 1] > 0)      # elbow down is t2 > 0 on the planar arm
+    # Minimum motion from a pose on the down branch stays on it.
+    _, _, near = batch.ik(arm, targets, q_down[0], MIN_MOTION)
+    assert near[0] == DOWN
+
+
+def test_arm5_target_on_base_axis_keeps_current_yaw():
+    arm = load("sim_arm5.json").arm
+    top = arm.base + arm.l1 + arm.l2 + arm.l3 - 40.0
+    targets = np.array([[0.0, 0.0, top, 0.0]] * 2)
+    current = np.array([[0.4, 0.0, 0.1, 0.0, 0.2], [-0.7, 0.0, 0.1, 0.0, 0.0]])
+    st, q, solved = assert_same(arm, targets, current, MIN_MOTION)
+    assert np.all(solved)
+    assert q[:, 0] == pytest.approx([0.4, -0.7]) and q[:, 4] == pytest.approx([0.2, 0.0])
+
+
+def test_bad_rows_leave_the_others_alone():
+    arm = load("sim_arm5.json").arm
+    good = np.array([[157.3, 0.0, 342.4, math.pi / 2], [250.0, -60.0, 200.0, math.pi / 2]])
+    mixed = np.array([good[0], [np.nan, 0, 300, 1.0], good[1], [100.0, 0, np.inf, 1.0]])
+    st, q, el = batch.ik(arm, mixed)
+    st_alone, q_alone, _ = batch.ik(arm, good)
+    assert st.tolist() == [st_alone[0], status.BAD_INPUT, st_alone[1], status.BAD_INPUT]
+    assert status.solved(st_alone[0]) and status.solved(st_alone[1])
+    assert np.array_equal(q[[0, 2]], q_alone)
+    assert np.isnan(q[[1, 3]]).all() and el[1] == el[3] == 0
+    # A bad current pose spoils only its own row, as in the firmware.
+    current = np.array([arm.home, arm.home, [0, 0, np.nan, 0, 0], arm.home], float)
+    st, _, _ = batch.ik(arm, np.array([good[0], good[1], good[0], good[1]]), current)
+    assert st.tolist() == [st_alone[0], st_alone[1], status.BAD_INPUT, st_alone[1]]
+
+
+def test_shapes_are_checked():
+    arm = load("sim_arm5.json").arm
+    with pytest.raises(ValueError):
+        batch.ik(arm, np.zeros((3, 3)))
+    with pytest.raises(ValueError):
+        batch.ik(arm, np.zeros((3, 4)), current=np.zeros(4))
+    with pytest.raises(ValueError):
+        batch.ik(arm, np.zeros((3, 4)), rule="sideways")
+
+
+# --- the shared vectors (expected answers derived without the firmware) ---
+
+def _number(v):
+    """A vector file's number (strings "nan"/"inf"/"-inf" included), or None."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, str):
+        return float(v) if v in ("nan", "inf", "-inf") else None
+    return float(v)
+
+
+def numeric_cases(doc, arm):
+    """Cases the batch API can express: numeric targets and poses of the right length."""
+    out = []
+    for case in doc["cases"]:
+        target = [_number(v) for v in case["target"]] if isinstance(case["target"], list) else None
+        if target is None or None in target or len(target) != len(arm.targets):
+            continue
+        current = case["current_deg"]
+        if current is not None:
+            current = [_number(v) for v in current]
+            if None in current or len(current) != arm.n:
+                continue
+            current = [math.radians(v) for v in current]
+        if arm.kind == "arm5":
+            target[3] = math.radians(target[3])
+        out.append((case, target, current))
+    return out
+
+
+@pytest.mark.parametrize("vector_file", ["planar.json", "arm5.json"])
+def test_shared_vectors(vector_file):
+    path = VECTORS / vector_file
+    if not path.exists():
+        pytest.fail("%s is missing" % path)
+    doc = json.loads(path.read_text())
+    arm = load(doc["board"]).arm
+    cases = numeric_cases(doc, arm)
+    assert len(cases) >= 0.9 * len(doc["cases"]) - 10
+    for case, target, current in cases:
+        rule = case["rule"]
+        st, q, _ = batch.ik(arm, np.array([target]), None if current is None else np.array([current]), rule)
+        assert status.name(st[0]) == case["status"], case.get("id")
+        out = [0.0] * arm.n
+        assert arm.ik(target, out, current, batch._rule(rule)) == st[0], case.get("id")
+        if status.solved(st[0]):
+            tol = math.radians(case.get("tol_deg", 1e-6)) + ANGLE_TOL
+            assert np.max(np.abs(q[0] - np.radians(case["q_deg"]))) <= tol, case.get("id")
+            assert np.max(np.abs(q[0] - out)) < ANGLE_TOL

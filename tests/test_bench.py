@@ -1,0 +1,134 @@
+"""`armctl bench --short`: runs end to end and writes sane figures.
+
+Structure and sanity only (rates positive, fractions in [0, 1], heap figures
+whole numbers >= 0, answers the FK refutes counted as failures): speed goals
+live in the benchmark's printed figures, never in timed assertions here.
+"""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+from armctl.bench import estimate
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory, micropython):
+    out = tmp_path_factory.mktemp("bench") / "bench.json"
+    proc = subprocess.run([sys.executable, "-m", "armctl.cli", "bench", "--short", "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(out.read_text()), proc.stdout
+
+
+def positive(v):
+    return isinstance(v, (int, float)) and math.isfinite(v) and v > 0
+
+
+def heap(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def fraction(v):
+    return isinstance(v, (int, float)) and 0.0 <= v <= 1.0
+
+
+def test_every_section_ran(bench):
+    result, text = bench
+    for key in ("meta", "firmware", "numeric", "batch", "protocol", "estimate"):
+        assert key in result
+    # The firmware needs only MicroPython, the batch only numpy: never "not available".
+    assert isinstance(result["firmware"], dict), result["firmware"]
+    assert isinstance(result["batch"], dict), result["batch"]
+    assert result["meta"]["short"] is True
+    assert "ESTIMATE" in text and "NOT measured" in text
+
+
+def test_firmware_figures(bench, report):
+    fw = bench[0]["firmware"]
+    assert fw["port"]["gc_block_bytes"] in (16, 32)
+    for key in ("twolink", "planar", "arm5"):
+        s = fw[key]
+        assert positive(s["safe_per_s"]) and positive(s["textbook_per_s"]) and positive(s["cost_ratio"])
+        assert heap(s["safe_heap_bytes"]) and heap(s["textbook_heap_bytes"])
+    for key in ("planar", "arm5"):
+        safe = fw[key]["safe_answers"]
+        textbook = fw[key]["textbook_answers"]
+        assert safe["n"] == textbook["n"] > 0
+        # Every target is FK of an in-limit pose: the safe solver must solve all of them right.
+        assert safe["raised"] == safe["fk_wrong"] == safe["outside_limits"] == 0
+        assert fraction(textbook["bad_fraction"])
+        assert textbook["raised"] + textbook["fk_wrong"] + textbook["outside_limits"] <= textbook["n"]
+    step = fw["move_step"]
+    assert heap(step["servo_map_heap_bytes"]) and positive(step["servo_map_per_s"])
+    if "driver_write_heap_bytes" in step:
+        assert heap(step["driver_write_heap_bytes"]) and heap(step["move_step_heap_bytes"])
+        assert step["move_step_heap_bytes"] >= step["driver_write_heap_bytes"]
+    else:
+        assert step["driver"].startswith("not available")
+    for name in ("native", "viper"):
+        v = fw["emitters"][name]
+        assert (isinstance(v, dict) and positive(v["twolink_gain"])) or v.startswith("not available")
+    assert all(isinstance(v, (int, float)) and v >= 0 for v in fw["op_ns"].values())
+    report("bench --short: 5-joint ik+map %.0f/s on the Unix port, %d B/solve, safe/textbook time x%.2f"
+           % (fw["arm5"]["safe_per_s"], fw["arm5"]["safe_heap_bytes"], fw["arm5"]["cost_ratio"]))
+
+
+def test_numeric_figures(bench):
+    nm = bench[0]["numeric"]
+    assert isinstance(nm, dict), nm
+    assert isinstance(nm["ikpy"], dict), nm["ikpy"]     # ikpy is a test dependency
+    assert nm["ikpy"]["fk_check_mm"] < 1e-6
+    for key in ("dls", "ccd", "ikpy"):
+        v = nm[key]
+        if isinstance(v, str):
+            assert v.startswith("not available")
+            continue
+        assert 0 < v["targets"] <= nm["targets"]
+        assert fraction(v["success_rate"])
+        assert positive(v["median_ms"]) and v["p99_ms"] >= v["median_ms"]
+        if "self_reported_ok_rate" in v:
+            assert fraction(v["self_reported_ok_rate"]) and heap(v["false_ok"])
+            assert positive(v["batch_per_s"]) and fraction(v["batch_success_rate"])
+
+
+def test_batch_figures(bench):
+    bt = bench[0]["batch"]
+    for key in ("planar", "arm5"):
+        v = bt[key]
+        assert positive(v["batch_per_s"]) and positive(v["loop_per_s"]) and positive(v["speedup"])
+        assert v["status_mismatches"] == 0            # the twin gives the firmware's answers
+        assert v["max_angle_diff_rad"] < 1e-9
+        assert fraction(v["solved_fraction"]) and 0 < v["solved_fraction"] < 1
+
+
+def test_protocol_figures(bench):
+    pr = bench[0]["protocol"]
+    if isinstance(pr, str):
+        assert pr.startswith("not available")
+        return
+    assert positive(pr["ik_replies_per_s"]) and positive(pr["ik_round_trip_median_ms"])
+    # 400 mm at the board's 2 mm line step: at least 200 steps (shorter where joints would be too fast).
+    assert pr["line_steps"] >= 200
+    assert positive(pr["line_median_ms"])
+
+
+def test_estimate_is_labelled_and_scaled(bench):
+    result = bench[0]
+    est = result["estimate"]
+    assert "ESTIMATE" in est["label"] and "not a measurement" in est["label"]
+    fw = result["firmware"]
+    for board, spec in estimate.BOARDS.items():
+        e = est[board]
+        scale = spec["bm_float"] / estimate.UNIX_BM_FLOAT
+        assert e["arm5.safe_per_s"] == pytest.approx(fw["arm5"]["safe_per_s"] * scale)
+        lo, hi = e["arm5.safe_per_s_range"]
+        assert lo <= e["arm5.safe_per_s"] <= hi
+        # A float is one GC block on every port: 16-byte blocks on a 32-bit board.
+        blocks = fw["arm5"]["safe_heap_bytes"] / fw["port"]["gc_block_bytes"]
+        assert e["arm5.safe_heap_bytes"] == round(blocks * 16)
