@@ -301,6 +301,7 @@ def planar_cases():
             "r = 179.82: c2 = (32335.2-16400)/16000 = 0.99595, |sin t2| = 0.090 -> OK")
     add("outer-out-2-margins", polar(reach + 2 * margin, 45.0), "up", None, "r = 180 + 3.6e-4 mm -> TOO_FAR")
     add("far-away", [1000.0, -2000.0], "up", None, "far outside -> TOO_FAR")
+    add("far-overflowing", [1e200, -1e200], "up", None, "x*x overflows to inf, still finite input -> TOO_FAR")
 
     # Inner boundary (the hole, r < 20): the fold t2 = 180 needs the forbidden +-180 elbow.
     for deg in (0.0, 100.0, 200.0):
@@ -424,6 +425,8 @@ def arm5_cases():
     add("near-folded", [g.l3 + 3.0, 0.0, g.base + 2.0, 90.0], "up", None,
         "wrist 3.6 mm from J2: |q3| = 178.4 > 135 -> JOINT_LIMIT (near-singular and forbidden)")
     add("far-away", [500.0, 500.0, 500.0, 90.0], "up", None, "far outside -> TOO_FAR")
+    add("far-overflowing", [1e200, 1e200, 0.0, 90.0], "up", None,
+        "x*x + y*y overflows to inf, still finite input -> TOO_FAR (the firmware said BAD_INPUT)")
     add("below-floor-far", [0.0, 0.0, -400.0, 180.0], "up", None, "wrist 740 mm below J2 -> TOO_FAR")
 
     # Behind the base: yaw outside +-135, the base turns half a turn and leans back.

@@ -358,3 +358,11 @@ def test_vectors_in_float32(single, report):
     report("float32 emulation: %d shared vectors, every status as in double; angles within %.2g deg "
            "(OK) and %.2g deg (SINGULAR, where an angle goes with the square root of the rounding)"
            % (count, worst["OK"], worst["SINGULAR"]))
+
+
+def test_float32_overflow_is_too_far(single):
+    """In float32 x*x overflows from 1.9e19 mm: still TOO_FAR, never BAD_INPUT or NaN."""
+    with np.errstate(over="ignore"):
+        for target in ([F32(1e20), F32(0.0), F32(300.0), F32(1.0)], [F32(-3e19), F32(3e19), F32(0.0), F32(0.0)]):
+            assert single["arm5"].ik(target, [0.0] * 5) == status.TOO_FAR
+        assert single["planar"].ik([F32(1e20), F32(1e20)], [0.0] * 2) == status.TOO_FAR

@@ -355,3 +355,10 @@ def test_arm5_any_finite_numbers_never_crash_or_nan(target, current, rule):
             assert mm < 1e-3 and rad < 1e-6
     else:
         assert out == [7.0] * 5
+
+
+def test_overflowing_far_target_is_too_far_not_bad_input():
+    """Found by these tests: x*x + y*y overflowing made arm5 answer BAD_INPUT for a finite target."""
+    for target in ([0.0, 1.3407807929942597e+154, 0.0, 0.0], [1e300, -1e300, 5.0, 1.0], [-1e200, 0.0, 1e200, 0.0]):
+        assert ARM5.ik(target, [0.0] * 5) == status.TOO_FAR
+    assert PLANAR.ik([1e300, 1e300], [0.0] * 2) == status.TOO_FAR

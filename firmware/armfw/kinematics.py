@@ -217,6 +217,12 @@ class Arm5(Arm):
         # the digits of a large pitch that sin() and cos() below keep.
         pitch = atan2(sin(target[3]), cos(target[3]))
         r = sqrt(x * x + y * y)
+        if not twolink.finite(r):
+            # x*x + y*y overflowed (from 1e154 mm in double, 2e19 in float32):
+            # a finite target farther than any reach, not bad input.
+            for c in range(4):
+                self._status[c] = TOO_FAR
+            return
         if r < AXIS_EPS:
             yaw = current[0] if current is not None else 0.0
         else:
