@@ -34,14 +34,14 @@ import time
 import micropython
 from math import acos, atan, atan2, cos, sin, sqrt, pi, isfinite
 
-from armfw import board, twolink
+from armfw import board, kinematics, twolink
 from armfw.kinematics import MIN_MOTION
 
 ROOT = sys.argv[1]
 N_SOLVES = int(sys.argv[2])
 SET_SIZE = 100       # distinct targets per arm in the timed loops
 HEAP_ITEMS = 8       # solves per heap measurement (gc is off: they must fit)
-REPEATS = 3          # each timed loop runs this often; the fastest run counts
+REPEATS = 5          # each timed loop runs this often; the fastest run counts
 FK_TOL_MM = 0.01     # an answer whose FK misses the target by more is wrong
 FK_TOL_RAD = 1e-5
 
@@ -246,6 +246,63 @@ def run_move_step(poses, servos, out_us, driver):
         if pulses(q, out_us) < 0:
             for j in range(n):
                 set_us(channels[j], out_us[j])
+
+
+# --- Where a 5-joint solve spends its time (armfw internals, measured only) ---
+
+def run_validate(items, arm, n):
+    check = kinematics._finite_vector
+    for t in items:
+        check(t, n)
+
+
+def run_candidates(items, arm, current):
+    candidates = arm._candidates
+    for t in items:
+        candidates(t, current)
+
+
+def run_choose(items, arm, current, out):
+    choose = arm._choose
+    for t in items:
+        choose(current, MIN_MOTION, out)
+
+
+def run_twolink_calls(items, arm, pair):
+    # The four two-link solves one 5-joint ik makes (wrist points of the targets).
+    solve = twolink.solve
+    l1 = arm.l1
+    l2 = arm.l2
+    for t in items:
+        zw = t[2] - arm.base
+        solve(l1, l2, zw, t[0], 1, pair)
+        solve(l1, l2, zw, t[0], -1, pair)
+        solve(l1, l2, zw, -t[0], 1, pair)
+        solve(l1, l2, zw, -t[0], -1, pair)
+
+
+def run_fit_limits(items, arm, q):
+    # The four limit fits of one 5-joint ik, on a pose inside the limits.
+    fit = arm._fit_limits
+    for t in items:
+        fit(q)
+        fit(q)
+        fit(q)
+        fit(q)
+
+
+def arm5_breakdown(arm, targets, current, out, rate):
+    """Solves per second of each part of Arm5.ik, and its share of a whole ik."""
+    try:
+        arm.ik(targets[0], out, current, MIN_MOTION)
+        parts = {"validate target and pose": per_second(run_validate, targets, arm, 4) / 2,
+                 "candidates (4 two-link + limits)": per_second(run_candidates, targets, arm, current),
+                 "four twolink.solve calls": per_second(run_twolink_calls, targets, arm, [0.0, 0.0]),
+                 "four limit fits (5 joints each)": per_second(run_fit_limits, targets, arm, list(current)),
+                 "choose branch": per_second(run_choose, targets, arm, current, out)}
+    except Exception as e:
+        return "not available: %s: %s" % (type(e).__name__, e)
+    return {k: {"per_s": v, "share": rate / v} for k, v in parts.items()}
 
 
 # --- Operation costs (why one solver costs what it does) ---
@@ -590,6 +647,8 @@ def main():
     }
     res["arm5"]["safe_answers"], res["arm5"]["textbook_answers"] = check_arm(arm5, 2000)
 
+    res["arm5"]["breakdown"] = arm5_breakdown(arm5, a_targets, a_home, out5, a_ik)
+
     poses = a_poses[:HEAP_ITEMS]
     step = {"servo_map_heap_bytes": heap_per_item(run_servo_map, poses, servos, out_us),
             "servo_map_per_s": per_second(run_servo_map, a_poses, servos, out_us)}
@@ -635,6 +694,10 @@ def main():
     res["twolink_variants"] = tried
 
     res["op_ns"] = op_costs(max(N_SOLVES, 2000) * 5)
+    # The heap is board-sized: free the targets and compiled code before
+    # building the output text.
+    p_targets = a_targets = a_poses = ph = ah = poses = natives = variants = None
+    gc.collect()
     print(json.dumps(res))
 
 

@@ -44,6 +44,10 @@ def firmware_lines(fw):
                      "raised %d); safe solver wrong %d" % (
                          label, t["n"], _pct(t["bad_fraction"]), t["fk_wrong"], t["outside_limits"],
                          t["raised"], s["fk_wrong"] + s["outside_limits"] + s["raised"]))
+    parts = fw["arm5"].get("breakdown")
+    if isinstance(parts, dict):
+        lines.append("  5-joint ik time shares: " + ", ".join(
+            "%s %s" % (k, _pct(v["share"])) for k, v in parts.items()))
     step = fw["move_step"]
     if "move_step_heap_bytes" in step:
         lines.append("  move step (%s): servo map %d B, driver write %d B, both %d B per step; %s"
