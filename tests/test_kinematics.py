@@ -229,6 +229,8 @@ def candidates_valid(geom, target, current=None):
     """{label: valid?} by the independent derivation (either yaw choice counts)."""
     found = derive.candidates(geom, target, current)
     valid = {"up": False, "down": False}
+    if isinstance(found, str):      # TOO_FAR / TOO_CLOSE
+        return valid
     for c in found:
         if None not in [derive.fit(a, geom.lo[i], geom.hi[i]) for i, a in enumerate(c["q"])]:
             valid[c["label"]] = True
@@ -362,3 +364,32 @@ def test_overflowing_far_target_is_too_far_not_bad_input():
     for target in ([0.0, 1.3407807929942597e+154, 0.0, 0.0], [1e300, -1e300, 5.0, 1.0], [-1e200, 0.0, 1e200, 0.0]):
         assert ARM5.ik(target, [0.0] * 5) == status.TOO_FAR
     assert PLANAR.ik([1e300, 1e300], [0.0] * 2) == status.TOO_FAR
+
+
+@settings(max_examples=60, deadline=None)
+@given(start=st.lists(st.floats(-110.0, 110.0), min_size=4, max_size=4),
+       direction=st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3),
+       turn=st.floats(-0.2, 0.2))
+def test_arm5_small_steps_never_flip_branch(start, direction, turn):
+    """From a random pose, 60 steps of 0.5 mm (and a little pitch): min motion keeps the branch
+    whenever both branches stay valid along the way (checked independently)."""
+    q0 = np.radians(start + [0.0])
+    assume(abs(math.sin(q0[2])) > 0.2)
+    d = np.array(direction)
+    assume(np.linalg.norm(d) > 0.1)
+    d = 0.5 * d / np.linalg.norm(d)
+    first = arm5_target(q0)
+    assume(math.hypot(first[0], first[1]) > 20.0)
+    path = [[first[0] + k * d[0], first[1] + k * d[1], first[2] + k * d[2], first[3] + k * D(turn)]
+            for k in range(60)]
+    assume(all(math.hypot(p[0], p[1]) > 20.0 for p in path))     # yaw moves <= 1.4 deg a step
+    assume(all(candidates_valid(G_ARM5, p) == {"up": True, "down": True} for p in path))
+    out = [0.0] * 5
+    last = list(q0)
+    assert ARM5.ik(path[0], out, last, MIN_MOTION) == status.OK
+    elbow = ARM5.elbow
+    for p in path[1:]:
+        assert status.solved(ARM5.ik(p, out, last, MIN_MOTION))
+        assert ARM5.elbow == elbow
+        assert max(abs(a - b) for a, b in zip(out, last)) < D(20.0)
+        last = list(out)
