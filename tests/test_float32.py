@@ -36,6 +36,9 @@ import derive_vectors as derive
 from armfw import board, kinematics, status, twolink
 
 
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def f32(v):
     return float(np.float32(v))
 
@@ -346,6 +349,8 @@ def test_vectors_in_float32(single, report):
         doc = test_vectors.load_doc(name)
         arm = single["planar" if doc["board"] == "sim_planar.json" else "arm5"]
         for case in doc["cases"]:
+            if any(isinstance(v, float) and abs(v) > FLOAT32_MAX for v in case["target"]):
+                continue    # 1e200 is inf in float32: BAD_INPUT there, honestly
             f32_case = dict(case, target=[F32(v) if isinstance(v, float) else v for v in case["target"]])
             out = [0.0] * arm.n
             st = runner.solve(arm, f32_case, out)
