@@ -115,6 +115,7 @@ def _arm5_candidates(arm, targets, current):
             rw = rr - arm.l3 * np.sin(ph)
             zw = z - arm.base - arm.l3 * np.cos(ph)
             st, t1, t2 = solve_twolink(arm.l1, arm.l2, zw, rw, sign)
+            st[np.isinf(r)] = TOO_FAR   # x*x + y*y overflowed: far, not bad input (as armfw)
             q = np.stack([q0, t1, t2, ph - t1 - t2, roll], axis=1)
             _fit_limits(arm, q, st)
             candidates.append((st, q, elbow))
