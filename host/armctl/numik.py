@@ -29,10 +29,12 @@ flag SINGULAR poses; the firmware's analytic solver does.
 """
 
 import math
+from collections import deque
 
 import numpy as np
 
 from armfw import status as fw_status
+from armfw import twolink
 from armfw.status import OK, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
 from armctl import chain as chain_mod
 
@@ -59,7 +61,7 @@ LAMBDA2_MIN = 1e-6
 LAMBDA2_MAX = 1e9
 
 DLS_MAX_ITER = 100
-CCD_MAX_SWEEPS = 3000
+CCD_MAX_SWEEPS = 1000
 RESTARTS = 10
 # Each restart starts from the best of this many random in-limit poses.
 RESTART_POOL = 64
@@ -68,11 +70,11 @@ RESTART_POOL = 64
 STALL_MM = 1e-7
 STALL_WINDOW = 10
 
-# A run this near its target (mm) and still improving is not restarted.
-NEAR_MM = 2.0
-
 # A joint within this (rad) of a limit is on it.
 AT_LIMIT = 1e-7
+
+# Targets with a coordinate beyond this (mm) are TOO_FAR without solving.
+ABSURD_MM = 1e6
 
 # Below this the target lies on the base axis and has no azimuth of its own (mm).
 AXIS_EPS = 1e-6
@@ -226,7 +228,7 @@ def _dls_step(jt, e, lam2, free):
 
 
 def _run_dls(chain, q, pos, dirs, tol_mm, tol_rad, max_iter):
-    """DLS from poses q (B, n) on every target.
+    """DLS from poses q (B, n) on every target; tol_mm is per target (B,).
 
     Returns q, tip error, direction error, iterations, and which runs were
     still improving when the iteration cap stopped them.
@@ -236,7 +238,7 @@ def _run_dls(chain, q, pos, dirs, tol_mm, tol_rad, max_iter):
     lam2 = np.full(count, LAMBDA2_START)
     cost, e_mm, e_rad = _cost(chain, q, pos, dirs)
     iters = np.zeros(count, dtype=int)
-    history = [cost.copy()]
+    history = deque([cost.copy()], maxlen=STALL_WINDOW + 1)
     active = ~((e_mm <= tol_mm) & (e_rad <= tol_rad))
     for it in range(max_iter):
         idx = np.flatnonzero(active)
@@ -269,7 +271,7 @@ def _run_dls(chain, q, pos, dirs, tol_mm, tol_rad, max_iter):
         done = (e_mm <= tol_mm) & (e_rad <= tol_rad)
         done |= lam2 >= LAMBDA2_MAX
         if it >= STALL_WINDOW:
-            done |= history[-1 - STALL_WINDOW] - cost < STALL_MM
+            done |= history[0] - cost < STALL_MM
         active &= ~done
     return q, e_mm, e_rad, iters, active
 
@@ -303,7 +305,7 @@ def _run_ccd(chain, q, pos, dirs, tol_mm, tol_rad, max_sweeps):
     q = q.copy()
     cost, e_mm, e_rad = _cost(chain, q, pos, dirs)
     sweeps = np.zeros(count, dtype=int)
-    history = [cost.copy()]
+    history = deque([cost.copy()], maxlen=STALL_WINDOW + 1)
     active = ~((e_mm <= tol_mm) & (e_rad <= tol_rad))
     w2 = DIRECTION_WEIGHT_MM ** 2
     for it in range(max_sweeps):
@@ -348,40 +350,49 @@ def _run_ccd(chain, q, pos, dirs, tol_mm, tol_rad, max_sweeps):
         history.append(cost.copy())
         done = (e_mm <= tol_mm) & (e_rad <= tol_rad)
         if it >= STALL_WINDOW:
-            done |= history[-1 - STALL_WINDOW] - cost < STALL_MM
+            done |= history[0] - cost < STALL_MM
         active &= ~done
     return q, e_mm, e_rad, sweeps, active
 
 
-def _classify(chain, q, pos, dirs, e_mm, e_rad, tol_mm, tol_rad):
-    """Status per target: OK when within tolerance, else the honest reason it is not."""
-    status = np.full(len(q), NOT_CONVERGED)
-    reached = (e_mm <= tol_mm) & (e_rad <= tol_rad)
-    status[reached] = OK
-    miss = ~reached
-    if not miss.any():
-        return status
+def _out_of_reach(chain, pos, dirs):
+    """Geometric verdicts per target, before any solving: too far, too close, floor.
+
+    Beyond the chain's reach (or, with the tool direction given and the tool
+    along it, the wrist beyond the arm's reach) is TOO_FAR; inside the hole a
+    fully folded chain still cannot reach is TOO_CLOSE. The margin is the
+    firmware's (twolink.REACH_EPS of the reach), so a target the analytic
+    solver calls TOO_FAR is never OK here, however small the miss. floor: the
+    least tip miss (mm) the geometry allows, 0 where the tip can reach.
+    """
     links = chain.links
+    margin = twolink.REACH_EPS * chain.reach
     dist = np.linalg.norm(pos - chain.anchor, axis=1)
-    too_far = dist > chain.reach + tol_mm
-    longest = max(links)
-    too_close = dist < (2.0 * longest - chain.reach) - tol_mm
+    too_far = dist > chain.reach + margin
+    inner = 2.0 * max(links) - chain.reach
+    too_close = dist < inner - margin
+    floor = np.maximum(0.0, np.maximum(dist - chain.reach, inner - dist))
     tool_len = links[-1]
-    if dirs is not None and tool_len > 0 and _tool_along_axis(chain):
-        # With the tool direction given, the wrist point is fixed too.
+    if dirs is not None and len(links) > 1 and _tool_along_axis(chain):
         wrist = pos - tool_len * dirs
         dw = np.linalg.norm(wrist - chain.anchor, axis=1)
         arm = chain.reach - tool_len
-        too_far |= dw > arm + tol_mm
-        longest_arm = max(links[:-1]) if len(links) > 1 else 0.0
-        too_close |= dw < (2.0 * longest_arm - arm) - tol_mm
+        too_far |= dw > arm + margin
+        too_close |= dw < (2.0 * max(links[:-1]) - arm) - margin
+    return too_far, too_close, floor
+
+
+def _classify(chain, q, pos, dirs, e_mm, e_rad, tol_mm, tol_rad, too_far, too_close):
+    """Status per target: OK when within tolerance and not out of reach, else the honest reason."""
+    status = np.full(len(q), NOT_CONVERGED)
+    reached = (e_mm <= tol_mm) & (e_rad <= tol_rad)
+    status[reached] = OK
     e, jt, _, _ = _residual_system(chain, q, pos, dirs)
     push = np.einsum("bmn,bm->bn", jt, e)
-    stuck = ((q <= chain.lo + AT_LIMIT) & (push < 0)) | ((q >= chain.hi - AT_LIMIT) & (push > 0))
-    at_limit = stuck.any(axis=1)
-    status[miss & at_limit] = JOINT_LIMIT
-    status[miss & too_close] = TOO_CLOSE
-    status[miss & too_far] = TOO_FAR
+    blocked = ((q <= chain.lo + AT_LIMIT) & (push < 0)) | ((q >= chain.hi - AT_LIMIT) & (push > 0))
+    status[~reached & blocked.any(axis=1)] = JOINT_LIMIT
+    status[too_close] = TOO_CLOSE
+    status[too_far] = TOO_FAR
     return status
 
 
@@ -415,35 +426,52 @@ def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", res
     if not (np.all(np.isfinite(q0)) and np.all(chain.within_limits(q0))):
         raise ValueError("seed must be finite and inside the joint limits")
     good = np.all(np.isfinite(targets), axis=1)
+    # Targets a kilometre away (or at 1e300) are answered TOO_FAR from the seed
+    # without solving: their squared distances would overflow.
+    absurd = good & np.any(np.abs(targets[:, :3]) > ABSURD_MM, axis=1)
+    good &= ~absurd
     pos, dirs = _task(chain, np.where(good[:, None], targets, 0.0), mode, q0[:, 0])
     run = _run_dls if method == "dls" else _run_ccd
     cap = max_iter or (DLS_MAX_ITER if method == "dls" else CCD_MAX_SWEEPS)
-    q, e_mm, e_rad, iters, capped = run(chain, q0, pos, dirs, tol_mm, tol_rad, cap)
+    too_far, too_close, floor = _out_of_reach(chain, pos, dirs)
+    # A run is done when it is as near as the geometry allows.
+    enough_mm = floor + tol_mm
+    q, e_mm, e_rad, iters, capped = run(chain, q0, pos, dirs, enough_mm, tol_rad, cap)
     rng = np.random.default_rng(rng)
     best_cost = _score(e_mm, e_rad)
-    # A run still improving at the cap and already near the target (CCD near
-    # full stretch) gets no new seed: it would only start its approach over.
-    stuck = good & ~(capped & (_score(e_mm, e_rad) < NEAR_MM))
+    retired = ~good
     for _ in range(restarts):
-        missed = np.flatnonzero(stuck & ~((e_mm <= tol_mm) & (e_rad <= tol_rad)))
+        if method == "ccd":
+            # A CCD run still improving at the cap is crawling near full
+            # stretch: a new seed would only start its approach over (a DLS
+            # run at its cap is crawling along a limit: a new seed helps).
+            # Toward a target out of reach CCD stretches as far as it can.
+            retired |= capped | too_far | too_close
+        missed = np.flatnonzero(~retired & ~((e_mm <= enough_mm) & (e_rad <= tol_rad)))
         if len(missed) == 0:
             break
         d_sub = None if dirs is None else dirs[missed]
         start = _restart_poses(chain, pos[missed], d_sub, rng)
         if chain.kind == "arm5":
             start[:, 4] = q0[missed, 4]     # wrist roll: the user's, not the solver's
-        rq, rm, rr, ri, rc = run(chain, start, pos[missed], d_sub, tol_mm, tol_rad, cap)
+        rq, rm, rr, ri, rc = run(chain, start, pos[missed], d_sub, enough_mm[missed], tol_rad, cap)
         iters[missed] += ri
-        stuck[missed[rc & (_score(rm, rr) < NEAR_MM)]] = False
+        capped[missed] = rc
         better = _score(rm, rr) < best_cost[missed]
         take = missed[better]
         q[take], e_mm[take], e_rad[take] = rq[better], rm[better], rr[better]
         best_cost[take] = _score(rm, rr)[better]
-    status = _classify(chain, q, pos, dirs, e_mm, e_rad, tol_mm, tol_rad)
+    status = _classify(chain, q, pos, dirs, e_mm, e_rad, tol_mm, tol_rad, too_far, too_close)
     status[~good] = BAD_INPUT
+    status[absurd] = TOO_FAR
     q[~good] = q0[~good]
     e_mm[~good] = np.nan
     e_rad[~good] = np.nan
+    if absurd.any():
+        with np.errstate(over="ignore"):
+            width = min(3, targets.shape[1])
+            tip = chain.fk(q0[absurd])[:, :width]
+            e_mm[absurd] = np.linalg.norm(targets[absurd, :width] - tip, axis=1)
     return Batch(q, status, e_mm, e_rad, iters, method, mode)
 
 

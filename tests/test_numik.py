@@ -1,0 +1,282 @@
+"""armctl.numik: numerical IK success rates, honesty on unreachable targets, limits, vectors.
+
+Reachable targets come from the firmware's FK of random in-limit joint angles
+(the firmware is the reference); the unreachable ones from hand geometry.
+"""
+
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+
+from armfw import board as fw_board
+from armfw.status import OK, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
+from armfw import status as fw_status
+from armctl import chain, numik
+
+from conftest import BOARDS, VECTORS
+
+TARGETS = 10000
+HIT_MM = 0.1
+L1, L2, L3, BASE = 126.14, 126.14, 150.6, 189.0
+
+
+@pytest.fixture(scope="module")
+def arm5():
+    return fw_board.load(str(BOARDS / "sim_arm5.json"))
+
+
+@pytest.fixture(scope="module")
+def planar():
+    return fw_board.load(str(BOARDS / "sim_planar.json"))
+
+
+@pytest.fixture(scope="module")
+def arm5_targets(arm5):
+    """TARGETS poses drawn inside the limits and the tool (x, y, z, pitch) the firmware's FK gives."""
+    arm = arm5.arm
+    rng = np.random.default_rng(2026)
+    lo, hi = np.array(arm.lo), np.array(arm.hi)
+    q = lo + (hi - lo) * rng.random((TARGETS, arm.n))
+    targets = np.empty((TARGETS, 4))
+    out = [0.0] * 4
+    for i in range(TARGETS):
+        x, y, z, pitch = arm.fk(list(q[i]), out)
+        # FK's pitch is in the plane the base faces; an IK target's pitch is in
+        # the plane through the target, which is the opposite one when the arm
+        # leans back over the base.
+        facing = x * math.cos(q[i, 0]) + y * math.sin(q[i, 0])
+        targets[i] = (x, y, z, pitch if facing >= 0 else -pitch)
+    return q, targets
+
+
+def _check_batch(arm, result, targets, mode):
+    """Success fraction; every OK answer verified by the firmware's FK, every pose inside the limits."""
+    out = [0.0] * 4
+    for i in range(len(result)):
+        assert arm.within_limits(list(result.q[i]))
+        if result.status[i] == OK:
+            mm, rad = arm.fk_error(list(targets[i]), list(result.q[i]))
+            assert mm <= numik.TOL_MM + 1e-9
+            if mode == numik.PITCH:
+                assert rad <= numik.TOL_RAD + 1e-9
+        else:
+            # Every miss is reported with its real residual, never as OK.
+            p = arm.fk(list(result.q[i]), out)
+            assert result.error_mm[i] == pytest.approx(math.dist(p[:3], targets[i][:3]), abs=1e-6)
+    return np.mean((result.status == OK) & (result.error_mm <= HIT_MM))
+
+
+@pytest.mark.parametrize("method, mode", [("dls", "pitch"), ("dls", "position"), ("ccd", "position")])
+def test_success_rate_on_reachable_arm5_targets(arm5, arm5_targets, report, method, mode):
+    q_true, targets = arm5_targets
+    if mode == numik.PITCH:
+        # The generator's pitch convention agrees with the firmware's own check.
+        assert max(arm5.arm.fk_error(list(targets[i]), list(q_true[i]))[1] for i in range(0, TARGETS, 97)) < 1e-9
+    asked = targets if mode == numik.PITCH else targets[:, :3]
+    start = time.perf_counter()
+    # CCD crawls near full stretch: it gets three times its default sweeps here.
+    sweeps = 3 * numik.CCD_MAX_SWEEPS if method == "ccd" else None
+    result = numik.solve_batch(arm5, asked, mode=mode, method=method, max_iter=sweeps)
+    took = time.perf_counter() - start
+    rate = _check_batch(arm5.arm, result, targets, mode)
+    names = {numik.status_name(s): int(c) for s, c in enumerate(np.bincount(result.status)) if c}
+    report("numik %s %s-mode: %.2f%% of %d reachable arm5 targets within %.1f mm in %.1f s "
+           "(median %d, max %d %s incl. restarts; statuses %s)"
+           % (method, mode, 100 * rate, TARGETS, HIT_MM, took, np.median(result.iterations),
+              result.iterations.max(), "sweeps" if method == "ccd" else "iterations", names))
+    assert rate >= 0.99
+    # Those missed were reachable, so the only honest labels are "gave up" or
+    # "stopped at a limit": never a geometric verdict like TOO_FAR.
+    assert set(np.unique(result.status)) <= {OK, JOINT_LIMIT, numik.NOT_CONVERGED}
+
+
+def _directions(rng, count, max_polar_deg):
+    polar = np.radians(rng.uniform(0.0, max_polar_deg, count))
+    az = rng.uniform(-math.pi, math.pi, count)
+    return np.column_stack([np.sin(polar) * np.cos(az), np.sin(polar) * np.sin(az), np.cos(polar)])
+
+
+@pytest.mark.parametrize("method, beyond_mm", [("dls", 0.5), ("ccd", 5.0)])
+def test_too_far_returns_the_stretched_pose_and_its_residual(arm5, method, beyond_mm):
+    # Beyond L1+L2+L3 from the J2 axis, in directions a straight arm can point
+    # within its +-135 degree shoulder: the nearest reachable point is on the
+    # reach sphere, exactly (distance - reach) from the target. (CCD crawls
+    # near full stretch: within a mm or two of the sphere its default sweeps
+    # leave it a few hundredths of a mm short of that nearest point.)
+    rng = np.random.default_rng(5)
+    reach = L1 + L2 + L3
+    dist = reach + rng.uniform(beyond_mm, 300.0, 200)
+    targets = np.array([0.0, 0.0, BASE]) + _directions(rng, 200, 120.0) * dist[:, None]
+    result = numik.solve_batch(arm5, targets, mode="position", method=method)
+    assert np.all(result.status == TOO_FAR)
+    assert np.allclose(result.error_mm, dist - reach, atol=0.01)
+    c = chain.from_board(arm5)
+    assert np.all(c.within_limits(result.q))
+    assert np.allclose(np.linalg.norm(c.fk(result.q) - targets, axis=1), result.error_mm)
+
+
+def test_too_far_for_the_wrist_in_pitch_mode(arm5):
+    # Tip 400 mm from J2 (inside L1+L2+L3) but tool pointing straight up puts
+    # the wrist 150.6 mm lower: sqrt(400^2 + 150.6^2) = 427 mm > L1+L2.
+    for method in numik.METHODS:
+        r = numik.solve(arm5, [400.0, 0.0, BASE, 0.0], mode="pitch", method=method)
+        assert r.status == TOO_FAR and not r.ok
+        assert r.error_mm > 0.1 or r.angle_error_rad > 1e-3
+
+
+@pytest.mark.parametrize("method", numik.METHODS)
+def test_planar_hole_and_limit_band(planar, method):
+    # Elbow limit +-160 degrees: the closest fold puts the tool at
+    # sqrt(100^2 + 80^2 + 2*100*80*cos 160) = 36.95 mm from the shoulder.
+    r_fold = math.sqrt(100 ** 2 + 80 ** 2 + 2 * 100 * 80 * math.cos(math.radians(160)))
+    for r, want in ((10.0, TOO_CLOSE), (15.0, TOO_CLOSE), (25.0, JOINT_LIMIT), (33.0, JOINT_LIMIT)):
+        res = numik.solve(planar, [0.0, r], method=method)
+        assert res.status == want, (r, res)
+        assert res.error_mm == pytest.approx(r_fold - r, abs=0.01)
+        # The firmware says the same about these targets.
+        assert planar.arm.ik([0.0, r], [0.0, 0.0]) == want
+
+
+@pytest.mark.parametrize("method", numik.METHODS)
+def test_planar_reachable_and_too_far(planar, method):
+    rng = np.random.default_rng(6)
+    c = chain.from_board(planar)
+    q = c.random_poses(2000, rng)
+    targets = c.fk(q)[:, :2]
+    result = numik.solve_batch(planar, targets, method=method)
+    # CCD crawls near full stretch (|t2| of a degree or two): some of those end
+    # NOT_CONVERGED a few hundredths of a mm off, which still counts as a hit.
+    assert np.mean(result.error_mm <= HIT_MM) >= 0.99
+    assert np.all(result.error_mm[result.ok] <= numik.TOL_MM)
+    assert set(np.unique(result.status)) <= {OK, numik.NOT_CONVERGED}
+    assert np.all(c.within_limits(result.q))
+    angle = rng.uniform(0.0, math.pi, 100)
+    dist = rng.uniform(181.0, 400.0, 100)
+    far = np.column_stack([dist * np.cos(angle), dist * np.sin(angle)])
+    result = numik.solve_batch(planar, far, method=method)
+    assert np.all(result.status == TOO_FAR)
+    assert np.allclose(result.error_mm, dist - 180.0, atol=0.01)
+
+
+def test_single_solve_from_the_current_pose(arm5):
+    # The worked example of SPEC.md: tip (157.3, 0, 342.4), tool horizontal.
+    # Elbow-up answer q2, q3, q4 = -50.024, 105.019, 35.004; the elbow-down
+    # one needs q4 = 140.024, past this board's 135 degree wrist limit.
+    target = [157.3, 0.0, 342.4, math.pi / 2]
+    r = numik.solve(arm5, target, seed=np.radians([0, -45, 100, 30, 0]))
+    assert r.ok and r.name == "OK" and r.mode == "pitch"
+    assert np.allclose(np.degrees(r.q[1:4]), [-50.024, 105.019, 35.004], atol=0.03)
+    assert r.error_mm <= numik.TOL_MM and r.iterations >= 1
+    # Seeded next to the forbidden elbow-down answer it still answers inside the limits.
+    r = numik.solve(arm5, target, seed=np.radians([0, 50, -100, 135, 0]))
+    assert r.ok and arm5.arm.within_limits(list(r.q))
+    assert arm5.arm.fk_error(target, list(r.q))[0] <= numik.TOL_MM
+
+
+def test_description_chain_without_closed_form():
+    # Three-link planar arm, 100/80/50 mm: position only is redundant (no closed form).
+    desc = {"joints": [{"axis": [0, 0, 1], "min_deg": -170, "max_deg": 170},
+                       {"xyz_mm": [100, 0, 0], "axis": [0, 0, 1], "min_deg": -150, "max_deg": 150},
+                       {"xyz_mm": [80, 0, 0], "axis": [0, 0, 1], "min_deg": -150, "max_deg": 150}],
+            "tool": {"xyz_mm": [50, 0, 0]}, "tool_axis": [1, 0, 0]}
+    c = chain.from_description(desc)
+    rng = np.random.default_rng(8)
+    targets = c.fk(c.random_poses(1000, rng))
+    for method in numik.METHODS:
+        result = numik.solve_batch(c, targets, method=method)
+        assert np.mean(result.ok) >= 0.99
+        hit = result.ok
+        assert np.all(np.linalg.norm(c.fk(result.q[hit]) - targets[hit], axis=1) <= numik.TOL_MM)
+    far = numik.solve(c, [300.0, 0.0, 0.0])
+    assert far.status == TOO_FAR and far.error_mm == pytest.approx(70.0, abs=0.01)
+
+
+def test_bad_input_is_a_status_not_a_crash(arm5):
+    for bad in ([math.nan, 0, 100], [math.inf, 0, 100, 1.0]):
+        r = numik.solve(arm5, bad)
+        assert r.status == BAD_INPUT and not r.ok
+        assert np.all(np.isfinite(r.q))
+    with pytest.raises(ValueError):
+        numik.solve(arm5, [1.0, 2.0])                 # arm5 needs 3 or 4 numbers
+    with pytest.raises(ValueError):
+        numik.solve(arm5, [1.0, 2.0, 3.0], method="newton")
+
+
+def test_never_ok_beyond_reach_hypothesis(arm5):
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.floats(-1000, 1000), st.floats(-1000, 1000), st.floats(-600, 900),
+           st.floats(-math.pi, math.pi), st.sampled_from(numik.METHODS))
+    def check(x, y, z, pitch, method):
+        r = numik.solve(arm5, [x, y, z, pitch], method=method, restarts=1)
+        assert arm5.arm.within_limits(list(r.q))
+        mm, rad = arm5.arm.fk_error([x, y, z, pitch], list(r.q))
+        assert mm == pytest.approx(r.error_mm, abs=1e-6)
+        if r.ok:
+            assert mm <= numik.TOL_MM + 1e-9 and rad <= numik.TOL_RAD + 1e-9
+        if math.dist((x, y, z), (0, 0, BASE)) > L1 + L2 + L3 + 0.01:
+            assert r.status == TOO_FAR
+
+    check()
+
+
+def _vector_files():
+    return sorted(VECTORS.glob("*.json")) if VECTORS.is_dir() else []
+
+
+def _vector_board(name):
+    name = str(name)
+    if "/" in name:
+        path = BOARDS.parent / name
+    else:
+        path = BOARDS / (name if name.endswith(".json") else name + ".json")
+    return fw_board.load(str(path))
+
+
+@pytest.mark.parametrize("path", _vector_files() or [None], ids=lambda p: p.name if p else "none")
+def test_cross_check_with_shared_vectors(path, report):
+    if path is None:
+        pytest.skip("no tests/vectors/*.json yet")
+    data = json.loads(path.read_text())
+    b = _vector_board(data["board"])
+    pitch_in_deg = "pitch deg" in data.get("units", {}).get("target", "")
+    ok_targets, far_targets = [], []
+    for case in data["cases"]:
+        target = case["target"]
+        if (len(target) != len(b.arm.targets)
+                or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in target)):
+            continue
+        if pitch_in_deg and b.arm.kind == "arm5":
+            target = target[:3] + [math.radians(target[3])]
+        if case["status"] == "OK":
+            ok_targets.append(target)
+        elif case["status"] == "TOO_FAR":
+            far_targets.append(target)
+    for method in numik.METHODS:
+        if ok_targets:
+            targets = np.array(ok_targets)
+            # CCD in position mode with three times its default sweeps, as in
+            # the success-rate test (the vectors include near-stretch targets).
+            if method == "ccd":
+                result = numik.solve_batch(b, targets[:, :3], method=method, mode="position",
+                                           max_iter=3 * numik.CCD_MAX_SWEEPS)
+            else:
+                result = numik.solve_batch(b, targets, method=method)
+            hit = 0
+            for i, t in enumerate(ok_targets):
+                miss = b.arm.fk_error(t, list(result.q[i]))[0]
+                assert miss == pytest.approx(result.error_mm[i], abs=1e-6)
+                if result.ok[i]:
+                    assert miss <= numik.TOL_MM
+                hit += miss <= HIT_MM
+            report("numik %s vs %s: %d/%d analytic-OK targets hit within %.1f mm"
+                   % (method, path.name, hit, len(ok_targets), HIT_MM))
+            assert hit == len(ok_targets)
+        if far_targets:
+            result = numik.solve_batch(b, np.array(far_targets), method=method)
+            assert not np.any(result.status == fw_status.OK)
