@@ -119,16 +119,20 @@ def is_final(line):
 
 def open_serial(port, baud=DEFAULT_BAUD, timeout=0.1, exclusive=True):
     """Open port with pyserial, raising LinkError that says whether it is missing or busy."""
-    if "://" not in port and not os.path.exists(port):
-        raise LinkError("port %s does not exist (is the board plugged in? `armctl sim --pty` prints a port)" % port)
+    missing = "port %s does not exist (is the board plugged in? `armctl sim --pty` prints a port)" % port
+    if port.startswith("/") and not os.path.exists(port):
+        raise LinkError(missing)
     try:
         return serial.serial_for_url(port, baudrate=baud, timeout=timeout, exclusive=exclusive)
     except ValueError as e:
         raise LinkError("port %s: %s" % (port, e))
     except serial.SerialException as e:
         text = str(e)
-        if "exclusively lock" in text or "busy" in text.lower():
+        # POSIX: flock refused or EBUSY; Windows: "Access is denied" for an open COM port.
+        if "exclusively lock" in text or "busy" in text.lower() or "Access is denied" in text:
             raise LinkError("port %s is busy: another program (a terminal, mpremote, armctl) has it open" % port)
+        if "FileNotFoundError" in text or "No such file" in text:
+            raise LinkError(missing)
         raise LinkError("cannot open port %s: %s" % (port, text))
 
 
