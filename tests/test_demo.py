@@ -63,7 +63,7 @@ def _segment_distance(p, a, b):
 def test_demo_pick_and_place_on_the_simulator(micropython, tmp_path, report):
     png = tmp_path / "demo_path.png"
     out = io.StringIO()
-    code, path = demo.run(BOARDS / "sim_arm5.json", png, out=out)
+    code, path, records = demo.run(BOARDS / "sim_arm5.json", png, out=out)
     transcript = out.getvalue()
     assert code == cli.EXIT_OK, transcript
     assert png.read_bytes()[:8] == PNG_MAGIC
@@ -80,12 +80,20 @@ def test_demo_pick_and_place_on_the_simulator(micropython, tmp_path, report):
         assert _nearest(path, (x, y, z + approach)) < 1.5
     # The tool never dips below the grip height.
     assert min(p[2] for p in path) > pick[2] - 1.5
+    # The gripper closes with the tool at the object and opens at the destination.
+    board = boardlib.load(str(BOARDS / "sim_arm5.json"))
+    grip = board.gripper
+    closed = next(k for k, (t, ch, us) in enumerate(records) if ch == grip["channel"] and us == grip["close_us"])
+    opened = next(k for k, (t, ch, us) in enumerate(records)
+                  if k > closed and ch == grip["channel"] and us == grip["open_us"])
+    assert math.dist(demo.tool_path(board, records[:closed])[-1], pick) < 1.5
+    assert math.dist(demo.tool_path(board, records[:opened])[-1], place) < 1.5
     report("demo: %d tool positions decoded from the servo pulses; waypoints hit within %.2f mm" % (
         len(path), max(_nearest(path, w) for w in demo.waypoints(boardlib.load(str(BOARDS / "sim_arm5.json"))))))
 
 
 def test_demo_planar_lines_are_straight(micropython, tmp_path):
-    code, path = demo.run(BOARDS / "sim_planar.json", tmp_path / "planar.png", out=io.StringIO())
+    code, path, _ = demo.run(BOARDS / "sim_planar.json", tmp_path / "planar.png", out=io.StringIO())
     assert code == cli.EXIT_OK
     a, b = demo.PICK_PLACE["planar"]
     start = next(i for i, p in enumerate(path) if math.dist(p, a) < 1.5)

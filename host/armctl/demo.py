@@ -14,7 +14,7 @@ from armfw import board as boardlib
 # Object and destination (mm, base frame) for each arm kind: inside the
 # workspace, with room above for the approach.
 PICK_PLACE = {
-    "arm5": ((200.0, -80.0, 40.0), (120.0, 180.0, 40.0)),
+    "arm5": ((200.0, -80.0, 40.0), (50.0, 180.0, 40.0)),
     "planar": ((140.0, -30.0), (40.0, 120.0)),
 }
 REQUEST_TIMEOUT_S = 60.0
@@ -82,7 +82,7 @@ def tool_path(board, records):
 
 
 def run(board_path, out_png, out=sys.stdout):
-    """Run the demo; returns (exit code, tool path in mm)."""
+    """Run the demo; returns (exit code, tool path in mm, pulse records (t_ms, channel, us))."""
     from armctl import cli
     from armctl.link import Link
     from armctl.sim import Simulator
@@ -102,11 +102,13 @@ def run(board_path, out_png, out=sys.stdout):
                 reply = link.request(request, on_line=lambda text: say("        " + text))
                 if not reply.ok:
                     say("demo: the board refused %r" % request)
-                    return cli.EXIT_REFUSED, []
+                    return cli.EXIT_REFUSED, [], sim.pulses()
         records = sim.pulses()
     path = tool_path(board, records)
     say("decoded %d tool positions from %d servo pulses" % (len(path), len(records)))
     from armctl import plot
-    plot.path_figure(board, path, str(out_png), waypoints=waypoints(board))
+    plot.path_figure(board, path, str(out_png), waypoints=waypoints(board),
+                     title="%s on the simulator: tool path decoded from %d servo pulses"
+                     % (board.name, len(records)))
     say("picture: %s" % out_png)
-    return cli.EXIT_OK, path
+    return cli.EXIT_OK, path, records

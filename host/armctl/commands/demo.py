@@ -40,7 +40,7 @@ def run(args):
         return cli.EXIT_USAGE
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        code, _ = demo.run(args.board, out)
+        code, _, _ = demo.run(args.board, out)
     except LinkError as e:
         print("armctl demo: %s" % e, file=sys.stderr)
         return cli.EXIT_LINK
