@@ -1,0 +1,108 @@
+"""armctl plot: pictures of the workspace and of straight tool lines (PNG)."""
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from armctl import BOARDS_DIR, cli
+from armfw import board as boardlib
+from armfw import status as fw_status
+
+NAME = "plot"
+HELP = "Draw the workspace (status over a grid) or a straight tool line (path, joint angles, joint speeds)."
+
+EPILOG = """\
+examples:
+  armctl plot workspace --board boards/sim_planar.json -o out/planar.png
+  armctl plot workspace --board boards/sim_arm5.json --pitch 90
+  armctl plot path --board boards/sim_planar.json --from 150 -60 --to 150 120
+  armctl plot path --board boards/sim_arm5.json --from 150 0 100 90 --to 330 0 100 90
+
+Targets: planar X Y (mm); arm5 X Y Z (mm) PITCH (degrees from vertical,
+90 = tool horizontal). A path is solved by the firmware's IK at every step
+of the board's line_step_mm; joint speeds are those a constant tool speed
+demands. Exit status: 0 picture written (path: every step solved), 1 the
+path leaves the workspace (the picture marks the failing steps), 2 bad
+arguments or board file.
+"""
+
+
+def add_arguments(parser):
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    sub = parser.add_subparsers(dest="what", metavar="WHAT")
+    sub.required = True
+    ws = sub.add_parser("workspace", help="status of the analytic IK over a grid")
+    path = sub.add_parser("path", help="a straight tool line solved step by step")
+    for p, default in ((ws, "out/workspace.png"), (path, "out/path.png")):
+        p.add_argument("--board", "-b", default=str(BOARDS_DIR / "sim_arm5.json"),
+                       help="board description (default boards/sim_arm5.json)")
+        p.add_argument("-o", "--output", default=default, help="PNG to write (default %(default)s)")
+    ws.add_argument("--pitch", type=float, default=90.0,
+                    help="arm5: tool pitch, degrees from vertical (default 90, horizontal)")
+    ws.add_argument("--grid", type=int, default=301, help="grid points per side (default %(default)s)")
+    path.add_argument("--from", dest="start", nargs="+", type=float, required=True, metavar="V",
+                      help="start: X Y (planar) or X Y Z PITCH (arm5), mm and degrees")
+    path.add_argument("--to", dest="end", nargs="+", type=float, required=True, metavar="V",
+                      help="end, as --from")
+    path.add_argument("--speed", type=float, default=None,
+                      help="tool speed, mm/s (default: the board's line_step_mm per step_ms)")
+
+
+def parse_target(arm, values, what):
+    """Firmware target (mm, pitch radians) from command-line numbers (pitch in degrees); ValueError."""
+    want = len(arm.targets)
+    if len(values) != want:
+        raise ValueError("%s: a target of the %s arm is %s, got %d numbers"
+                         % (what, arm.kind, " ".join(t.upper() for t in arm.targets), len(values)))
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("%s: numbers must be finite" % what)
+    target = [float(v) for v in values]
+    if arm.kind == "arm5":
+        target[3] = math.radians(target[3])
+    return target
+
+
+def run(args):
+    from armctl import plot
+    try:
+        board = boardlib.load(args.board)
+    except boardlib.BoardError as e:
+        print("armctl plot: %s" % e, file=sys.stderr)
+        return cli.EXIT_USAGE
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.what == "workspace":
+        if not math.isfinite(args.pitch) or not 10 <= args.grid <= 2000:
+            print("armctl plot: --pitch must be finite and --grid 10..2000", file=sys.stderr)
+            return cli.EXIT_USAGE
+        status = plot.workspace_figure(board, out, math.radians(args.pitch), args.grid)
+        shares = ", ".join("%s %.1f%%" % (fw_status.name(c), 100.0 * (status == c).mean())
+                           for c in sorted(set(status.ravel().tolist())))
+        print("workspace of %s: %dx%d grid: %s" % (board.name, args.grid, args.grid, shares))
+        print("picture: %s" % out)
+        return cli.EXIT_OK
+    try:
+        start = parse_target(board.arm, args.start, "--from")
+        end = parse_target(board.arm, args.end, "--to")
+        if args.speed is not None and not (math.isfinite(args.speed) and args.speed > 0):
+            raise ValueError("--speed must be a positive number of mm/s")
+    except ValueError as e:
+        print("armctl plot: %s" % e, file=sys.stderr)
+        return cli.EXIT_USAGE
+    res = plot.line_figure(board, start, end, out, speed_mm_s=args.speed)
+    steps = len(res.status)
+    peak = res.joint_speed_deg_s
+    fastest = np.nanmax(peak) if np.any(np.isfinite(peak)) else float("nan")
+    print("line on %s: %d steps, %.1f mm, peak joint speed %.0f deg/s (limit %g)"
+          % (board.name, steps, res.distance_mm[-1], fastest, board.motion["max_speed_deg_s"]))
+    print("picture: %s" % out)
+    if not res.ok:
+        first = res.failed[0]
+        print("refused: %d of %d steps have no solution; first at step %d (%.1f mm along): %s"
+              % (len(res.failed), steps, first, res.distance_mm[first], fw_status.name(res.status[first])))
+        return cli.EXIT_REFUSED
+    return cli.EXIT_OK
