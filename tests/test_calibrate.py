@@ -1,12 +1,24 @@
 """armctl.calibrate: servo and link-length fits, and the guided session end to end on the simulator."""
 
+import argparse
+import io
 import json
 import math
+import os
+import select
+import subprocess
+import sys
 
 import pytest
 
 from armctl import calibrate as cal
+from armctl import cli
+from armctl.commands import calibrate as calibrate_command
+from armctl.deploy import restart
+from armctl.link import Link
+from armctl.sim import Simulator
 from armfw import board as boardlib
+from armfw import kinematics
 
 from conftest import BOARDS
 
@@ -105,16 +117,6 @@ def test_calibration_that_breaks_a_limit_window_is_refused():
 
 
 # -- the guided session end to end on the simulator ---------------------------
-
-import argparse
-import io
-
-from armctl import cli
-from armctl.commands import calibrate as calibrate_command
-from armctl.deploy import restart
-from armctl.link import Link
-from armctl.sim import Simulator
-from armfw import kinematics
 
 # The physical arm the "person" looks at: its servos are not what the board
 # file says. Shoulder: mounted 5 deg off and a weaker servo (400 us/rad);
@@ -274,9 +276,6 @@ def test_calibrating_one_joint_keeps_the_others_calibration(micropython, tmp_pat
 
 def test_keyboard_on_a_terminal(micropython, tmp_path):
     """`armctl calibrate` on a real terminal: single keys without Enter, arrow keys."""
-    import os
-    import subprocess
-    import sys
     with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
         master, slave = os.openpty()
         proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "calibrate", "--port", sim.port,
@@ -289,6 +288,7 @@ def test_keyboard_on_a_terminal(micropython, tmp_path):
         def wait_for(text):
             nonlocal seen
             while text not in seen:
+                assert select.select([master], [], [], 10)[0], "waited for %r, saw %r" % (text, seen)
                 seen += os.read(master, 4096)
 
         try:

@@ -1,10 +1,13 @@
 """armctl demo: tool-path decoding by hand, and the whole demo on the MicroPython simulator."""
 
+import io
 import math
+import subprocess
+import sys
 
 import pytest
 
-from armctl import demo
+from armctl import cli, demo
 from armfw import board as boardlib
 
 from conftest import BOARDS
@@ -40,12 +43,6 @@ def test_tool_path_waits_for_every_joint():
 
 
 # -- the demo on the simulator --------------------------------------------------
-
-import io
-import subprocess
-import sys
-
-from armctl import cli
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -5,6 +5,7 @@ answers lines); the end-to-end tests talk to the MicroPython simulator.
 """
 
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -14,6 +15,9 @@ import pytest
 
 from armctl import cli, link
 from armctl.link import Link, LinkError
+from armctl.sim import Simulator
+
+from conftest import BOARDS
 
 
 class FakeBoard:
@@ -163,6 +167,7 @@ def test_shell_on_a_terminal_saves_history_and_ctrl_d_exits(fake, tmp_path):
         for keys, wait_for in ((b"", b"arm> "), (b"help\r", b"arm> "), (b"\x04", None)):
             os.write(master, keys)
             while wait_for is not None and seen.count(wait_for) < 1 + (keys != b""):
+                assert select.select([master], [], [], 10)[0], "no prompt: %r" % seen
                 seen += os.read(master, 1024)
         assert proc.wait(timeout=10) == cli.EXIT_OK
     finally:
@@ -202,10 +207,6 @@ def test_reconnect_waits_for_a_port_that_comes_back(fake, tmp_path):
 
 
 # -- against the MicroPython simulator -------------------------------------------
-
-from armctl.sim import Simulator  # noqa: E402
-
-from conftest import BOARDS  # noqa: E402
 
 
 @pytest.fixture(scope="module")
