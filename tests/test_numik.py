@@ -280,3 +280,83 @@ def test_cross_check_with_shared_vectors(path, report):
         if far_targets:
             result = numik.solve_batch(b, np.array(far_targets), method=method)
             assert not np.any(result.status == fw_status.OK)
+
+
+def run_cli(capsys, *argv):
+    from armctl import cli
+    code = cli.main(["solve", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _joints(text):
+    line = next(li for li in text.splitlines() if li.startswith("joints_deg:"))
+    return [float(part.split("=")[1]) for part in line.split()[1:]]
+
+
+ARM5_PATH = str(BOARDS / "sim_arm5.json")
+PLANAR_PATH = str(BOARDS / "sim_planar.json")
+
+
+@pytest.mark.parametrize("method", ["analytic", "dls", "ccd"])
+def test_cli_solve_spec_example(capsys, method):
+    argv = ["--board", ARM5_PATH, "157.3", "0", "342.4", "90", "--method", method]
+    if method == "ccd":
+        argv = ["--board", ARM5_PATH, "157.3", "0", "342.4", "--method", "ccd"]
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0 and "status: OK" in out
+    q = np.radians(_joints(out))
+    p = fw_board.load(ARM5_PATH).arm.fk(list(q), [0.0] * 4)
+    # Printed to 3 decimals of a degree: the tool lands within a few hundredths of a mm.
+    assert math.dist(p[:3], (157.3, 0.0, 342.4)) < 0.05
+    if method != "ccd":
+        assert _joints(out)[1:4] == pytest.approx([-50.008, 105.018, 34.990], abs=0.01)
+
+
+def test_cli_solve_pitch_free_defaults_to_dls(capsys):
+    code, out, _ = run_cli(capsys, "--board", ARM5_PATH, "200", "50", "120")
+    assert code == 0 and "status: OK" in out and "dls" in out and "pitch free" in out
+
+
+# Numerical answers say how far their nearest pose misses: 600 - 402.88 = 197.12 mm
+# from the J2 axis; (0, 10) planar: the tightest fold (elbow 160 degrees) reaches
+# 36.95 mm from the shoulder, 26.95 mm short.
+@pytest.mark.parametrize("argv, status, misses", [
+    (["--board", ARM5_PATH, "600", "0", "189"], "TOO_FAR", "197.12"),
+    (["--board", ARM5_PATH, "600", "0", "189", "--method", "ccd"], "TOO_FAR", "197.12"),
+    (["--board", ARM5_PATH, "600", "0", "189", "90"], "TOO_FAR", None),
+    (["--board", PLANAR_PATH, "0", "10"], "TOO_CLOSE", None),
+    (["--board", PLANAR_PATH, "0", "10", "--method", "dls"], "TOO_CLOSE", "26.94"),
+    (["--board", PLANAR_PATH, "--", "-50", "-170"], "JOINT_LIMIT", None),
+])
+def test_cli_solve_refusals_exit_1(capsys, argv, status, misses):
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 1
+    assert "status: %s" % status in out
+    if misses:
+        assert "misses by: %s" % misses in out
+    else:
+        assert "joints_deg" not in out      # the analytic solver gives no angles on failure
+
+
+def test_cli_solve_elbow_and_current(capsys):
+    # Planar (100, 80): elbow down is t2 = +90 (the shared vectors' hand case).
+    code, out, _ = run_cli(capsys, "--board", PLANAR_PATH, "100", "80", "--elbow", "down")
+    assert code == 0 and _joints(out) == pytest.approx([0.0, 90.0], abs=1e-3)
+    code, out, _ = run_cli(capsys, "--board", PLANAR_PATH, "100", "80", "--elbow", "down", "--method", "dls")
+    assert code == 0 and _joints(out) == pytest.approx([0.0, 90.0], abs=0.01)
+    code, out, _ = run_cli(capsys, "--board", PLANAR_PATH, "100", "80", "--current", "0", "80")
+    assert code == 0 and _joints(out) == pytest.approx([0.0, 90.0], abs=1e-3)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--board", ARM5_PATH, "1", "2"],
+    ["--board", ARM5_PATH, "1", "2", "3", "--method", "analytic"],
+    ["--board", ARM5_PATH, "1", "2", "nan", "90"],
+    ["--board", PLANAR_PATH, "1", "2", "--current", "0"],
+    ["--board", PLANAR_PATH, "1", "2", "--current", "0", "170"],
+    ["--board", "no/such.json", "1", "2"],
+])
+def test_cli_solve_bad_arguments_exit_2(capsys, argv):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and err.startswith("armctl solve:") and out == ""
