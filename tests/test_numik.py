@@ -360,3 +360,23 @@ def test_cli_solve_elbow_and_current(capsys):
 def test_cli_solve_bad_arguments_exit_2(capsys, argv):
     code, out, err = run_cli(capsys, *argv)
     assert code == 2 and err.startswith("armctl solve:") and out == ""
+
+
+def test_cli_solve_described_chain(capsys, tmp_path):
+    desc = {"joints": [{"name": "a", "axis": [0, 0, 1], "min_deg": -170, "max_deg": 170},
+                       {"name": "b", "xyz_mm": [100, 0, 0], "axis": [0, 0, 1], "min_deg": -150, "max_deg": 150},
+                       {"name": "c", "xyz_mm": [80, 0, 0], "axis": [0, 0, 1], "min_deg": -150, "max_deg": 150}],
+            "tool": {"xyz_mm": [50, 0, 0]}, "tool_axis": [1, 0, 0]}
+    path = tmp_path / "chain3.json"
+    path.write_text(json.dumps(desc))
+    code, out, _ = run_cli(capsys, "--chain", str(path), "120", "40", "0")
+    assert code == 0 and "status: OK" in out
+    a, b, c = np.radians(_joints(out))
+    # Planar FK by hand, to the 3 decimals of a degree printed.
+    x = 100 * math.cos(a) + 80 * math.cos(a + b) + 50 * math.cos(a + b + c)
+    y = 100 * math.sin(a) + 80 * math.sin(a + b) + 50 * math.sin(a + b + c)
+    assert math.dist((x, y), (120, 40)) < 0.02
+    code, out, _ = run_cli(capsys, "--chain", str(path), "300", "0", "0", "--method", "ccd")
+    assert code == 1 and "status: TOO_FAR" in out and "misses by: 70.000" in out
+    code, _, err = run_cli(capsys, "--chain", str(path), "1", "2", "3", "--method", "analytic")
+    assert code == 2 and "no analytic solver" in err

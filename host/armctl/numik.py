@@ -24,8 +24,15 @@ Statuses reuse armfw.status. A target that is not reached within tolerance is
 never OK: the answer is the nearest pose found, with TOO_FAR (beyond the
 chain's reach), TOO_CLOSE (inside the hole it cannot fold into), JOINT_LIMIT
 (stopped against a limit that blocks further progress) or NOT_CONVERGED
-(none of those explain it: the solver gave up). The numerical solvers do not
-flag SINGULAR poses; the firmware's analytic solver does.
+(none of those explain it: the solver gave up). TOO_FAR and TOO_CLOSE are
+decided from the geometry before solving, with the firmware's margin, so a
+target the analytic solver calls TOO_FAR is never OK here however small the
+miss. The numerical solvers do not flag SINGULAR poses; armfw's solver does.
+
+Seeds: the current pose (default home), then restarts from random in-limit
+poses for targets still missed. DLS is the workhorse (position and pitch
+mode); CCD is reliable in position mode but crawls near full stretch and in
+pitch mode (where it reaches about 85% of reachable arm5 targets).
 """
 
 import math
@@ -35,6 +42,7 @@ import numpy as np
 
 from armfw import status as fw_status
 from armfw import twolink
+from armfw.kinematics import AXIS_EPS
 from armfw.status import OK, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
 from armctl import chain as chain_mod
 
@@ -76,8 +84,6 @@ AT_LIMIT = 1e-7
 # Targets with a coordinate beyond this (mm) are TOO_FAR without solving.
 ABSURD_MM = 1e6
 
-# Below this the target lies on the base axis and has no azimuth of its own (mm).
-AXIS_EPS = 1e-6
 
 
 def status_name(code):

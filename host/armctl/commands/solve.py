@@ -1,6 +1,7 @@
 """armctl solve: inverse kinematics for one target, analytic (armfw) or numerical (DLS, CCD)."""
 
 import argparse
+import json
 import math
 import sys
 
@@ -21,13 +22,17 @@ examples:
   armctl solve --board boards/sim_arm5.json 200 50 120            (pitch free: DLS)
   armctl solve --board boards/sim_arm5.json 200 50 120 --method ccd
   armctl solve --board boards/sim_planar.json 100 80
+  armctl solve --chain my_arm.json 120 40 60                      (any chain: DLS)
 
 Target: planar X Y (mm); arm5 X Y Z (mm) [PITCH] (degrees from vertical,
-90 = tool horizontal). Without PITCH the pitch is free, which only the
+90 = tool horizontal); --chain X Y Z (mm) [DX DY DZ] (tool direction).
+Without PITCH the pitch is free, which only the
 numerical solvers answer (--method auto picks DLS then). analytic is the
 firmware's own solver (armfw); dls and ccd are the host's numerical fallback
 (armctl.numik), seeded with --current (default: the home pose); with --elbow
-they start from a pose on that elbow branch.
+they start from a pose on that elbow branch. --chain takes a chain described
+in JSON (see armctl.chain: joints with axis, xyz_mm, rpy_deg, limits; tool),
+for arms without a closed form: numerical methods only.
 Exit status: 0 solved, 1 not solved (the status says why; numerical
 answers also give the nearest pose found and how far it misses), 2 bad
 arguments or board file.
@@ -51,6 +56,8 @@ def add_arguments(parser):
                         help="branch to prefer (default: minimum motion from --current)")
     parser.add_argument("--current", nargs="+", type=float, default=None, metavar="DEG",
                         help="the arm's current joint angles, degrees (default: home)")
+    parser.add_argument("--chain", default=None, metavar="JSON",
+                        help="solve for a chain described in this JSON file instead of the board's arm")
 
 
 def _fail(text):
@@ -73,7 +80,35 @@ def _print_pose(arm, q):
     print("joints_deg: %s" % "  ".join("%s=%.3f" % (n, math.degrees(v)) for n, v in zip(arm.names, q)))
 
 
+def _run_chain(args):
+    from armctl import chain as chainlib, numik
+    try:
+        with open(args.chain) as f:
+            c = chainlib.from_description(json.load(f))
+    except (OSError, ValueError) as e:
+        return _fail("%s: %s" % (args.chain, e))
+    values = list(args.target)
+    if len(values) not in (3, 6) or not all(math.isfinite(v) for v in values):
+        return _fail("a chain target is X Y Z [DX DY DZ], finite numbers")
+    if args.method == "analytic" or args.elbow:
+        return _fail("a described chain has no analytic solver and no elbow: use --method dls|ccd")
+    seed = c.home
+    if args.current is not None:
+        seed = np.radians(args.current)
+        if len(seed) != c.n or not np.all(np.isfinite(seed)) or not c.within_limits(seed):
+            return _fail("--current needs %d finite joint angles (degrees) inside the limits" % c.n)
+    method = "dls" if args.method == "auto" else args.method
+    r = numik.solve(c, values, seed=seed, method=method)
+    print("status: %s" % r.name)
+    print("method: %s (numerical, %s mode), %d iterations" % (method, r.mode, r.iterations))
+    print("joints_deg: %s" % "  ".join("%s=%.3f" % (n, math.degrees(v)) for n, v in zip(c.names, r.q)))
+    print("%s: %.6f mm" % ("fk_error" if r.ok else "nearest pose misses by", r.error_mm))
+    return cli.EXIT_OK if r.ok else cli.EXIT_REFUSED
+
+
 def run(args):
+    if args.chain is not None:
+        return _run_chain(args)
     try:
         board = boardlib.load(args.board)
     except boardlib.BoardError as e:
