@@ -250,7 +250,7 @@ def line_figure(board, start, end, out_png, speed_mm_s=None, step_mm=None):
             _draw_arm(ax_path, xs, ys, name, alpha=alpha)
     ax_path.set_aspect("equal")
     ax_path.grid(True, lw=0.3)
-    ax_path.legend(fontsize=8, loc="best")
+    ax_path.legend(fontsize=7, loc="lower left", framealpha=0.85)
     ax_path.set_title("Tool path (%s)" % view, fontsize=10)
 
     for j in range(arm.n):
