@@ -121,23 +121,37 @@ def make_targets(arm, n, seed):
 
 # --- Measuring ---
 
-def best_us(rounds, fn, *args):
-    best = 0
+def side_by_side(*jobs):
+    """Items per second of each job (fn, items, *args), over N_SOLVES items each.
+
+    The jobs run in turns, REPEATS rounds, and each keeps its fastest round:
+    on a shared machine the jobs compared see the same background load, so
+    their ratios hold even when the absolute rates wobble.
+    """
+    best = [0] * len(jobs)
     for k in range(REPEATS):
-        gc.collect()
-        t0 = time.ticks_us()
-        for r in range(rounds):
-            fn(*args)
-        dt = time.ticks_diff(time.ticks_us(), t0)
-        if k == 0 or dt < best:
-            best = dt
-    return max(best, 1)
+        for j in range(len(jobs)):
+            fn = jobs[j][0]
+            items = jobs[j][1]
+            args = jobs[j][2:]
+            rounds = max(1, N_SOLVES // len(items))
+            gc.collect()
+            t0 = time.ticks_us()
+            for r in range(rounds):
+                fn(items, *args)
+            dt = max(1, time.ticks_diff(time.ticks_us(), t0))
+            if k == 0 or dt < best[j]:
+                best[j] = dt
+    rates = []
+    for j in range(len(jobs)):
+        rounds = max(1, N_SOLVES // len(jobs[j][1]))
+        rates.append(rounds * len(jobs[j][1]) * 1e6 / best[j])
+    return rates
 
 
 def per_second(fn, items, *args):
     """Items of fn's loop per second, over N_SOLVES items (items cycled)."""
-    rounds = max(1, N_SOLVES // len(items))
-    return rounds * len(items) * 1e6 / best_us(rounds, fn, items, *args)
+    return side_by_side((fn, items) + args)[0]
 
 
 def heap_total(fn, items, *args):
@@ -291,18 +305,22 @@ def run_fit_limits(items, arm, q):
         fit(q)
 
 
-def arm5_breakdown(arm, targets, current, out, rate):
-    """Solves per second of each part of Arm5.ik, and its share of a whole ik."""
+def arm5_breakdown(arm, targets, current, out):
+    """Calls per second of each part of Arm5.ik, and its share of a whole ik's time."""
+    names = ("validate target and pose", "candidates (4 two-link + limits)", "four twolink.solve calls",
+             "four limit fits (5 joints each)", "choose branch")
     try:
         arm.ik(targets[0], out, current, MIN_MOTION)
-        parts = {"validate target and pose": per_second(run_validate, targets, arm, 4) / 2,
-                 "candidates (4 two-link + limits)": per_second(run_candidates, targets, arm, current),
-                 "four twolink.solve calls": per_second(run_twolink_calls, targets, arm, [0.0, 0.0]),
-                 "four limit fits (5 joints each)": per_second(run_fit_limits, targets, arm, list(current)),
-                 "choose branch": per_second(run_choose, targets, arm, current, out)}
+        rates = side_by_side((run_arm_ik, targets, arm, out, current),
+                             (run_validate, targets, arm, 4),
+                             (run_candidates, targets, arm, current),
+                             (run_twolink_calls, targets, arm, [0.0, 0.0]),
+                             (run_fit_limits, targets, arm, list(current)),
+                             (run_choose, targets, arm, current, out))
     except Exception as e:
         return "not available: %s: %s" % (type(e).__name__, e)
-    return {k: {"per_s": v, "share": rate / v} for k, v in parts.items()}
+    rates[1] /= 2     # run_validate checks the target only; ik also checks the pose
+    return {names[i]: {"per_s": rates[i + 1], "share": rates[0] / rates[i + 1]} for i in range(len(names))}
 
 
 # --- Operation costs (why one solver costs what it does) ---
@@ -620,66 +638,86 @@ def main():
            "heap_total_bytes": gc.mem_alloc() + gc.mem_free(),
            "n_solves": N_SOLVES, "set_size": SET_SIZE, "heap_items": HEAP_ITEMS}
 
-    core_safe = per_second(run_core_safe, p_targets, l1, l2, out2)
-    core_text = per_second(run_core_textbook, p_targets, l1, l2, out2)
+    # Two-link core: safe, textbook, the safe one compiled native / viper and
+    # edited variants, all side by side.
+    core_jobs = [(run_core_safe, p_targets, l1, l2, out2), (run_core_textbook, p_targets, l1, l2, out2)]
+    core_names = ["safe", "textbook"]
+    if not isinstance(natives, str):
+        n_solve, n_planar, n_arm5, n_servos = natives
+        core_jobs.append((run_core_with, p_targets, n_solve, l1, l2, out2))
+        core_names.append("native")
+    if not isinstance(v_solve, str):
+        core_jobs.append((run_core_with, p_targets, v_solve, l1, l2, out2))
+        core_names.append("viper")
+    for label, edits, fn in variants:
+        if not isinstance(fn, str):
+            core_jobs.append((run_core_with, p_targets, fn, l1, l2, out2))
+            core_names.append(label)
+    core = dict(zip(core_names, side_by_side(*core_jobs)))
+    core_safe = core["safe"]
     res["twolink"] = {
-        "safe_per_s": core_safe, "textbook_per_s": core_text, "cost_ratio": ratio(core_safe, core_text),
+        "safe_per_s": core_safe, "textbook_per_s": core["textbook"],
+        "cost_ratio": ratio(core_safe, core["textbook"]),
         "safe_heap_bytes": heap_per_item(run_core_safe, ph, l1, l2, out2),
         "textbook_heap_bytes": heap_per_item(run_core_textbook, ph, l1, l2, out2)}
 
-    p_safe = per_second(run_arm_ik, p_targets, planar, out2, p_home)
-    p_text = per_second(run_planar_textbook, p_targets, planar, out2, p_home)
+    planar_jobs = [(run_arm_ik, p_targets, planar, out2, p_home),
+                   (run_planar_textbook, p_targets, planar, out2, p_home)]
+    if not isinstance(natives, str):
+        planar_jobs.append((run_arm_ik, p_targets, n_planar, out2, p_home))
+    p_rates = side_by_side(*planar_jobs)
+    p_safe = p_rates[0]
     res["planar"] = {
-        "safe_per_s": p_safe, "textbook_per_s": p_text, "cost_ratio": ratio(p_safe, p_text),
+        "safe_per_s": p_safe, "textbook_per_s": p_rates[1], "cost_ratio": ratio(p_safe, p_rates[1]),
         "safe_heap_bytes": heap_per_item(run_arm_ik, ph, planar, out2, p_home),
         "textbook_heap_bytes": heap_per_item(run_planar_textbook, ph, planar, out2, p_home),
     }
     res["planar"]["safe_answers"], res["planar"]["textbook_answers"] = check_arm(planar, 1000)
 
-    a_ik = per_second(run_arm_ik, a_targets, arm5, out5, a_home)
-    a_safe = per_second(run_arm5_safe, a_targets, arm5, servos, out5, a_home, out_us)
-    a_text = per_second(run_arm5_textbook, a_targets, arm5, servos, out5, a_home, out_us)
+    arm5_jobs = [(run_arm_ik, a_targets, arm5, out5, a_home),
+                 (run_arm5_safe, a_targets, arm5, servos, out5, a_home, out_us),
+                 (run_arm5_textbook, a_targets, arm5, servos, out5, a_home, out_us)]
+    if not isinstance(natives, str):
+        arm5_jobs.append((run_arm5_safe, a_targets, n_arm5, n_servos, out5, a_home, out_us))
+    a_rates = side_by_side(*arm5_jobs)
+    a_safe = a_rates[1]
     res["arm5"] = {
-        "ik_only_per_s": a_ik,
-        "safe_per_s": a_safe, "textbook_per_s": a_text, "cost_ratio": ratio(a_safe, a_text),
+        "ik_only_per_s": a_rates[0],
+        "safe_per_s": a_safe, "textbook_per_s": a_rates[2], "cost_ratio": ratio(a_safe, a_rates[2]),
         "safe_heap_bytes": heap_per_item(run_arm5_safe, ah, arm5, servos, out5, a_home, out_us),
         "textbook_heap_bytes": heap_per_item(run_arm5_textbook, ah, arm5, servos, out5, a_home, out_us),
     }
     res["arm5"]["safe_answers"], res["arm5"]["textbook_answers"] = check_arm(arm5, 2000)
 
-    res["arm5"]["breakdown"] = arm5_breakdown(arm5, a_targets, a_home, out5, a_ik)
+    res["arm5"]["breakdown"] = arm5_breakdown(arm5, a_targets, a_home, out5)
 
     poses = a_poses[:HEAP_ITEMS]
-    step = {"servo_map_heap_bytes": heap_per_item(run_servo_map, poses, servos, out_us),
-            "servo_map_per_s": per_second(run_servo_map, a_poses, servos, out_us)}
+    step = {"servo_map_heap_bytes": heap_per_item(run_servo_map, poses, servos, out_us)}
     if driver is None:
         step["driver"] = "not available: " + why
+        step["servo_map_per_s"] = per_second(run_servo_map, a_poses, servos, out_us)
     else:
         servos.pulses(a_poses[0], out_us)
         step["driver"] = "pca9685 over a fake I2C"
         step["driver_write_heap_bytes"] = heap_per_item(run_driver_write, poses, servos.channels, out_us, driver)
         step["move_step_heap_bytes"] = heap_per_item(run_move_step, poses, servos, out_us, driver)
-        step["move_step_per_s"] = per_second(run_move_step, a_poses, servos, out_us, driver)
+        step["servo_map_per_s"], step["move_step_per_s"] = side_by_side(
+            (run_servo_map, a_poses, servos, out_us), (run_move_step, a_poses, servos, out_us, driver))
     res["move_step"] = step
 
     emitters = {}
     if isinstance(natives, str):
         emitters["native"] = natives
     else:
-        n_solve, n_planar, n_arm5, n_servos = natives
-        nc = per_second(run_core_with, p_targets, n_solve, l1, l2, out2)
-        npl = per_second(run_arm_ik, p_targets, n_planar, out2, p_home)
-        na5 = per_second(run_arm5_safe, a_targets, n_arm5, n_servos, out5, a_home, out_us)
         emitters["native"] = {
-            "twolink_per_s": nc, "twolink_gain": nc / core_safe,
-            "planar_per_s": npl, "planar_gain": npl / p_safe,
-            "arm5_per_s": na5, "arm5_gain": na5 / a_safe,
+            "twolink_per_s": core["native"], "twolink_gain": core["native"] / core_safe,
+            "planar_per_s": p_rates[2], "planar_gain": p_rates[2] / p_safe,
+            "arm5_per_s": a_rates[3], "arm5_gain": a_rates[3] / a_safe,
             "arm5_heap_bytes": heap_per_item(run_arm5_safe, ah, n_arm5, n_servos, out5, a_home, out_us)}
     if isinstance(v_solve, str):
         emitters["viper"] = v_solve
     else:
-        vc = per_second(run_core_with, p_targets, v_solve, l1, l2, out2)
-        emitters["viper"] = {"twolink_per_s": vc, "twolink_gain": vc / core_safe,
+        emitters["viper"] = {"twolink_per_s": core["viper"], "twolink_gain": core["viper"] / core_safe,
                              "edits": ["%s -> %s" % e for e in VIPER_EDITS],
                              "unedited_error": viper_error}
     res["emitters"] = emitters
@@ -688,9 +726,8 @@ def main():
         if isinstance(fn, str):
             tried[label] = fn
         else:
-            rate = per_second(run_core_with, p_targets, fn, l1, l2, out2)
-            tried[label] = {"edits": ["%s -> %s" % e for e in edits], "twolink_per_s": rate,
-                            "twolink_gain": rate / core_safe}
+            tried[label] = {"edits": ["%s -> %s" % e for e in edits], "twolink_per_s": core[label],
+                            "twolink_gain": core[label] / core_safe}
     res["twolink_variants"] = tried
 
     res["op_ns"] = op_costs(max(N_SOLVES, 2000) * 5)

@@ -24,7 +24,7 @@ from armctl.bench import targets as bench_targets
 
 COUNT = 10000
 SHORT_COUNT = 60
-BUDGET_S = 300.0        # per solver, full run
+BUDGET_S = 600.0        # per solver, full run
 SHORT_BUDGET_S = 3.0
 FK_CHECK_POSES = 500
 TOL_MM = 0.01

@@ -23,7 +23,7 @@ def add_arguments(parser):
     parser.add_argument("--only", nargs="+", choices=SECTIONS, metavar="SECTION",
                         help="run only these sections (%s)" % ", ".join(SECTIONS))
     parser.add_argument("--budget", type=float, metavar="SECONDS",
-                        help="time each numerical solver may spend (default: 300, --short: 3)")
+                        help="time each numerical solver may spend (default: 600, --short: 3)")
 
 
 def run(args):
