@@ -184,6 +184,15 @@ def test_bad_rows_leave_the_others_alone():
     assert st.tolist() == [st_alone[0], st_alone[1], status.BAD_INPUT, st_alone[1]]
 
 
+def test_huge_finite_targets_are_too_far():
+    for name, huge in (("sim_planar.json", [[1e200, 0.0], [3e154, 3e154]]),
+                       ("sim_arm5.json", [[1e200, 0.0, 100.0, 1.0], [3e154, 3e154, 0.0, 0.0],
+                                          [100.0, 0.0, 1e300, 0.0]])):
+        arm = load(name).arm
+        st, _, _ = assert_same(arm, np.array(huge), None, MIN_MOTION)
+        assert st.tolist() == [status.TOO_FAR] * len(huge)
+
+
 def test_shapes_are_checked():
     arm = load("sim_arm5.json").arm
     with pytest.raises(ValueError):

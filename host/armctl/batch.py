@@ -95,7 +95,8 @@ def _arm5_candidates(arm, targets, current):
     x, y, z, pitch = targets.T
     pitch = np.arctan2(np.sin(pitch), np.cos(pitch))     # whole turns off first, as armfw
     n = len(targets)
-    r = np.sqrt(x * x + y * y)
+    with np.errstate(over="ignore"):
+        r = np.sqrt(x * x + y * y)
     if current is None:
         yaw_rest = np.zeros(n)
         roll = np.zeros(n)
