@@ -393,3 +393,14 @@ def test_arm5_small_steps_never_flip_branch(start, direction, turn):
         assert ARM5.elbow == elbow
         assert max(abs(a - b) for a, b in zip(out, last)) < D(20.0)
         last = list(out)
+
+
+def test_fk_error_on_the_base_axis_with_the_base_turned():
+    """Found by these tests: on the base axis, with the base turned half a turn by minimum motion,
+    fk_error reported a 120 deg pitch error for a right answer; given the current pose it is exact."""
+    target = [0.0, 0.0, 400.0, D(60.0)]
+    current = [D(100.0), 1.49, -1.46, -1.08, 0.0]
+    s, q = solve(ARM5, target, MIN_MOTION, current)
+    assert s == status.OK and q[0] == pytest.approx(-80.0)        # turned: nearer to the current q2..q4
+    assert max(arm5_misses(target, np.radians(q), current)) < 1e-9
+    assert max(ARM5.fk_error(target, np.radians(q), current)) < 1e-9

@@ -141,8 +141,12 @@ class Arm:
         self._candidates(target, current)
         return self._choose(current, rule, out)
 
-    def fk_error(self, target, q):
-        """How far FK of q misses target: (position error mm, pitch error rad)."""
+    def fk_error(self, target, q, current=None):
+        """How far FK of q misses target: (position error mm, pitch error rad).
+
+        current: the pose ik() was given, if any (arm5 reads the pitch of a
+        target on the base axis in the plane of the current yaw).
+        """
         raise NotImplementedError
 
 
@@ -175,7 +179,7 @@ class PlanarArm(Arm):
         """Tool (x, y) in mm for joints q (radians), into out."""
         return twolink.forward(self.l1, self.l2, q[0], q[1], out)
 
-    def fk_error(self, target, q):
+    def fk_error(self, target, q, current=None):
         p = self.fk(q, [0.0, 0.0])
         dx = p[0] - target[0]
         dy = p[1] - target[1]
@@ -270,7 +274,7 @@ class Arm5(Arm):
         out[3] = a4
         return out
 
-    def fk_error(self, target, q):
+    def fk_error(self, target, q, current=None):
         p = self.fk(q, [0.0, 0.0, 0.0, 0.0])
         dx = p[0] - target[0]
         dy = p[1] - target[1]
@@ -280,10 +284,12 @@ class Arm5(Arm):
         tx = target[0]
         ty = target[1]
         tr = sqrt(tx * tx + ty * ty)
-        if tr < AXIS_EPS:
-            az = q[0]
-        else:
+        if tr >= AXIS_EPS:
             az = atan2(ty, tx)
+        elif current is not None:
+            az = current[0]     # as ik() read it; q[0] may be the base turned away
+        else:
+            az = q[0]
         ex = sin(p[3]) * cos(q[0]) - sin(target[3]) * cos(az)
         ey = sin(p[3]) * sin(q[0]) - sin(target[3]) * sin(az)
         ez = cos(p[3]) - cos(target[3])
