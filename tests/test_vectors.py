@@ -189,3 +189,20 @@ def test_spec_worked_example_in_vectors():
     assert np.allclose(up["q_deg"][1:4], [-50.024, 105.019, 35.004], atol=0.02)
     assert cases["arm5-spec-example-down-falls-back"]["q_deg"] == up["q_deg"]
     assert cases["arm5-only-forbidden-wrist-would-do"]["status"] == "JOINT_LIMIT"
+
+
+def test_comparator_rejects_wrong_answers():
+    """The judge is not vacuous: a wrong status, a nudged angle, a forbidden or NaN angle all fail."""
+    doc = load_doc("arm5.json")
+    geom = derive.Geometry(doc["board"])
+    case = next(c for c in doc["cases"] if c["id"] == "arm5-spec-example-up")
+    good = case["q_deg"]
+    assert judge(geom, case, "OK", good) == []
+    assert judge(geom, case, "SINGULAR", good)
+    assert judge(geom, case, "OK", [good[0], good[1] + 1e-4] + good[2:])
+    assert judge(geom, case, "OK", good[:3] + [good[3] + 360.0, good[4]])      # same pose, outside limits
+    assert judge(geom, case, "OK", [math.nan] + good[1:])
+    assert judge(geom, case, "JOINT_LIMIT", None)
+    far = next(c for c in doc["cases"] if c["status"] == "TOO_FAR")
+    assert judge(geom, far, "TOO_FAR", None) == []
+    assert judge(geom, far, "SINGULAR", good)
