@@ -22,9 +22,11 @@ flip, the base turning through the axis) is refused.
 from math import pi, sqrt, sin, cos
 
 from armfw.kinematics import MIN_MOTION
-from armfw.status import OK, SINGULAR, JOINT_LIMIT, solved
+from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, solved
+from armfw.twolink import finite
 
 DEG = pi / 180.0
+TWO_PI = 2.0 * pi
 
 # Plan operations.
 JOINTS = 0          # joint interpolation to the angles of the target (radians)
@@ -35,6 +37,9 @@ GRIP_CLOSE = 4
 OP_NAMES = ("joints", "move", "line", "grip open", "grip close")
 
 MAX_OPS = 6
+
+# Slower than this a half-turn move takes minutes and looks like a hang.
+MIN_SPEED_DEG_S = 1.0
 
 # A hobby-servo gripper takes this long to close on an object before the arm
 # may lift it.
@@ -53,11 +58,8 @@ REASON_GRIPPER = "no gripper"
 
 def _wrap(a):
     """a (radians) moved by whole turns into (-pi, pi]."""
-    while a > pi:
-        a -= 2.0 * pi
-    while a <= -pi:
-        a += 2.0 * pi
-    return a
+    # A remainder, not a loop: subtracting turns from 1e300 never gets anywhere.
+    return pi - (pi - a) % TWO_PI
 
 
 def _sleep_ms_default():
@@ -142,8 +144,8 @@ class Arm:
         return out
 
     def set_speed(self, deg_s):
-        """Joint speed limit in deg/s, 0 < deg_s <= the board's max_speed_deg_s; False if refused."""
-        if not (deg_s > 0.0 and deg_s <= self.max_speed / DEG + 1e-9):
+        """Joint speed limit in deg/s, MIN_SPEED_DEG_S..the board's max_speed_deg_s; False if refused."""
+        if not (deg_s >= MIN_SPEED_DEG_S and deg_s <= self.max_speed / DEG + 1e-9):
             return False
         self.speed = deg_s * DEG
         return True
@@ -277,6 +279,10 @@ class Arm:
             dist += d * d
         dist = sqrt(dist)
         length = dist + (self.tool_mm * abs(p1[3] - p0[3]) if nt == 4 else 0.0)
+        if not finite(length):
+            # Coordinates so large their squares overflow: far outside any arm.
+            st = self.kin.ik(p1, self._goal, q, MIN_MOTION)
+            return self._refuse(BAD_INPUT if solved(st) else st, REASON_SOLVER, k, 1, p1)
         if length <= 0.0:
             return True
         dt_nominal = self.line_step_mm / length

@@ -64,13 +64,26 @@ def _degrees(q, n):
     return " ".join([_fmt(q[i] / DEG) for i in range(n)])
 
 
+NUMBER_CHARS = "0123456789+-.eE"
+
+
 def _number(word):
+    # float() alone is too lenient on MicroPython (float(".") is 0.0).
+    digits = False
+    for ch in word:
+        if ch not in NUMBER_CHARS:
+            digits = False
+            break
+        if "0" <= ch <= "9":
+            digits = True
     try:
         v = float(word)
     except ValueError:
-        raise Refused(BAD_INPUT, "not a number: %s" % word)
+        digits = False
+    if not digits:
+        raise Refused(BAD_INPUT, "not a number: %s" % word[:20])
     if not finite(v):
-        raise Refused(BAD_INPUT, "not a finite number: %s" % word)
+        raise Refused(BAD_INPUT, "not a finite number: %s" % word[:20])
     return v
 
 
@@ -194,7 +207,9 @@ class Protocol:
         for i in range(self._nt):
             t[i] = v[i]
         if self._nt == 4:
-            t[3] = v[3] * DEG
+            # Whole turns of pitch are the same tool direction; reduced here,
+            # an absurd 1e300 deg is just an angle.
+            t[3] = (180.0 - (180.0 - v[3]) % 360.0) * DEG
         return rule
 
     def _parse_joints(self, args):
@@ -358,7 +373,8 @@ class Protocol:
         if args:
             v = self._numbers(args, 1, "DEG_PER_S")[0]
             if not arm.set_speed(v):
-                raise Refused(BAD_INPUT, "speed must be above 0 and at most %s deg/s" % _fmt(arm.max_speed / DEG))
+                raise Refused(BAD_INPUT, "speed must be %s..%s deg/s" % (
+                    _fmt(motion.MIN_SPEED_DEG_S), _fmt(arm.max_speed / DEG)))
         return "ok %s" % _fmt(arm.speed / DEG)
 
     def info(self, args):

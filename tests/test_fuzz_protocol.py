@@ -1,0 +1,168 @@
+"""Fuzz the line protocol of the MicroPython simulator with hypothesis.
+
+Thousands of lines (valid commands with random numbers, mutated commands,
+garbage bytes, control characters, overlong lines) go to one simulator
+process per board over a pipe. For every line: exactly one final ok/error
+line, only "# " lines before it, never a traceback or an INTERNAL error,
+never NaN or inf in an ok reply, and an error moves nothing (the pulse log
+does not grow). At the end every recorded pulse lies inside its window and
+no channel moved faster than the speed limit.
+"""
+
+import json
+import os
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from armctl.sim import Simulator
+from conftest import BOARDS
+
+LINES_PER_EXAMPLE = 50
+EXAMPLES = {"sim_arm5": 104, "sim_planar": 52}      # 5,200 + 2,600 lines per run
+STEP_MS = 20
+
+COMMANDS = {
+    # name: number of numbers it takes (arm5, planar); None: words, not numbers
+    "ik": (4, 2), "move": (4, 2), "line": (4, 2), "fk": (5, 2), "joints": (5, 2),
+    "servo": (2, 2), "pick": (3, 2), "place": (3, 2), "speed": (1, 1),
+    "where": (0, 0), "home": (0, 0), "help": (0, 0), "info": (0, 0), "grip": None,
+}
+SPECIAL_NUMBERS = ["nan", "NaN", "inf", "-inf", "1e999", "-1e999", "1e308", "0x10", "1_0",
+                   "--1", "+-2", "", ".", "e5", "1e", "0.0.1", "\u00b0", "1,5", "5.", ".5", "-0"]
+
+numbers = st.one_of(
+    st.integers(-600, 600).map(str),
+    st.floats(-600, 600, allow_nan=False).map(lambda v: "%.3f" % v),
+    st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: "%g" % v),
+    st.integers(400, 2600).map(str),                     # servo pulses
+    st.integers(0, 8).map(str),                          # channels
+    st.sampled_from(SPECIAL_NUMBERS),
+)
+
+
+@st.composite
+def commands(draw, planar):
+    name = draw(st.sampled_from(sorted(COMMANDS)))
+    counts = COMMANDS[name]
+    if counts is None:
+        args = [draw(st.sampled_from(["open", "close", "OPEN", "half", ""]))]
+    else:
+        n = counts[1] if planar else counts[0]
+        n = draw(st.sampled_from([n, n, n, n, max(0, n - 1), n + 1]))
+        # Slow speeds are tested elsewhere; here they would only spend the time
+        # budget on long slow motions.
+        value = st.one_of(st.integers(30, 150).map(str), st.sampled_from(SPECIAL_NUMBERS)) \
+            if name == "speed" else numbers
+        args = [draw(value) for _ in range(n)]
+    if name in ("ik", "move") and draw(st.integers(0, 4)) == 0:
+        args.append(draw(st.sampled_from(["elbow=up", "elbow=down", "elbow=", "elbow=up=down", "=", "x=1"])))
+    if draw(st.booleans()):
+        name = draw(st.sampled_from([name, name.upper(), name.capitalize()]))
+    sep = draw(st.sampled_from([" ", " ", "  ", "\t", " \t "]))
+    return sep.join([name] + args).encode("utf-8")
+
+
+@st.composite
+def mutated(draw, planar):
+    line = draw(commands(planar))
+    kind = draw(st.integers(0, 5))
+    i = draw(st.integers(0, len(line) - 1))
+    if kind == 0:
+        line = line[:i] + line[i + 1:]
+    elif kind == 1:
+        line = line[:i] + bytes([draw(st.integers(0, 255))]) + line[i:]
+    elif kind == 2:
+        line = line[:i]
+    elif kind == 3:
+        line = line + b" " + line
+    elif kind == 4:
+        line = line.replace(b" ", b"", 1)
+    else:
+        line = line[:i] + draw(st.sampled_from([b"nan", b"\x00", b"\x1b[A", b"\x03", b"\x04", b"\xff"])) + line[i:]
+    return no_line_end(line)
+
+
+def no_line_end(b):
+    return b.replace(b"\n", b"").replace(b"\r", b"")
+
+
+CONTROL = st.sampled_from([bytes([c]) for c in range(32) if c not in (10, 13)] + [b"\x7f"])
+
+
+@st.composite
+def lines(draw, planar):
+    kind = draw(st.integers(0, 9))
+    if kind <= 3:
+        return draw(commands(planar))
+    if kind <= 5:
+        return draw(mutated(planar))
+    if kind == 6:
+        return no_line_end(draw(st.binary(max_size=200)))
+    if kind == 7:
+        parts = st.one_of(CONTROL, st.sampled_from([b"ik", b" ", b"1", b"move"]))
+        return b"".join(draw(st.lists(parts, max_size=20)))
+    if kind == 8:
+        size = draw(st.sampled_from([127, 128, 129, 200, 1000, 10240, 12000]))
+        return (draw(commands(planar)) + b" " * size)[:size]
+    return no_line_end(draw(st.text(max_size=60)).encode("utf-8"))
+
+
+def windows(board_path):
+    data = json.loads(board_path.read_text())
+    out = {j["channel"]: (j["min_us"], j["max_us"], j["us_per_rad"]) for j in data["joints"]}
+    g = data.get("gripper")
+    if g:
+        out[g["channel"]] = (g["min_us"], g["max_us"], None)
+    return out, data["motion"]["max_speed_deg_s"]
+
+
+def fuzz(board_path, planar, report):
+    examples = EXAMPLES[board_path.stem]
+    count = [0]
+    finals = {"ok": 0, "error": 0}
+    with Simulator(board_path) as sim:
+        assert sim.request("where")[-1].startswith("ok")       # booted
+
+        @settings(max_examples=examples, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(st.lists(lines(planar), min_size=LINES_PER_EXAMPLE, max_size=LINES_PER_EXAMPLE))
+        def run(batch):
+            for raw in batch:
+                before = os.path.getsize(sim.pulse_log)
+                reply = sim.request(raw, timeout=30)
+                count[0] += 1
+                *info, last = reply
+                assert all(line.startswith("# ") for line in info), (raw, reply)
+                head = last.split(" ", 1)[0]
+                assert head in ("ok", "error"), (raw, reply)
+                finals[head] += 1
+                assert "Traceback" not in last and "INTERNAL" not in last, (raw, reply)
+                if head == "ok":
+                    low = last.lower()
+                    assert "nan" not in low and "inf" not in low.replace("info", ""), (raw, reply)
+                else:
+                    assert os.path.getsize(sim.pulse_log) == before, (raw, reply)
+
+        run()
+        pulses = sim.pulses()
+    win, max_speed = windows(board_path)
+    last = {}
+    for t, ch, us in pulses:
+        lo, hi, us_per_rad = win[ch]
+        assert lo <= us <= hi, (t, ch, us)
+        if us_per_rad is not None and ch in last:
+            t0, us0 = last[ch]
+            per_step = max_speed * 3.141592653589793 / 180 * STEP_MS / 1000 * us_per_rad
+            assert abs(us - us0) <= per_step * max(1, (t - t0) / STEP_MS) + 1, (t, ch, us0, us)
+        last[ch] = (t, us)
+    assert count[0] >= examples * LINES_PER_EXAMPLE
+    report("fuzz %s: %d lines (%d ok, %d error), %d pulses, all inside their windows"
+           % (board_path.stem, count[0], finals["ok"], finals["error"], len(pulses)))
+
+
+def test_fuzz_arm5(micropython, report):
+    fuzz(BOARDS / "sim_arm5.json", False, report)
+
+
+def test_fuzz_planar(micropython, report):
+    fuzz(BOARDS / "sim_planar.json", True, report)
