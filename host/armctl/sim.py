@@ -80,6 +80,17 @@ def parse_pulses(text):
     return out
 
 
+def _cooked(data, after_cr):
+    """A board's console output: a lone LF goes out as CR LF (the REPL already sends CR LF).
+
+    after_cr: whether the previous chunk ended in CR. Returns (data, after_cr).
+    """
+    out = data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    if after_cr and data.startswith(b"\n"):
+        out = out[1:]
+    return out, data.endswith(b"\r")
+
+
 def _raw_no_echo(fd, signals):
     """Raw terminal (no echo, no line editing, no output translation); Ctrl-C still signals if asked."""
     tty.setraw(fd)
@@ -290,6 +301,7 @@ class Simulator:
         recent = b""            # the interpreter's latest output, to know its state
         raw_repl = False
         inject_raw = False
+        after_cr = False
         while not self._stop.is_set():
             ready, _, _ = select.select([self._host_master, self._sim_master], [], [], 0.05)
             if self._sim_master in ready:
@@ -298,6 +310,7 @@ class Simulator:
                 except OSError:
                     data = b""
                 if data:
+                    data, after_cr = _cooked(data, after_cr)
                     self._to_host(data)
                     recent = (recent + data)[-200:]
                     if RAW_REPL_BANNER in recent:

@@ -1,0 +1,133 @@
+"""`armctl sim`: the firmware on the MicroPython Unix port, over pipes and over a pty.
+
+The pty must behave like a board's USB port for pyserial (armctl.link) and
+for mpremote: Ctrl-C drops to the REPL with the arm as a global, the raw REPL
+works, a soft reset restarts the interpreter with the same flash folder.
+"""
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import serial
+
+from armctl.link import Link
+from armctl.sim import Simulator
+from conftest import BOARDS, ROOT
+
+ARM5 = BOARDS / "sim_arm5.json"
+ARMCTL = [sys.executable, "-m", "armctl.cli"]
+MPREMOTE = [sys.executable, "-m", "mpremote"]
+
+
+def read_until(port, marker, timeout=5.0):
+    """Bytes from a pyserial port until marker shows (AssertionError on timeout)."""
+    got = b""
+    deadline = time.monotonic() + timeout
+    while marker not in got:
+        assert time.monotonic() < deadline, "no %r in %r" % (marker, got[-300:])
+        got += port.read(port.in_waiting or 1)
+    return got
+
+
+@pytest.fixture
+def pty_sim(micropython, tmp_path):
+    with Simulator(ARM5, pty=True, flash_dir=tmp_path / "flash", link=str(tmp_path / "arm")) as sim:
+        yield sim
+
+
+def test_cli_stdio_answers_piped_requests(micropython):
+    proc = subprocess.run(ARMCTL + ["sim", "--board", str(ARM5), "--fast"],
+                          input="where\nik 157.3 0 342.4 90\nfly\n", capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3                                    # no banner, no prompt, no echo
+    assert lines[0].startswith("ok OK 0.000 0.000 90.000")
+    assert lines[1].startswith("ok OK 0.000 -50.0")
+    assert lines[2].startswith("error BAD_COMMAND")
+
+
+def test_cli_usage_errors():
+    assert subprocess.run(ARMCTL + ["sim"], capture_output=True, timeout=30).returncode == 2
+    assert subprocess.run(ARMCTL + ["sim", "--board", "no/such.json"], capture_output=True,
+                          timeout=30).returncode == 2
+
+
+def test_pty_speaks_the_protocol_through_pyserial(pty_sim, tmp_path):
+    assert os.path.realpath(tmp_path / "arm") == pty_sim.port
+    with Link(str(tmp_path / "arm"), timeout=5) as link:
+        reply = link.request("move 150 100 150 180")
+        assert reply.ok and reply.status == "OK", reply.final
+        assert reply.raw == [reply.final]              # no echo of the request, no prompt
+        assert abs(reply.fields["z"] - 150) < 0.001
+        assert not link.request("ik 600 0 0 90").ok
+    moved = pty_sim.pulses()
+    assert moved and all(500 <= us <= 2500 for _, _, us in moved)
+    assert (pty_sim.flash_dir / "main.py").exists() and (pty_sim.flash_dir / "board.json").exists()
+
+
+def test_ctrl_c_leaves_the_arm_at_the_repl_and_soft_reset_restarts(pty_sim):
+    with serial.Serial(pty_sim.port, 115200, timeout=0.1) as port:
+        port.write(b"where\n")
+        assert b"ok OK" in read_until(port, b"\n")
+        port.write(b"\x03")
+        read_until(port, b">>> ")
+        port.write(b"print(type(arm).__name__, len(arm.q), arm.kin.kind)\r")
+        assert b"Arm 5 arm5" in read_until(port, b"arm5\r\n>>> ")
+        boots = pty_sim.boots
+        port.write(b"\x04")                              # soft reset at the friendly REPL
+        read_until(port, b"soft reboot\r\n")
+        time.sleep(0.3)
+        port.reset_input_buffer()
+        port.write(b"speed\n")
+        assert b"ok 90.000" in read_until(port, b"ok 90.000")
+        assert pty_sim.boots == boots + 1
+
+
+def test_mpremote_against_the_pty(pty_sim, tmp_path):
+    env = dict(os.environ)
+
+    def mpremote(*args):
+        proc = subprocess.run(MPREMOTE + ["connect", pty_sim.port, *args], capture_output=True,
+                              text=True, timeout=60, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc.stdout
+
+    listing = mpremote("fs", "ls")
+    for name in ("main.py", "board.json", "armfw/"):
+        assert name in listing
+    assert mpremote("exec", "print(6 * 7)").strip() == "42"
+    note = tmp_path / "note.txt"
+    note.write_text("kept in flash\n")
+    mpremote("fs", "cp", str(note), ":note.txt")
+    assert (pty_sim.flash_dir / "note.txt").read_text() == "kept in flash\n"
+    # A real board stays in the REPL after mpremote; a soft reset runs main.py again.
+    with Link(pty_sim.port, timeout=5) as link:
+        link.write_raw(b"\x04")
+        assert link.wait_ready(timeout=10).ok
+        assert link.request("where").ok
+    assert "kept in flash" in mpremote("exec", "print(open('note.txt').read())")
+
+
+def test_cli_pty_prints_its_port_and_stops_on_ctrl_c(micropython, tmp_path):
+    link = tmp_path / "arm"
+    proc = subprocess.Popen(ARMCTL + ["sim", "--board", str(ARM5), "--pty", "--fast", "--link", str(link)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready
+        first = proc.stdout.readline()
+        assert first.startswith("/dev/pts/")
+        port = first.split()[0]
+        assert os.path.realpath(link) == port
+        with Link(str(link), timeout=5) as conn:
+            assert conn.request("info").fields["name"] == "sim_arm5"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+    assert not link.exists()
