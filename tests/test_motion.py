@@ -12,7 +12,7 @@ from math import cos, degrees, pi, radians, sin, sqrt
 import pytest
 
 from armctl.sim import Simulator
-from armfw import board
+from armfw import board, status
 from armfw.gripper import Gripper
 from armfw.motion import Arm, GRIP_DWELL_MS, JOINTS, LINE, MOVE
 from armfw.simservo import SimServo
@@ -252,7 +252,7 @@ def test_pick_is_checked_whole_before_anything_moves(micropython):
         assert sim.pulses() == booted
 
 
-@pytest.mark.parametrize("elbow_deg", [160, 179])
+@pytest.mark.parametrize("elbow_deg", [160, 179, 180])
 def test_line_through_the_hole_is_refused_with_no_pulse(micropython, tmp_path, elbow_deg):
     data = json.loads(PLANAR.read_text())
     data["joints"][1]["min_deg"] = -elbow_deg
@@ -270,6 +270,8 @@ def test_line_through_the_hole_is_refused_with_no_pulse(micropython, tmp_path, e
         step = int(words[4])
         x = float(words[6])
         assert step >= 1
+        if elbow_deg == 180:
+            assert words[1] == "TOO_CLOSE"      # no limit short of the fold: the hole itself
         if words[1] == "TOO_CLOSE":
             assert 0 < x < 20.0                     # inside the hole |L1 - L2| = 20
         else:
@@ -321,3 +323,16 @@ def test_line_near_the_edge_slows_the_tool_in_micropython(micropython):
         # Decode with the board's mapping: shoulder offset -90 deg.
         x, y = planar_tool((q[0] + radians(90), q[1]))
         assert abs(x - 175) < 1.0
+
+
+def test_python_calls_refuse_like_the_protocol():
+    r = Recorder(ARM5)
+    arm = r.arm
+    sent = r.driver.count
+    assert not arm.joints([0.0, 0.0, radians(136), 0.0, 0.0])
+    assert (arm.fail_status, arm.fail_reason) == (status.JOINT_LIMIT, "outside the joint limits")
+    assert not arm.line((600.0, 0.0, 0.0, pi / 2))
+    assert arm.fail_status == status.TOO_FAR and arm.fail_step >= 1    # somewhere along it
+    assert r.driver.count == sent
+    assert arm.move((150, 100, 150, pi)) and arm.pick((150, 100, 50)) and arm.home()
+    assert arm.q == arm.kin.home

@@ -79,6 +79,9 @@ def test_ctrl_c_leaves_the_arm_at_the_repl_and_soft_reset_restarts(pty_sim):
         read_until(port, b">>> ")
         port.write(b"print(type(arm).__name__, len(arm.q), arm.kin.kind)\r")
         assert b"Arm 5 arm5" in read_until(port, b"arm5\r\n>>> ")
+        # Python calls on the same arm, mm and radians.
+        port.write(b"print(arm.move((150, 100, 150, 3.14159265)), [round(v) for v in arm.tool()])\r")
+        assert b"True [150, 100, 150, 3]" in read_until(port, b"]\r\n>>> ")
         boots = pty_sim.boots
         port.write(b"\x04")                              # soft reset at the friendly REPL
         read_until(port, b"soft reboot\r\n")

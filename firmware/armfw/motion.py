@@ -54,6 +54,7 @@ REASON_SOLVER = "unreachable"
 REASON_PULSE = "pulse outside the servo window"
 REASON_JUMP = "joint would jump"
 REASON_GRIPPER = "no gripper"
+REASON_LIMITS = "outside the joint limits"
 
 
 def _wrap(a):
@@ -120,6 +121,7 @@ class Arm:
         self.fail_status = OK
         self.fail_reason = ""
         self.fail_op = 0                  # index into the plan
+        self.fail_kind = JOINTS           # that operation's kind
         self.fail_step = 0                # step of that operation (1 = its first)
         self.fail_point = [0.0] * nt      # tool target of the failing step
         self.fail_joint = -1
@@ -157,6 +159,42 @@ class Arm:
             self.q[i] = q[i]
         return self._send(self.q)
 
+    # -- one-operation motions (also for Python calls at the REPL) -------
+
+    def move(self, target, rule=MIN_MOTION):
+        """Joint-interpolated move to the IK solution of target (mm, radians); False if refused."""
+        self.plan()
+        self.add(MOVE, target, rule)
+        return self.run()
+
+    def line(self, target):
+        """Straight tool line to target (mm, radians); False if refused."""
+        self.plan()
+        self.add(LINE, target)
+        return self.run()
+
+    def joints(self, q):
+        """Joint-interpolated move to q (radians, inside the joint limits); False if refused."""
+        self.plan()
+        self.add(JOINTS, q)
+        if not self.kin.within_limits(q):
+            return self._refuse(JOINT_LIMIT, REASON_LIMITS, 0, 0)
+        return self.run()
+
+    def home(self):
+        """Joint-interpolated move to the board's home pose."""
+        return self.joints(self.kin.home)
+
+    def pick(self, where):
+        """Pick at where (arm5 x, y, z; planar x, y), see pick_plan; False if refused."""
+        self.pick_plan(where, True)
+        return self.run()
+
+    def place(self, where):
+        """Place at where, see pick_plan; False if refused."""
+        self.pick_plan(where, False)
+        return self.run()
+
     # -- plans ----------------------------------------------------------
 
     def plan(self):
@@ -187,6 +225,7 @@ class Arm:
         self.fail_status = status
         self.fail_reason = reason
         self.fail_op = op
+        self.fail_kind = self._ops[op]
         self.fail_step = step
         self.fail_joint = joint
         if point is not None:

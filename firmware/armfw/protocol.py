@@ -239,19 +239,19 @@ class Protocol:
             text += " pitch=%s" % _fmt(p[3] / DEG)
         return text + extra
 
-    def _run(self):
+    def _done(self, ran):
+        """The pose reply after a motion that ran, or the refusal of one that did not."""
         arm = self.arm
-        if not arm.run():
+        if not ran:
             raise Refused(status.name(arm.fail_status), self._refusal())
         return self._pose_reply(" steps=%d" % arm.steps)
 
     def _refusal(self):
         arm = self.arm
-        op = motion.OP_NAMES[arm._ops[arm.fail_op]]
         if arm.fail_reason == motion.REASON_GRIPPER:
             return "no gripper on this board"
-        text = "%s step %d" % (op, arm.fail_step)
-        if arm._ops[arm.fail_op] != motion.JOINTS:
+        text = "%s step %d" % (motion.OP_NAMES[arm.fail_kind], arm.fail_step)
+        if arm.fail_kind != motion.JOINTS:
             p = arm.fail_point
             text += " at " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
         if arm.fail_joint >= 0:
@@ -288,15 +288,11 @@ class Protocol:
         if not status.solved(st):
             raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
         self._note_branch(rule)
-        self.arm.plan()
-        self.arm.add(motion.MOVE, self._target, rule)
-        return self._run()
+        return self._done(self.arm.move(self._target, rule))
 
     def line(self, args):
         self._parse_target(args, False)
-        self.arm.plan()
-        self.arm.add(motion.LINE, self._target)
-        return self._run()
+        return self._done(self.arm.line(self._target))
 
     def joints(self, args):
         q = self._parse_joints(args)
@@ -305,15 +301,11 @@ class Protocol:
             if not (kin.lo[i] - 1e-9 <= q[i] <= kin.hi[i] + 1e-9):
                 raise Refused(status.name(status.JOINT_LIMIT), "%s %s deg is outside %s..%s" % (
                     kin.names[i], _fmt(q[i] / DEG), _fmt(kin.lo[i] / DEG), _fmt(kin.hi[i] / DEG)))
-        self.arm.plan()
-        self.arm.add(motion.JOINTS, q)
-        return self._run()
+        return self._done(self.arm.joints(q))
 
     def home(self, args):
         self._numbers(args, 0, "none")
-        self.arm.plan()
-        self.arm.add(motion.JOINTS, self.arm.kin.home)
-        return self._run()
+        return self._done(self.arm.home())
 
     def servo(self, args):
         v = self._numbers(args, 2, "CH US")
@@ -335,7 +327,7 @@ class Protocol:
         if not arm.raw_pulse_plan(joint, us):
             raise Refused(BAD_INPUT, "pulse %d outside %s's window %d..%d us" % (
                 us, arm.kin.names[joint], s.min_us[joint], s.max_us[joint]))
-        return self._run()
+        return self._done(arm.run())
 
     def where(self, args):
         self._numbers(args, 0, "none")
@@ -359,8 +351,7 @@ class Protocol:
             raise Refused(BAD_COMMAND, "no gripper on this board")
         n = self._nt - 1 if self._nt == 4 else self._nt
         v = self._numbers(args, n, "X Y Z" if n == 3 else "X Y")
-        self.arm.pick_plan(v, pick)
-        return self._run()
+        return self._done(self.arm.pick(v) if pick else self.arm.place(v))
 
     def pick(self, args):
         return self._pick_place(args, True)

@@ -7,8 +7,8 @@ the interpreter runs main.py from it with the simulated servo driver
 
 Two ways to talk to it:
 
-- pipes (pty=False): request(line) -> list of reply lines, or feed(bytes) for
-  a batch; the interpreter ends when its input closes.
+- pipes (pty=False): request(line) -> list of reply lines; write(bytes) and
+  readline() for anything else; the interpreter ends when its input closes.
 - a pseudo-terminal (pty=True): `port` is a device path that pyserial,
   mpremote and every host tool open exactly like a board's USB port. Ctrl-C
   drops main.py into the REPL (raw REPL too); when the interpreter exits on a
@@ -248,15 +248,6 @@ class Simulator:
             lines.append(text)
             if text.split(" ", 1)[0].encode() in FINAL_WORDS:
                 return lines
-
-    def feed(self, data, timeout=120):
-        """Send a whole batch of input, close it and return everything the firmware wrote (pipes).
-
-        The interpreter ends at the end of its input; start() runs a new one.
-        """
-        out, _ = self._proc.communicate(data, timeout=timeout)
-        self._proc = None
-        return self._pending + out
 
     # -- pseudo-terminal --------------------------------------------------
 

@@ -9,14 +9,13 @@ tool opens like a board's port, until Ctrl-C:
     mpremote connect /tmp/arm fs ls
 """
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from armctl import cli, upy
-from armctl.sim import Simulator, SimulatorError, install
+from armctl import cli
+from armctl.sim import Simulator, SimulatorError
 
 NAME = "sim"
 HELP = "run the firmware on the simulated board (stdin/stdout, or a pty with --pty)"
