@@ -336,3 +336,41 @@ def test_python_calls_refuse_like_the_protocol():
     assert r.driver.count == sent
     assert arm.move((150, 100, 150, pi)) and arm.pick((150, 100, 50)) and arm.home()
     assert arm.q == arm.kin.home
+
+
+class SlowDriver:
+    """A driver without a clock of its own whose every pulse costs 3 ms of (fake) time."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.sent = []
+
+    def set_us(self, channel, us):
+        self.clock[0] += 3
+        self.sent.append((self.clock[0], channel, us))
+
+    def off(self, channel=None):
+        pass
+
+
+def test_real_time_steps_keep_their_cadence_however_long_a_step_computes():
+    b = board.load(str(PLANAR))
+    now = [1000]
+    driver = SlowDriver(now)
+    arm = Arm(b, driver)
+    clock = arm._clock
+    assert clock is not None            # no virtual clock on this driver: real time
+
+    def sleep_ms(ms):
+        now[0] += ms
+
+    clock._ticks_ms = lambda: now[0]
+    clock.sleep_ms = sleep_ms
+    arm.sleep_ms = sleep_ms
+    arm.park()
+    parked = len(driver.sent)
+    assert arm.joints([radians(90), radians(-54)])       # elbow 36 deg: 20 steps
+    elbow = [t for t, ch, _ in driver.sent[parked:] if ch == 1]
+    assert len(elbow) == 20 == len(driver.sent) - parked
+    # Each step spends 3 ms sending and still starts 20 ms after the one before.
+    assert {b - a for a, b in zip(elbow, elbow[1:])} == {20}

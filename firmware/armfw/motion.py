@@ -63,20 +63,58 @@ def _wrap(a):
     return pi - (pi - a) % TWO_PI
 
 
-def _sleep_ms_default():
-    try:
-        from time import sleep_ms
-        return sleep_ms
-    except ImportError:     # CPython
-        from time import sleep
-        return lambda ms: sleep(ms / 1000)
+class _Clock:
+    """Real time: steps start every step_ms however long computing a step took.
+
+    Uses time.ticks_ms / sleep_ms (MicroPython); CPython falls back to
+    time.monotonic / sleep.
+    """
+
+    def __init__(self):
+        try:
+            from time import sleep_ms, ticks_ms, ticks_add, ticks_diff
+        except ImportError:     # CPython
+            from time import monotonic, sleep
+
+            def sleep_ms(ms):
+                sleep(ms / 1000)
+
+            def ticks_ms():
+                return int(monotonic() * 1000)
+
+            def ticks_add(t, d):
+                return t + d
+
+            def ticks_diff(a, b):
+                return a - b
+        self.sleep_ms = sleep_ms
+        self._ticks_ms = ticks_ms
+        self._ticks_add = ticks_add
+        self._ticks_diff = ticks_diff
+        self._next = None
+
+    def start(self):
+        """Steps start now: the first wait_step() returns one step after this."""
+        self._next = self._ticks_ms()
+
+    def wait_step(self, step_ms):
+        now = self._ticks_ms()
+        if self._next is None:
+            self._next = now
+        self._next = self._ticks_add(self._next, step_ms)
+        left = self._ticks_diff(self._next, now)
+        if left > 0:
+            self.sleep_ms(left)
+        else:
+            self._next = now    # running late: catch up by starting afresh, never by rushing
 
 
 class Arm:
     """The arm: board description, servo driver, optional gripper (armfw.gripper.Gripper).
 
-    sleep_ms: how to wait between steps; default the driver's own (the
-    simulated driver keeps a virtual clock) or time.sleep_ms.
+    sleep_ms: how to wait (ms) between steps; default the driver's own (the
+    simulated driver keeps a virtual clock), otherwise real time, where each
+    step starts step_ms after the previous one however long its IK took.
     """
 
     def __init__(self, board, driver, gripper=None, sleep_ms=None):
@@ -85,8 +123,12 @@ class Arm:
         self.servos = board.servos
         self.driver = driver
         self.gripper = gripper
+        self._clock = None
         if sleep_ms is None:
-            sleep_ms = getattr(driver, "sleep_ms", None) or _sleep_ms_default()
+            sleep_ms = getattr(driver, "sleep_ms", None)
+        if sleep_ms is None:
+            self._clock = _Clock()
+            sleep_ms = self._clock.sleep_ms
         self.sleep_ms = sleep_ms
         m = board.motion
         self.step_ms = int(m["step_ms"])
@@ -218,6 +260,8 @@ class Arm:
         """Check the whole plan, then run it; True if it ran, False if refused (see fail_*)."""
         if not self._walk(False):
             return False
+        if self._clock is not None:
+            self._clock.start()
         self._walk(True)
         return True
 
@@ -281,7 +325,10 @@ class Arm:
             self._send_pulses()
             for i in range(self.kin.n):
                 self.q[i] = q[i]
-            self.sleep_ms(self.step_ms)
+            if self._clock is not None:
+                self._clock.wait_step(self.step_ms)
+            else:
+                self.sleep_ms(self.step_ms)
         return True
 
     def _walk_joints(self, k, q, goal, live):
