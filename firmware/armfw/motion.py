@@ -287,7 +287,7 @@ class Arm:
             op = self._ops[k]
             if op == GRIP_OPEN or op == GRIP_CLOSE:
                 if self.gripper is None:
-                    return self._refuse(JOINT_LIMIT, REASON_GRIPPER, k, 0)
+                    return self._refuse(BAD_INPUT, REASON_GRIPPER, k, 0)
                 if live:
                     if op == GRIP_OPEN:
                         self.gripper.open()

@@ -173,9 +173,7 @@ class Protocol:
             self.write(command(words[1:]))
         except Refused as e:
             self.write("error %s %s" % (e.word, e.message))
-        except KeyboardInterrupt:
-            raise
-        except Exception as e:  # the last line of defence: an answer, never a traceback
+        except Exception as e:  # the last line of defence (Ctrl-C is no Exception): an answer, never a traceback
             self.write("error INTERNAL %s: %s" % (type(e).__name__, e))
 
     # -- argument parsing -----------------------------------------------
