@@ -16,7 +16,7 @@ import pytest
 import serial
 
 from armctl.link import Link
-from armctl.sim import Simulator
+from armctl.sim import Simulator, SimulatorError
 from conftest import BOARDS, ROOT
 
 ARM5 = BOARDS / "sim_arm5.json"
@@ -134,3 +134,32 @@ def test_cli_pty_prints_its_port_and_stops_on_ctrl_c(micropython, tmp_path):
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 0
     assert not link.exists()
+
+
+def test_ctrl_c_mid_motion_stops_at_the_last_step_sent(micropython, tmp_path):
+    with Simulator(ARM5, pty=True, flash_dir=tmp_path / "flash", realtime=True) as sim:
+        with serial.Serial(sim.port, 115200, timeout=0.1) as port:
+            port.write(b"where\n")
+            read_until(port, b"\n")
+            port.write(b"joints 0 0 0 0 0\n")          # the elbow swings 90 deg: 1 s of real time
+            time.sleep(0.4)
+            port.write(b"\x03")
+            got = read_until(port, b">>> ")
+            assert b"ok" not in got.split(b"\r\n")[0]  # the motion never finished
+            port.write(b"print('elbow %.3f' % (arm.q[2] * 57.29577951308232))\r")
+            text = read_until(port, b"\r\n>>> ").decode()
+        elbow = float(text.split("elbow ")[-1].split()[0])
+        sent = [us for _, ch, us in sim.pulses() if ch == 2]
+    assert 5 < elbow < 85
+    # The arm's pose is the last pulse the elbow servo got (one pulse is 0.135 deg).
+    assert abs((sent[-1] - 1500) / 424.448 * 57.29577951308232 - elbow) < 0.2
+
+
+def test_flash_folder_is_kept_like_a_board(micropython, tmp_path):
+    flash = tmp_path / "flash"
+    with Simulator(ARM5, flash_dir=flash) as sim:
+        assert sim.request("info")[-1].startswith("ok name=sim_arm5")
+    with Simulator(flash_dir=flash) as sim:                 # no board: what the flash holds
+        assert sim.request("info")[-1].startswith("ok name=sim_arm5")
+    with pytest.raises(SimulatorError):
+        Simulator(flash_dir=tmp_path / "empty")
