@@ -101,6 +101,8 @@ def test_mpremote_against_the_pty(pty_sim, tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc.stdout
 
+    # Without a soft reset mpremote interrupts main.py and finds the arm.
+    assert mpremote("resume", "exec", "print(type(arm).__name__, len(arm.q))").strip() == "Arm 5"
     listing = mpremote("fs", "ls")
     for name in ("main.py", "board.json", "armfw/"):
         assert name in listing
