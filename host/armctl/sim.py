@@ -47,6 +47,8 @@ CTRL_C = 3
 # does not. Hold the host's next bytes until the prompt shows (or this long).
 HOLD_AFTER_INTERRUPT_S = 0.5
 FINAL_WORDS = (b"ok", b"error")
+# Output kept for a host that reads the pty slowly (or not at all), bytes.
+BACKLOG_MAX = 1 << 20
 
 
 class SimulatorError(RuntimeError):
@@ -128,6 +130,7 @@ class Simulator:
         self.boots = 0
         self._proc = None
         self._pending = b""
+        self._backlog = b""
         self._stop = threading.Event()
         self._thread = None
         self._sim_master = self._sim_slave = None
@@ -280,10 +283,20 @@ class Simulator:
         self.boots += 1
 
     def _to_host(self, data):
-        try:
-            os.write(self._host_master, data)
-        except BlockingIOError:
-            pass    # nobody is reading the port: a board's USB output is dropped too
+        """Queue output for the host's port; written as fast as the port takes it."""
+        self._backlog += data
+        if len(self._backlog) > BACKLOG_MAX:
+            # Nobody has read the port for a long time: a board's USB output is dropped too.
+            self._backlog = self._backlog[-BACKLOG_MAX:]
+        self._flush_host()
+
+    def _flush_host(self):
+        while self._backlog:
+            try:
+                n = os.write(self._host_master, self._backlog)
+            except BlockingIOError:
+                return
+            self._backlog = self._backlog[n:]
 
     def _relay(self):
         """Copy bytes between the host's port and the interpreter; restart it when it exits."""
@@ -294,7 +307,10 @@ class Simulator:
         inject_raw = False
         after_cr = False
         while not self._stop.is_set():
-            ready, _, _ = select.select([self._host_master, self._sim_master], [], [], 0.05)
+            writing = [self._host_master] if self._backlog else []
+            ready, writable, _ = select.select([self._host_master, self._sim_master], writing, [], 0.05)
+            if writable:
+                self._flush_host()
             if self._sim_master in ready:
                 try:
                     data = os.read(self._sim_master, 65536)
