@@ -165,3 +165,15 @@ def test_flash_folder_is_kept_like_a_board(micropython, tmp_path):
         assert sim.request("info")[-1].startswith("ok name=sim_arm5")
     with pytest.raises(SimulatorError):
         Simulator(flash_dir=tmp_path / "empty")
+
+
+def test_a_slow_reader_loses_no_reply(pty_sim):
+    with serial.Serial(pty_sim.port, 115200, timeout=0.1) as port:
+        port.write(b"help\n" * 60)            # 60 x ~1.4 KB, far more than a pty buffers
+        time.sleep(0.5)
+        got = b""
+        deadline = time.monotonic() + 5
+        while got.count(b"\r\nok\r\n") < 60 and time.monotonic() < deadline:
+            got += port.read(65536)
+    assert got.count(b"\r\nok\r\n") == 60
+    assert got.count(b"# help ") == 60
