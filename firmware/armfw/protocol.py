@@ -265,7 +265,7 @@ class Protocol:
         st = kin.ik(self._target, q, self.arm.q, rule)
         if not status.solved(st):
             raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
-        err_mm, _ = kin.fk_error(self._target, q)
+        err_mm, _ = kin.fk_error(self._target, q, self.arm.q)
         self._note_branch(rule)
         return "ok %s %s elbow=%s err_mm=%s" % (status.name(st), _degrees(q, self._n),
                                                 ELBOW_NAMES[kin.elbow], _fmt(err_mm))
