@@ -526,32 +526,18 @@ def textbook_answer(arm):
 # --- The PCA9685 driver over a bus that only remembers what was written ---
 
 class FakeI2C:
-    """machine.I2C's memory-access methods over a 256-byte register file."""
+    """The machine.I2C memory-access methods the driver uses, over a 256-byte register file."""
 
     def __init__(self):
         self.regs = bytearray(256)
-        self.writes = 0
 
     def writeto_mem(self, addr, memaddr, buf, addrsize=8):
         for i in range(len(buf)):
             self.regs[(memaddr + i) & 0xFF] = buf[i]
-        self.writes += 1
 
     def readfrom_mem_into(self, addr, memaddr, buf, addrsize=8):
         for i in range(len(buf)):
             buf[i] = self.regs[(memaddr + i) & 0xFF]
-
-    def readfrom_mem(self, addr, memaddr, nbytes, addrsize=8):
-        buf = bytearray(nbytes)
-        self.readfrom_mem_into(addr, memaddr, buf)
-        return buf
-
-    def writeto(self, addr, buf, stop=True):
-        self.writes += 1
-        return len(buf)
-
-    def scan(self):
-        return [0x40]
 
 
 def make_pca9685():
