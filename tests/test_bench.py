@@ -63,6 +63,8 @@ def test_firmware_figures(bench, report):
         # Every target is FK of an in-limit pose: the safe solver must solve all of them right.
         assert safe["raised"] == safe["fk_wrong"] == safe["outside_limits"] == 0
         assert fraction(textbook["bad_fraction"])
+        # atan(y / x) mirrors two quadrants: targets behind the base come out wrong.
+        assert textbook["fk_wrong"] > 0
         assert textbook["raised"] + textbook["fk_wrong"] + textbook["outside_limits"] <= textbook["n"]
     step = fw["move_step"]
     assert heap(step["servo_map_heap_bytes"]) and positive(step["servo_map_per_s"])
