@@ -37,8 +37,9 @@ from math import acos, atan, atan2, cos, sin, sqrt, pi, isfinite
 from armfw import board, kinematics, twolink
 from armfw.kinematics import MIN_MOTION
 
-ROOT = sys.argv[1]
-N_SOLVES = int(sys.argv[2])
+# On a board (`mpremote run`, no arguments): the current folder and 1000 solves.
+ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
+N_SOLVES = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 SET_SIZE = 100       # distinct targets per arm in the timed loops
 HEAP_ITEMS = 8       # solves per heap measurement (gc is off: they must fit)
 REPEATS = 5          # each timed loop runs this often; the fastest run counts
