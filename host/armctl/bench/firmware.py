@@ -11,7 +11,8 @@ from armctl import ROOT, upy
 
 SCRIPT = ROOT / "tests" / "mp" / "bench_solver.py"
 
-# A heap near a Raspberry Pi Pico's (about 190 KB free for Python): on the
+# Objects are twice as big on the 64-bit Unix port, so this holds about what
+# a Raspberry Pi Pico's ~190 KB heap holds. A board-sized heap matters: on the
 # Unix port the cost of each float allocation grows with the heap size.
 HEAP = "384k"
 
