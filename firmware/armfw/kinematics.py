@@ -14,7 +14,7 @@ ik() writes joint angles (radians) into a caller-owned list and returns a
 status from armfw.status. Candidates live in buffers allocated once per arm.
 """
 
-from math import atan2, cos, sin, sqrt, pi
+from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
 from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, solved
@@ -76,40 +76,52 @@ class Arm:
         self._q = [[0.0] * self.n for _ in range(self.n_candidates)]
         self._status = [OK] * self.n_candidates
         self._elbow = [UP] * self.n_candidates
-        self._pair = [0.0, 0.0]
+        self._pair = [0.0, 0.0, 0.0, 0.0]      # twolink.solve_pair's answer
+        # The limits as compared, LIMIT_EPS included, computed once.
+        self._lo_eps = [a - LIMIT_EPS for a in lo]
+        self._hi_eps = [a + LIMIT_EPS for a in hi]
 
     def within_limits(self, q):
         """True when every angle of q lies inside its joint limits."""
+        lo = self._lo_eps
+        hi = self._hi_eps
         for i in range(self.n):
             a = q[i]
-            if not twolink.finite(a) or a < self.lo[i] - LIMIT_EPS or a > self.hi[i] + LIMIT_EPS:
+            if not twolink.finite(a) or a < lo[i] or a > hi[i]:
                 return False
         return True
 
     def _fit_limits(self, q):
         """Fit every angle of q into its limits by whole turns; False if one cannot."""
+        lo = self._lo_eps
+        hi = self._hi_eps
         for i in range(self.n):
-            a = fit_angle(q[i], self.lo[i], self.hi[i])
-            if a is None:
-                return False
-            q[i] = a
+            a = q[i]
+            if a < lo[i] or a > hi[i]:
+                a = fit_angle(a, self.lo[i], self.hi[i])
+                if a is None:
+                    return False
+                q[i] = a
         return True
 
     def _choose(self, current, rule, out):
         """Copy the best valid candidate into out; return its status or the honest failure."""
         best = -1
         best_cost = 0.0
+        status = self._status
+        elbow = self._elbow
+        n = self.n
         for c in range(self.n_candidates):
-            if not solved(self._status[c]):
+            if status[c] > SINGULAR:
                 continue
             q = self._q[c]
             cost = 0.0
             if current is not None:
-                for i in range(self.n):
+                for i in range(n):
                     d = q[i] - current[i]
                     cost += d * d
-            if (rule == PREFER_UP and self._elbow[c] != UP) or (
-                    rule == PREFER_DOWN and self._elbow[c] != DOWN):
+            if (rule == PREFER_UP and elbow[c] != UP) or (
+                    rule == PREFER_DOWN and elbow[c] != DOWN):
                 cost += 1e9
             if best < 0 or cost < best_cost:
                 best = c
@@ -167,13 +179,19 @@ class PlanarArm(Arm):
         self._elbow[1] = DOWN
 
     def _candidates(self, target, current):
+        pair = self._pair
+        st = twolink.solve_pair(self.l1, self.l2, target[0], target[1], pair)
         for c in range(2):
-            q = self._q[c]
-            st = twolink.solve(self.l1, self.l2, target[0], target[1],
-                               -self._elbow[c], q)
-            if solved(st) and not self._fit_limits(q):
-                st = JOINT_LIMIT
-            self._status[c] = st
+            s = st
+            if solved(st):
+                # Up (candidate 0) is the branch with t2 <= 0: pair[2], pair[3].
+                q = self._q[c]
+                k = 2 - 2 * c
+                q[0] = pair[k]
+                q[1] = pair[k + 1]
+                if not self._fit_limits(q):
+                    s = JOINT_LIMIT
+            self._status[c] = s
 
     def fk(self, q, out):
         """Tool (x, y) in mm for joints q (radians), into out."""
@@ -216,48 +234,55 @@ class Arm5(Arm):
     def _candidates(self, target, current):
         x = target[0]
         y = target[1]
-        z = target[2]
+        sp = sin(target[3])
+        cp = cos(target[3])
         # Whole turns off the pitch first: q4 = pitch - q2 - q3 must not lose
-        # the digits of a large pitch that sin() and cos() below keep.
-        pitch = atan2(sin(target[3]), cos(target[3]))
+        # the digits of a large pitch that sin() and cos() keep.
+        pitch = atan2(sp, cp)
         r = sqrt(x * x + y * y)
-        if not twolink.finite(r):
+        status = self._status
+        if not isfinite(r):
             # x*x + y*y overflowed (from 1e154 mm in double, 2e19 in float32):
             # a finite target farther than any reach, not bad input.
             for c in range(4):
-                self._status[c] = TOO_FAR
+                status[c] = TOO_FAR
             return
         if r < AXIS_EPS:
             yaw = current[0] if current is not None else 0.0
         else:
             yaw = atan2(y, x)
         roll = current[4] if current is not None else 0.0
+        # Wrist point in the arm's vertical plane, relative to the J2 axis; the
+        # planar solver's x axis is vertical here, its y axis horizontal.
         pair = self._pair
+        st = twolink.solve_pair(self.l1, self.l2, target[2] - self.base - self.l3 * cp,
+                                r - self.l3 * sp, pair)
+        if not solved(st):
+            for c in range(4):
+                status[c] = st
+            return
+        # Facing the target: up is q3 >= 0 (pair[0:2]), down q3 <= 0 (pair[2:4]).
+        # Turned half a turn and leaning back (wrist at -r, pitch -pitch), the
+        # two-link answers are the exact mirrors: every pitch joint negated.
+        back = yaw - pi if yaw > 0 else yaw + pi
         for c in range(4):
             q = self._q[c]
+            k = 2 * (c & 1)
+            q2 = pair[k]
+            q3 = pair[k + 1]
+            q4 = pitch - q2 - q3
             if c < 2:
                 q[0] = yaw
-                rr = r
-                ph = pitch
-                sign = self._elbow[c]
+                q[1] = q2
+                q[2] = q3
+                q[3] = q4
             else:
-                q[0] = yaw - pi if yaw > 0 else yaw + pi
-                rr = -r
-                ph = -pitch
-                sign = -self._elbow[c]
-            # Wrist point in the arm's vertical plane, relative to the J2 axis;
-            # the planar solver's x axis is vertical here, its y axis horizontal.
-            rw = rr - self.l3 * sin(ph)
-            zw = z - self.base - self.l3 * cos(ph)
-            st = twolink.solve(self.l1, self.l2, zw, rw, sign, pair)
-            if solved(st):
-                q[1] = pair[0]
-                q[2] = pair[1]
-                q[3] = ph - pair[0] - pair[1]
-                q[4] = roll
-                if not self._fit_limits(q):
-                    st = JOINT_LIMIT
-            self._status[c] = st
+                q[0] = back
+                q[1] = -q2
+                q[2] = -q3
+                q[3] = -q4
+            q[4] = roll
+            status[c] = st if self._fit_limits(q) else JOINT_LIMIT
 
     def fk(self, q, out):
         """Tool (x, y, z mm, pitch rad) for joints q (radians), into out.
@@ -302,9 +327,12 @@ def _finite_vector(values, n):
     try:
         if len(values) != n:
             return False
+        for v in values:
+            if not isfinite(v):
+                return False
     except TypeError:
         return False
-    return twolink.finite(*values)
+    return True
 
 
 def _asin_clamped(v):

@@ -28,12 +28,20 @@ class ServoMap:
         self.min_us = min_us
         self.max_us = max_us
         self.n = len(channels)
+        # The mapping as one line per joint, us = zero_us + slope * q: two
+        # float operations per pulse on the step path instead of four.
+        self._zero_us = [c + o * k for c, o, k in zip(center_us, offsets, us_per_rad)]
+        self._slope = [s * k for s, k in zip(signs, us_per_rad)]
+
+    def exact_us(self, joint, q):
+        """The pulse (microseconds, unrounded float) for joint at angle q (radians)."""
+        return self._zero_us[joint] + self._slope[joint] * q
 
     def pulse(self, joint, q):
         """Pulse width (int us) for joint at angle q (radians), or REFUSED."""
         if not isfinite(q):
             return REFUSED
-        us = self.center_us[joint] + (self.offsets[joint] + self.signs[joint] * q) * self.us_per_rad[joint]
+        us = self._zero_us[joint] + self._slope[joint] * q
         if not isfinite(us):
             return REFUSED
         us = int(us + 0.5) if us >= 0 else -int(0.5 - us)

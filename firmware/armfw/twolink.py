@@ -35,13 +35,18 @@ def finite(*values):
     return True
 
 
-def solve(l1, l2, x, y, elbow, out):
-    """Solve for the tool at (x, y) on the branch whose sin(t2) has the sign of elbow.
+def solve_pair(l1, l2, x, y, out):
+    """Solve for the tool at (x, y) on both branches at once; returns the status.
 
-    elbow is +1 or -1. On OK or SINGULAR writes t1, t2 (radians, t2 in [-pi, pi])
-    to out[0], out[1]; otherwise leaves out alone. Returns the status.
+    On OK or SINGULAR writes the branch with sin(t2) >= 0 as out[0], out[1]
+    (t1, t2 radians) and its mirror, sin(t2) <= 0, as out[2], out[3]; the two
+    share every square root and atan2 (t1 = atan2(y, x) -+ beta, t2 = +-gamma).
+    On any other status out is left alone. The status is the same for both.
     """
-    if not finite(x, y):
+    try:
+        if not (isfinite(x) and isfinite(y)):
+            return BAD_INPUT
+    except TypeError:
         return BAD_INPUT
     r2 = x * x + y * y
     r = sqrt(r2)
@@ -51,19 +56,39 @@ def solve(l1, l2, x, y, elbow, out):
     if r < abs(l1 - l2) - margin:
         return TOO_CLOSE
     c2 = (r2 - l1 * l1 - l2 * l2) / (2.0 * l1 * l2)
-    # Inside the margin only: keeps acos-free sqrt from seeing a negative.
+    # Inside the margin only: keeps the square root below from seeing a negative.
     if c2 > 1.0:
         c2 = 1.0
     elif c2 < -1.0:
         c2 = -1.0
     s2 = sqrt(1.0 - c2 * c2)
-    if elbow < 0:
-        s2 = -s2
-    out[0] = atan2(y, x) - atan2(l2 * s2, l1 + l2 * c2)
-    out[1] = atan2(s2, c2)
-    if s2 < SINGULAR_SIN and s2 > -SINGULAR_SIN:
+    phi = atan2(y, x)
+    beta = atan2(l2 * s2, l1 + l2 * c2)
+    gamma = atan2(s2, c2)
+    out[0] = phi - beta
+    out[1] = gamma
+    out[2] = phi + beta
+    out[3] = -gamma
+    if s2 < SINGULAR_SIN:
         return SINGULAR
     return OK
+
+
+_pair = [0.0, 0.0, 0.0, 0.0]
+
+
+def solve(l1, l2, x, y, elbow, out):
+    """Solve for the tool at (x, y) on the branch whose sin(t2) has the sign of elbow.
+
+    elbow is +1 or -1. On OK or SINGULAR writes t1, t2 (radians, t2 in [-pi, pi])
+    to out[0], out[1]; otherwise leaves out alone. Returns the status.
+    """
+    st = solve_pair(l1, l2, x, y, _pair)
+    if st <= SINGULAR:
+        k = 0 if elbow > 0 else 2
+        out[0] = _pair[k]
+        out[1] = _pair[k + 1]
+    return st
 
 
 def forward(l1, l2, t1, t2, out):

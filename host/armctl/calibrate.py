@@ -191,8 +191,7 @@ def fit_lengths(arm, poses_rad, measured_mm):
 
 def board_values(servos, j, poses_rad=(), pulses_us=()):
     """Joint j's servo map as the board has it, in fit_servo's form (residuals against it)."""
-    exact = [servos.center_us[j] + (servos.offsets[j] + servos.signs[j] * q) * servos.us_per_rad[j]
-             for q in poses_rad]
+    exact = [servos.exact_us(j, q) for q in poses_rad]
     return {"sign": servos.signs[j], "us_per_rad": servos.us_per_rad[j],
             "offset_deg": round(servos.offsets[j] / RAD, 3), "center_us": servos.center_us[j],
             "residual_us": [round(us - e, 3) for us, e in zip(pulses_us, exact)]}

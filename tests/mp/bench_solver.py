@@ -284,16 +284,13 @@ def run_choose(items, arm, current, out):
 
 
 def run_twolink_calls(items, arm, pair):
-    # The four two-link solves one 5-joint ik makes (wrist points of the targets).
-    solve = twolink.solve
+    # The one two-link solve (both branches) a 5-joint ik makes; the turned-base
+    # candidates are its mirror images.
+    solve_pair = twolink.solve_pair
     l1 = arm.l1
     l2 = arm.l2
     for t in items:
-        zw = t[2] - arm.base
-        solve(l1, l2, zw, t[0], 1, pair)
-        solve(l1, l2, zw, t[0], -1, pair)
-        solve(l1, l2, zw, -t[0], 1, pair)
-        solve(l1, l2, zw, -t[0], -1, pair)
+        solve_pair(l1, l2, t[2] - arm.base, t[0], pair)
 
 
 def run_fit_limits(items, arm, q):
@@ -308,14 +305,14 @@ def run_fit_limits(items, arm, q):
 
 def arm5_breakdown(arm, targets, current, out):
     """Calls per second of each part of Arm5.ik, and its share of a whole ik's time."""
-    names = ("validate target and pose", "candidates (4 two-link + limits)", "four twolink.solve calls",
+    names = ("validate target and pose", "candidates (two-link pair + 4 limit fits)", "one twolink.solve_pair call",
              "four limit fits (5 joints each)", "choose branch")
     try:
         arm.ik(targets[0], out, current, MIN_MOTION)
         rates = side_by_side((run_arm_ik, targets, arm, out, current),
                              (run_validate, targets, arm, 4),
                              (run_candidates, targets, arm, current),
-                             (run_twolink_calls, targets, arm, [0.0, 0.0]),
+                             (run_twolink_calls, targets, arm, [0.0, 0.0, 0.0, 0.0]),
                              (run_fit_limits, targets, arm, list(current)),
                              (run_choose, targets, arm, current, out))
     except Exception as e:
