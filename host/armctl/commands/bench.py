@@ -13,7 +13,7 @@ from pathlib import Path
 from armctl.cli import EXIT_OK, EXIT_USAGE
 
 NAME = "bench"
-HELP = "measure solver, numerical IK, batch IK and protocol speeds (prints a table, writes JSON)"
+HELP = "Measure solver, numerical IK, batch IK and protocol speeds (prints a table, writes JSON)."
 
 
 def add_arguments(parser):

@@ -18,7 +18,7 @@ from armctl import cli
 from armctl.sim import Simulator, SimulatorError
 
 NAME = "sim"
-HELP = "run the firmware on the simulated board (stdin/stdout, or a pty with --pty)"
+HELP = "Run the unmodified firmware on the simulated board (stdin/stdout, or a pty with --pty)."
 
 
 def add_arguments(parser):
