@@ -206,7 +206,6 @@ def test_bad_input_is_a_status_not_a_crash(arm5):
 
 
 def test_never_ok_beyond_reach_hypothesis(arm5):
-    hypothesis = pytest.importorskip("hypothesis")
     from hypothesis import given, settings, strategies as st
 
     @settings(max_examples=40, deadline=None)

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import BOARDS, MP_SCRIPTS, ROOT, VECTORS
+from conftest import BOARDS, MP_SCRIPTS, VECTORS
 
 import derive_vectors as derive
 from armctl import upy
