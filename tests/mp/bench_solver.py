@@ -404,19 +404,13 @@ def op_costs(n):
 
 # --- Native and viper builds of the real firmware source ---
 
-def compiled(path, emitter, only=None, edits=()):
+def compiled(path, emitter, only=None):
     """Execute a firmware module's source with @micropython.<emitter> on its functions.
 
-    emitter None: bytecode. only: names of the functions to decorate (None:
-    every def). edits: (old, new) text replacements, reported with the result;
-    ValueError if one no longer applies.
+    only: names of the functions to decorate (None: every def).
     """
     with open(path) as f:
         src = f.read()
-    for old, new in edits:
-        if old not in src:
-            raise ValueError("edit %r no longer applies" % old)
-        src = src.replace(old, new)
     lines = []
     for line in src.split("\n"):
         body = line.lstrip()
@@ -453,26 +447,14 @@ def native_builds(planar_board, arm5_board):
     return tl["solve"], planar, arm5, servos
 
 
-VIPER_EDITS = (("elbow < 0:", "elbow < 0.0:"),)
-
-# Candidate speed-ups of the bytecode two-link solver, measured on edited
-# copies of its source (the firmware itself is not changed here).
-TWOLINK_VARIANTS = (
-    ("isfinite inline", (("if not finite(x, y):", "if not (isfinite(x) and isfinite(y)):"),)),
-)
+# Viper compiles the two-link core as it is; the one-branch wrapper `solve`
+# stays bytecode (viper reads its `elbow > 0` as object-vs-machine-int).
+VIPER_FUNCTIONS = ("solve_pair",)
 
 
 def viper_solve():
-    ns = compiled(ROOT + "/firmware/armfw/twolink.py", "viper", ("solve",), VIPER_EDITS)
+    ns = compiled(ROOT + "/firmware/armfw/twolink.py", "viper", VIPER_FUNCTIONS)
     return ns["solve"]
-
-
-def viper_unedited_error():
-    try:
-        compiled(ROOT + "/firmware/armfw/twolink.py", "viper", ("solve",))
-    except Exception as e:
-        return "%s: %s" % (type(e).__name__, e)
-    return None
 
 
 def run_core_with(items, solve, l1, l2, out):
@@ -591,15 +573,7 @@ def main():
         v_solve = viper_solve()
     except Exception as e:
         v_solve = "not available: %s: %s" % (type(e).__name__, e)
-    viper_error = viper_unedited_error()
     driver, why = make_pca9685()
-    variants = []
-    for label, edits in TWOLINK_VARIANTS:
-        try:
-            fn = compiled(ROOT + "/firmware/armfw/twolink.py", None, edits=edits)["solve"]
-        except Exception as e:
-            fn = "not available: %s: %s" % (type(e).__name__, e)
-        variants.append((label, edits, fn))
     planar = planar_board.arm
     arm5 = arm5_board.arm
     servos = arm5_board.servos
@@ -622,8 +596,8 @@ def main():
            "heap_total_bytes": gc.mem_alloc() + gc.mem_free(),
            "n_solves": N_SOLVES, "set_size": SET_SIZE, "heap_items": HEAP_ITEMS}
 
-    # Two-link core: safe, textbook, the safe one compiled native / viper and
-    # edited variants, all side by side.
+    # Two-link core: safe, textbook, the safe one compiled native / viper, all
+    # side by side.
     core_jobs = [(run_core_safe, p_targets, l1, l2, out2), (run_core_textbook, p_targets, l1, l2, out2)]
     core_names = ["safe", "textbook"]
     if not isinstance(natives, str):
@@ -633,10 +607,6 @@ def main():
     if not isinstance(v_solve, str):
         core_jobs.append((run_core_with, p_targets, v_solve, l1, l2, out2))
         core_names.append("viper")
-    for label, edits, fn in variants:
-        if not isinstance(fn, str):
-            core_jobs.append((run_core_with, p_targets, fn, l1, l2, out2))
-            core_names.append(label)
     core = dict(zip(core_names, side_by_side(*core_jobs)))
     core_safe = core["safe"]
     res["twolink"] = {
@@ -702,22 +672,13 @@ def main():
         emitters["viper"] = v_solve
     else:
         emitters["viper"] = {"twolink_per_s": core["viper"], "twolink_gain": core["viper"] / core_safe,
-                             "edits": ["%s -> %s" % e for e in VIPER_EDITS],
-                             "unedited_error": viper_error}
+                             "functions": list(VIPER_FUNCTIONS)}
     res["emitters"] = emitters
-    tried = {}
-    for label, edits, fn in variants:
-        if isinstance(fn, str):
-            tried[label] = fn
-        else:
-            tried[label] = {"edits": ["%s -> %s" % e for e in edits], "twolink_per_s": core[label],
-                            "twolink_gain": core[label] / core_safe}
-    res["twolink_variants"] = tried
 
     res["op_ns"] = op_costs(max(N_SOLVES, 2000) * 5)
     # The heap is board-sized: free the targets and compiled code before
     # building the output text.
-    p_targets = a_targets = a_poses = ph = ah = poses = natives = variants = None
+    p_targets = a_targets = a_poses = ph = ah = poses = natives = None
     gc.collect()
     print(json.dumps(res))
 

@@ -66,15 +66,10 @@ def firmware_lines(fw):
         lines.append("  @micropython.native: %s" % native)
     viper = em.get("viper")
     if isinstance(viper, dict):
-        lines.append("  @micropython.viper on two-link solve: x%.2f, after edit %s (unedited: %s)"
-                     % (viper["twolink_gain"], "; ".join(viper["edits"]), viper["unedited_error"]))
+        lines.append("  @micropython.viper on %s (two-link core): x%.2f"
+                     % (", ".join(viper["functions"]), viper["twolink_gain"]))
     else:
         lines.append("  @micropython.viper: %s" % viper)
-    for label, v in fw.get("twolink_variants", {}).items():
-        if isinstance(v, dict):
-            lines.append("  variant '%s' (%s): two-link x%.2f" % (label, "; ".join(v["edits"]), v["twolink_gain"]))
-        else:
-            lines.append("  variant '%s': %s" % (label, v))
     lines.append("  ns per operation: " + ", ".join("%s %s" % (k, v) for k, v in fw["op_ns"].items()))
     lines.append("")
     return lines
