@@ -5,7 +5,10 @@ which one it drives:
 
     set_us(channel, us)   one pulse width, int microseconds; ValueError for a
                           non-int or a value outside 0..period (defence in depth:
-                          callers have already checked the joint's window)
+                          callers have already checked the joint's window;
+                          the simulated driver also refuses 0 and the full
+                          period, which no servo pulse is and which its record
+                          would confuse with "off")
     off(channel=None)     stop pulses on one channel (None: all); the servo goes limp
     deinit()              stop every pulse and release the hardware
 
