@@ -327,12 +327,9 @@ def _finite_vector(values, n):
     try:
         if len(values) != n:
             return False
-        for v in values:
-            if not isfinite(v):
-                return False
     except TypeError:
         return False
-    return True
+    return twolink.all_finite(values)
 
 
 def _asin_clamped(v):

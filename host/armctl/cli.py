@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 the arm or solver said no (unreachable, refused),
 2 bad usage or bad input file, 3 no link to the board (port missing, busy,
-timeout).
+timeout). A command's run() returns its code; a BoardError (bad board file)
+or LinkError (no link) it lets through is turned into 2 or 3 here.
 """
 
 import argparse
@@ -11,6 +12,8 @@ import pkgutil
 import sys
 
 from armctl import commands
+from armctl.link import LinkError
+from armfw.board import BoardError
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
@@ -42,8 +45,15 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    # The two failures every command shares get their exit code here, once.
     try:
         return args.run(args)
+    except BoardError as e:
+        print("armctl %s: %s" % (args.command, e), file=sys.stderr)
+        return EXIT_USAGE
+    except LinkError as e:
+        print("armctl %s: %s" % (args.command, e), file=sys.stderr)
+        return EXIT_LINK
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

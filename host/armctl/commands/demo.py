@@ -1,11 +1,9 @@
 """armctl demo: pick and place on the simulated board, transcript and path picture."""
 
 import argparse
-import sys
 from pathlib import Path
 
-from armctl import BOARDS_DIR, cli
-from armctl.link import LinkError
+from armctl import BOARDS_DIR
 from armfw import board as boardlib
 
 NAME = "demo"
@@ -33,15 +31,7 @@ def add_arguments(parser):
 def run(args):
     from armctl import demo
     out = Path(args.output)
-    try:
-        boardlib.load(args.board)
-    except boardlib.BoardError as e:
-        print("armctl demo: %s" % e, file=sys.stderr)
-        return cli.EXIT_USAGE
+    boardlib.load(args.board)      # a bad board file: exit 2 before anything starts
     out.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        code, _, _ = demo.run(args.board, out)
-    except LinkError as e:
-        print("armctl demo: %s" % e, file=sys.stderr)
-        return cli.EXIT_LINK
+    code, _, _ = demo.run(args.board, out)
     return code

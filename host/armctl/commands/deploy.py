@@ -5,7 +5,7 @@ import sys
 
 from armctl import cli
 from armctl.deploy import BoardNotRunning, DeployError, deploy
-from armctl.link import DEFAULT_BAUD, LinkError
+from armctl.link import DEFAULT_BAUD
 from armfw import board as boardlib
 
 NAME = "deploy"
@@ -39,16 +39,9 @@ def add_arguments(parser):
 
 
 def run(args):
-    try:
-        boardlib.load(args.board)
-    except boardlib.BoardError as e:
-        print("armctl deploy: %s" % e, file=sys.stderr)
-        return cli.EXIT_USAGE
+    boardlib.load(args.board)      # a bad board file: exit 2 before the port is touched
     try:
         deploy(args.port, args.board, mpy=args.mpy, baud=args.baud)
-    except LinkError as e:
-        print("armctl deploy: %s" % e, file=sys.stderr)
-        return cli.EXIT_LINK
     except DeployError as e:
         print("armctl deploy: %s" % e, file=sys.stderr)
         return cli.EXIT_USAGE

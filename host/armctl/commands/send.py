@@ -4,7 +4,7 @@ import argparse
 import sys
 
 from armctl import cli
-from armctl.link import DEFAULT_BAUD, DEFAULT_TIMEOUT_S, Link, LinkError
+from armctl.link import DEFAULT_BAUD, DEFAULT_TIMEOUT_S, Link
 
 NAME = "send"
 HELP = "Send protocol commands to the board and print every reply line."
@@ -50,21 +50,12 @@ def _requests(commands, stdin):
 
 
 def run(args):
-    try:
-        link = Link(args.port, args.baud, args.timeout)
-    except LinkError as e:
-        print("armctl send: %s" % e, file=sys.stderr)
-        return cli.EXIT_LINK
     refused = False
     sent = 0
-    with link:
+    with Link(args.port, args.baud, args.timeout) as link:
         for request in _requests(args.commands, sys.stdin):
             print("> " + request, flush=True)
-            try:
-                reply = link.request(request, on_line=lambda text: print(text, flush=True))
-            except LinkError as e:
-                print("armctl send: %s" % e, file=sys.stderr)
-                return cli.EXIT_LINK
+            reply = link.request(request, on_line=lambda text: print(text, flush=True))
             sent += 1
             refused = refused or not reply.ok
     if sent == 0:

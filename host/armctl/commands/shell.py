@@ -7,7 +7,7 @@ from pathlib import Path
 
 from armctl import cli
 from armctl.commands.send import add_link_arguments
-from armctl.link import Link, LinkError
+from armctl.link import Link
 
 NAME = "shell"
 HELP = "Type protocol commands at the board interactively (history, line editing; Ctrl-D exits)."
@@ -54,11 +54,7 @@ def _save_history(readline):
 
 
 def run(args):
-    try:
-        link = Link(args.port, args.baud, args.timeout)
-    except LinkError as e:
-        print("armctl shell: %s" % e, file=sys.stderr)
-        return cli.EXIT_LINK
+    link = Link(args.port, args.baud, args.timeout)
     readline = _start_history()
     interactive = sys.stdin.isatty()
     if interactive:
@@ -78,10 +74,6 @@ def run(args):
                     return cli.EXIT_OK
                 if not interactive:
                     print(PROMPT + line)
-                try:
-                    link.request(line, on_line=lambda text: print(text, flush=True))
-                except LinkError as e:
-                    print("armctl shell: %s" % e, file=sys.stderr)
-                    return cli.EXIT_LINK
+                link.request(line, on_line=lambda text: print(text, flush=True))
     finally:
         _save_history(readline)
