@@ -317,3 +317,35 @@ def test_keyboard_on_a_terminal(micropython, tmp_path):
         assert b"the board's values give every recorded pulse; kept" in seen
         saved = json.loads((sim.flash_dir / "calibration.json").read_text())
     assert saved["joints"][4] == {"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500}
+
+
+def _first_pulse(sim, channel):
+    return next(us for _, ch, us in sim.pulses() if ch == channel)
+
+
+def test_boot_takes_a_lone_calibration_tmp_the_fat_rename_left(tmp_path):
+    """FAT: the old calibration.json is removed before the rename; a power cut
+    there leaves only the complete .tmp, and the board must boot with it.
+    sim_planar's shoulder: offset -90 deg, 318.31 us/rad, home 90 deg, so the
+    parked pulse is 1500 us; with offset -85 deg it is 1500 + 5 deg = 1528 us."""
+    fit = {"joints": [{"offset_deg": -85}, {}]}
+    with Simulator(BOARDS / "sim_planar.json", flash_dir=tmp_path / "flash") as sim:
+        assert sim.request("where")[-1].startswith("ok")
+        assert _first_pulse(sim, 0) == 1500
+    (tmp_path / "flash" / "calibration.json.tmp").write_text(json.dumps(fit))
+    with Simulator(flash_dir=tmp_path / "flash") as sim:
+        assert sim.request("where")[-1].startswith("ok")
+        assert _first_pulse(sim, 0) == round(1500 + math.radians(5) * 318.31)
+
+
+def test_boot_ignores_a_calibration_tmp_beside_the_real_one(tmp_path):
+    """A .tmp next to calibration.json may be half-written (cut mid-copy): not read."""
+    with Simulator(BOARDS / "sim_planar.json", flash_dir=tmp_path / "flash",
+                   calibration=None) as sim:
+        assert sim.request("where")[-1].startswith("ok")
+    flash = tmp_path / "flash"
+    (flash / "calibration.json").write_text(json.dumps({"joints": [{"offset_deg": -85}, {}]}))
+    (flash / "calibration.json.tmp").write_text('{"joints": [{"offset_d')
+    with Simulator(flash_dir=flash) as sim:
+        assert sim.request("where")[-1].startswith("ok")
+        assert _first_pulse(sim, 0) == round(1500 + math.radians(5) * 318.31)

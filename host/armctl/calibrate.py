@@ -355,7 +355,8 @@ class Session:
 
 # Board-side rename: atomic on littlefs and the Unix port. FAT cannot rename
 # over a file; there the old file goes first, and a power cut in between
-# leaves calibration.json.tmp (whole) and no calibration.json.
+# leaves calibration.json.tmp (whole) and no calibration.json, which main.py
+# then boots with.
 RENAME_SCRIPT = ("import os\n"
                  "try:\n os.rename('calibration.json.tmp','calibration.json')\n"
                  "except OSError:\n os.remove('calibration.json')\n"
