@@ -163,22 +163,29 @@ def test_float32_inputs_on_the_outer_boundary_are_singular():
         assert arm.ik([f32(x), f32(y)], out) == status.TOO_CLOSE
 
 
+def reach_sphere_targets(geom, k, max_phi_deg, rounded):
+    """Arm5 targets whose wrist lies (1 + k) times the reach from J2, every
+    coordinate passed through rounded: (phi in degrees from vertical, target)."""
+    reach = geom.l1 + geom.l2
+    for phi in np.radians(np.arange(0.0, max_phi_deg, 2.5) + 0.3):
+        for pitch in np.radians([0.0, 60.0, 90.0]):
+            h = reach * (1 + k) * math.sin(phi) + geom.l3 * math.sin(pitch)
+            z = geom.base + reach * (1 + k) * math.cos(phi) + geom.l3 * math.cos(pitch)
+            yield (math.degrees(phi),
+                   [rounded(h * math.cos(0.4)), rounded(h * math.sin(0.4)), rounded(z), rounded(pitch)])
+
+
 def test_float32_inputs_arm5_wrist_on_the_reach_sphere():
     geom = derive.Geometry("sim_arm5.json")
     arm = board.load(str(BOARDS / "sim_arm5.json")).arm
-    reach = geom.l1 + geom.l2
     out = [0.0] * 5
     for k, want in ((0.0, (status.SINGULAR, status.JOINT_LIMIT)), (1e-4, (status.TOO_FAR,))):
-        for phi in np.radians(np.arange(0.0, 180.0, 2.5) + 0.3):
-            for pitch in np.radians([0.0, 60.0, 90.0]):
-                h = reach * (1 + k) * math.sin(phi) + geom.l3 * math.sin(pitch)
-                z = geom.base + reach * (1 + k) * math.cos(phi) + geom.l3 * math.cos(pitch)
-                t = [f32(h * math.cos(0.4)), f32(h * math.sin(0.4)), f32(z), f32(pitch)]
-                st = arm.ik(t, out, None, kinematics.PREFER_UP)
-                assert st in want, (t, status.name(st))
-                if k == 0.0 and math.degrees(phi) < 134.0:
-                    assert st == status.SINGULAR, t
-                    assert all(math.isfinite(a) for a in out)
+        for phi_deg, t in reach_sphere_targets(geom, k, 180.0, f32):
+            st = arm.ik(t, out, None, kinematics.PREFER_UP)
+            assert st in want, (t, status.name(st))
+            if k == 0.0 and phi_deg < 134.0:
+                assert st == status.SINGULAR, t
+                assert all(math.isfinite(a) for a in out)
 
 
 # --- 2. float32 arithmetic emulated through the firmware's own code ---------
@@ -323,20 +330,15 @@ def test_float32_wrist_on_the_reach_sphere(single):
     """Arm5 with emulated float32: wrist exactly on the reach sphere is SINGULAR; 1e-4 outside TOO_FAR."""
     geom = derive.Geometry("sim_arm5.json")
     arm = single["arm5"]
-    reach = geom.l1 + geom.l2
     out = [0.0] * 5
     for k in (0.0, 1e-4):
-        for phi in np.radians(np.arange(0.0, 134.0, 2.5) + 0.3):
-            for pitch in np.radians([0.0, 60.0, 90.0]):
-                h = reach * (1 + k) * math.sin(phi) + geom.l3 * math.sin(pitch)
-                z = geom.base + reach * (1 + k) * math.cos(phi) + geom.l3 * math.cos(pitch)
-                t = [F32(h * math.cos(0.4)), F32(h * math.sin(0.4)), F32(z), F32(pitch)]
-                st = arm.ik(t, out, None, kinematics.PREFER_UP)
-                if k:
-                    assert st == status.TOO_FAR, t
-                else:
-                    assert st == status.SINGULAR, (t, status.name(st))
-                    assert all(math.isfinite(a) for a in out)
+        for _, t in reach_sphere_targets(geom, k, 134.0, F32):
+            st = arm.ik(t, out, None, kinematics.PREFER_UP)
+            if k:
+                assert st == status.TOO_FAR, t
+            else:
+                assert st == status.SINGULAR, (t, status.name(st))
+                assert all(math.isfinite(a) for a in out)
 
 
 def test_vectors_in_float32(single, report):
