@@ -53,8 +53,8 @@ def test_board_loads_and_matches_its_json(path):
     assert b.driver["kind"] == data["driver"]["kind"]
     for i, j in enumerate(data["joints"]):
         assert b.servos.channels[i] == j["channel"]
-        assert math.isclose(b.arm.lo[i], math.radians(j["min_deg"]))
-        assert math.isclose(b.arm.hi[i], math.radians(j["max_deg"]))
+        assert math.isclose(b.solver.lo[i], math.radians(j["min_deg"]))
+        assert math.isclose(b.solver.hi[i], math.radians(j["max_deg"]))
         # hand formula from the raw JSON: centre + (offset + sign * angle) * us/rad, rounded
         home = math.radians(j.get("home_deg", 0))
         expected = round(j["center_us"] + (math.radians(j["offset_deg"]) + j["sign"] * home) * j["us_per_rad"])

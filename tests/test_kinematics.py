@@ -17,8 +17,8 @@ import derive_vectors as derive
 from armfw import board, kinematics, status, twolink
 from armfw.kinematics import DOWN, MIN_MOTION, PREFER_DOWN, PREFER_UP, UP
 
-PLANAR = board.load(str(BOARDS / "sim_planar.json")).arm
-ARM5 = board.load(str(BOARDS / "sim_arm5.json")).arm
+PLANAR = board.load(str(BOARDS / "sim_planar.json")).solver
+ARM5 = board.load(str(BOARDS / "sim_arm5.json")).solver
 G_PLANAR = derive.Geometry("sim_planar.json")
 G_ARM5 = derive.Geometry("sim_arm5.json")
 D = math.radians
@@ -220,7 +220,7 @@ def test_min_motion_never_flips_along_a_smooth_path(rule):
     assert follow(PLANAR, arc, rule) < D(1.0)
     line = [[x, 100.0] for x in np.linspace(100.0, -60.0, 320)]     # 0.5 mm steps
     assert follow(PLANAR, line, rule) < D(2.0)
-    # Arm5: tool horizontal, tip sliding sideways at x = 250, z = 300 (both branches valid).
+    # Arm5Solver: tool horizontal, tip sliding sideways at x = 250, z = 300 (both branches valid).
     side = [[250.0, y, 300.0, D(90.0)] for y in np.linspace(-100.0, 100.0, 400)]
     assert follow(ARM5, side, rule) < D(1.0)
 

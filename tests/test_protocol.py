@@ -296,11 +296,11 @@ def test_cpython_imports_the_same_protocol():
     # The host may drive a Protocol directly (no MicroPython): one implementation.
     from armfw import board, protocol
     from armfw.gripper import Gripper
-    from armfw.motion import Arm
+    from armfw.motion import ArmController
     from armfw.simservo import SimServo
     b = board.load(str(ARM5))
     driver = SimServo(b.driver)
-    arm = Arm(b, driver, Gripper(driver, b.gripper))
+    arm = ArmController(b, driver, Gripper(driver, b.gripper))
     out = []
     p = protocol.Protocol(arm, out.append)
     for c in b"ik 157.3 0 342.4 90\nbogus\n":

@@ -105,7 +105,7 @@ def judge_all(doc, answers):
 
 def cpython_answers(doc):
     runner = load_runner()
-    arm = board.load(str(BOARDS / doc["board"])).arm
+    arm = board.load(str(BOARDS / doc["board"])).solver
     answers = {}
     for case in doc["cases"]:
         out = [0.0] * arm.n

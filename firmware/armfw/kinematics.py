@@ -162,7 +162,7 @@ class Arm:
         raise NotImplementedError
 
 
-class PlanarArm(Arm):
+class PlanarSolver(Arm):
     """Two-link planar arm; joints (t1, t2)."""
 
     kind = "planar"
@@ -204,7 +204,7 @@ class PlanarArm(Arm):
         return sqrt(dx * dx + dy * dy), 0.0
 
 
-class Arm5(Arm):
+class Arm5Solver(Arm):
     """The 5-joint teaching arm; joints (yaw, shoulder, elbow, wrist pitch, wrist roll).
 
     Candidates: the base faces the target (yaw = atan2(y, x)) or turns away

@@ -109,7 +109,7 @@ class _Clock:
             self._next = now    # running late: catch up by starting afresh, never by rushing
 
 
-class Arm:
+class ArmController:
     """The arm: board description, servo driver, optional gripper (armfw.gripper.Gripper).
 
     sleep_ms: how to wait (ms) between steps; default the driver's own (the
@@ -119,7 +119,7 @@ class Arm:
 
     def __init__(self, board, driver, gripper=None, sleep_ms=None):
         self.board = board
-        self.kin = board.arm
+        self.solver = board.solver
         self.servos = board.servos
         self.driver = driver
         self.gripper = gripper
@@ -134,13 +134,13 @@ class Arm:
         self.step_ms = int(m["step_ms"])
         self.line_step_mm = float(m["line_step_mm"])
         self.approach_mm = float(m["approach_mm"])
-        self.max_speed = float(m["max_speed_deg_s"]) * DEG     # rad/s, the board's ceiling
-        self.speed = self.max_speed
+        self.max_speed_rad_s = float(m["max_speed_deg_s"]) * DEG     # rad/s, the board's ceiling
+        self.speed_rad_s = self.max_speed_rad_s
         # The pitch of an arm5 line turns the wrist point on the tool's length.
-        self.tool_mm = getattr(self.kin, "l3", 0.0)
-        n = self.kin.n
-        nt = len(self.kin.targets)
-        self.q = list(self.kin.home)      # commanded pose, radians
+        self.tool_mm = getattr(self.solver, "l3", 0.0)
+        n = self.solver.n
+        nt = len(self.solver.targets)
+        self.q = list(self.solver.home)      # commanded pose, radians
         self.us = [-1] * n                # last pulse sent per joint (-1: none yet)
         self.steps = 0                    # steps of the last plan
         # Plan: operation kinds, targets, IK rules.
@@ -173,12 +173,12 @@ class Arm:
     def tool(self, out=None):
         """Tool coordinates of the commanded pose (mm; arm5 pitch in radians)."""
         if out is None:
-            out = [0.0] * len(self.kin.targets)
-        self._tool_of(self.q, out)
+            out = [0.0] * len(self.solver.targets)
+        self.tool_of(self.q, out)
         return out
 
-    def _tool_of(self, q, out):
-        self.kin.fk(q, out)
+    def tool_of(self, q, out):
+        self.solver.fk(q, out)
         if len(out) == 4:
             # The protocol's pitch points away from the base: a base turned
             # half a turn and leaning back reaches forward with pitch -a4.
@@ -187,17 +187,17 @@ class Arm:
             out[3] = _wrap(out[3])
         return out
 
-    def set_speed(self, deg_s):
+    def set_speed_deg_s(self, deg_s):
         """Joint speed limit in deg/s, MIN_SPEED_DEG_S..the board's max_speed_deg_s; False if refused."""
-        if not (deg_s >= MIN_SPEED_DEG_S and deg_s <= self.max_speed / DEG + 1e-9):
+        if not (deg_s >= MIN_SPEED_DEG_S and deg_s <= self.max_speed_rad_s / DEG + 1e-9):
             return False
-        self.speed = deg_s * DEG
+        self.speed_rad_s = deg_s * DEG
         return True
 
     def park(self):
         """Send the home pose at once (boot): the servos' first pulse moves them at their own speed."""
-        q = self.kin.home
-        for i in range(self.kin.n):
+        q = self.solver.home
+        for i in range(self.solver.n):
             self.q[i] = q[i]
         return self._send(self.q)
 
@@ -219,13 +219,13 @@ class Arm:
         """Joint-interpolated move to q (radians, inside the joint limits); False if refused."""
         self.plan()
         self.add(JOINTS, q)
-        if not self.kin.within_limits(q):
+        if not self.solver.within_limits(q):
             return self._refuse(JOINT_LIMIT, REASON_LIMITS, 0, 0)
         return self.run()
 
     def home(self):
         """Joint-interpolated move to the board's home pose."""
-        return self.joints(self.kin.home)
+        return self.joints(self.solver.home)
 
     def pick(self, where):
         """Pick at where (arm5 x, y, z; planar x, y), see pick_plan; False if refused."""
@@ -280,7 +280,7 @@ class Arm:
     def _walk(self, live):
         """Walk the plan from the commanded pose; live: send pulses and wait, else only check."""
         q = self._walk_q
-        for i in range(self.kin.n):
+        for i in range(self.solver.n):
             q[i] = self.q[i]
         self.steps = 0
         for k in range(self._n_ops):
@@ -301,19 +301,19 @@ class Arm:
                 continue
             goal = self._goal
             if op == MOVE:
-                st = self.kin.ik(self._tools[k], goal, q, self._rules[k])
+                st = self.solver.ik(self._tools[k], goal, q, self._rules[k])
                 if not solved(st):
                     return self._refuse(st, REASON_SOLVER, k, 1, self._tools[k])
             else:
                 t = self._angles[k]
-                for i in range(self.kin.n):
+                for i in range(self.solver.n):
                     goal[i] = t[i]
             if not self._walk_joints(k, q, goal, live):
                 return False
         return True
 
     def _max_step(self):
-        return self.speed * self.step_ms / 1000.0
+        return self.speed_rad_s * self.step_ms / 1000.0
 
     def _step(self, k, step, q, live, point=None):
         """One step to pose q: check its pulses; when live send them, record the pose, wait."""
@@ -323,7 +323,7 @@ class Arm:
         self.steps += 1
         if live:
             self._send_pulses()
-            for i in range(self.kin.n):
+            for i in range(self.solver.n):
                 self.q[i] = q[i]
             if self._clock is not None:
                 self._clock.wait_step(self.step_ms)
@@ -332,7 +332,7 @@ class Arm:
         return True
 
     def _walk_joints(self, k, q, goal, live):
-        n = self.kin.n
+        n = self.solver.n
         biggest = 0.0
         for i in range(n):
             d = abs(goal[i] - q[i])
@@ -356,7 +356,7 @@ class Arm:
         p1 = self._tools[k]
         p = self._p
         nt = len(p0)
-        self._tool_of(q, p0)
+        self.tool_of(q, p0)
         if nt == 4:
             p0[3] = p1[3] + _wrap(p0[3] - p1[3])
         dist = 0.0
@@ -367,7 +367,7 @@ class Arm:
         length = dist + (self.tool_mm * abs(p1[3] - p0[3]) if nt == 4 else 0.0)
         if not finite(length):
             # Coordinates so large their squares overflow: far outside any arm.
-            st = self.kin.ik(p1, self._goal, q, MIN_MOTION)
+            st = self.solver.ik(p1, self._goal, q, MIN_MOTION)
             return self._refuse(BAD_INPUT if solved(st) else st, REASON_SOLVER, k, 1, p1)
         if length <= 0.0:
             return True
@@ -375,7 +375,7 @@ class Arm:
         dt_floor = MIN_LINE_STEP_MM / length
         max_step = self._max_step()
         goal = self._goal
-        n = self.kin.n
+        n = self.solver.n
         t = 0.0
         step = 0
         while t < 1.0:
@@ -387,7 +387,7 @@ class Arm:
                     tn = 1.0
                 for i in range(nt):
                     p[i] = p0[i] + (p1[i] - p0[i]) * tn if tn < 1.0 else p1[i]
-                st = self.kin.ik(p, goal, q, MIN_MOTION)
+                st = self.solver.ik(p, goal, q, MIN_MOTION)
                 if not solved(st):
                     return self._refuse(st, REASON_SOLVER, k, step, p)
                 biggest = 0.0
@@ -413,7 +413,7 @@ class Arm:
         """Send the pulses of _step_us that differ from the last ones sent."""
         us = self._step_us
         channels = self.servos.channels
-        for i in range(self.kin.n):
+        for i in range(self.solver.n):
             if us[i] != self.us[i]:
                 self.driver.set_us(channels[i], us[i])
                 self.us[i] = us[i]
@@ -427,7 +427,7 @@ class Arm:
     def joint_of_channel(self, channel):
         """Joint index driven by channel, or -1."""
         channels = self.servos.channels
-        for i in range(self.kin.n):
+        for i in range(self.solver.n):
             if channels[i] == channel:
                 return i
         return -1
@@ -442,7 +442,7 @@ class Arm:
         if us < s.min_us[joint] or us > s.max_us[joint]:
             return False
         target = self._goal
-        for i in range(self.kin.n):
+        for i in range(self.solver.n):
             target[i] = self.q[i]
         target[joint] = s.angle(joint, us)
         if s.pulse(joint, target[joint]) != us:
@@ -456,14 +456,14 @@ class Arm:
 
         Above the object by approach_mm, straight down to it, close (pick) or
         open (place) the gripper, straight back up. A pick opens the gripper
-        above the object first. Arm5 points the tool straight down (pitch
+        above the object first. Arm5Solver points the tool straight down (pitch
         180 deg); a planar arm works in its vertical plane, y up.
         """
         up = self._up
         down = self._down
         for i in range(len(where)):
             up[i] = down[i] = where[i]
-        if len(self.kin.targets) == 4:
+        if len(self.solver.targets) == 4:
             up[3] = down[3] = pi
             up[2] += self.approach_mm
         else:

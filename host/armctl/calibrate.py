@@ -141,8 +141,8 @@ def _unit_arm(arm, k):
     lengths = [0.0] * len(_length_names(arm))
     lengths[k] = 1.0
     if arm.kind == "planar":
-        return kinematics.PlanarArm(lengths[0], lengths[1], arm.names, arm.lo, arm.hi, arm.home)
-    return kinematics.Arm5(lengths[0], lengths[1], lengths[2], lengths[3], arm.names, arm.lo, arm.hi, arm.home)
+        return kinematics.PlanarSolver(lengths[0], lengths[1], arm.names, arm.lo, arm.hi, arm.home)
+    return kinematics.Arm5Solver(lengths[0], lengths[1], lengths[2], lengths[3], arm.names, arm.lo, arm.hi, arm.home)
 
 
 def _positions(arm, q):
@@ -281,7 +281,7 @@ class Session:
 
     def calibrate_servos(self, joints, poses_deg):
         """Guide the person through every joint and pose; returns {joint: fit_servo result}."""
-        arm = self.board.arm
+        arm = self.board.solver
         servos = self.board.servos
         hints = POSE_HINTS.get(arm.kind, ())
         self.say(jog_help())
@@ -313,7 +313,7 @@ class Session:
 
     def measure_lengths(self, poses_deg):
         """Move to each pose with `joints`, ask for the measured tip; returns fit_lengths' report."""
-        arm = self.board.arm
+        arm = self.board.solver
         dims = 2 if arm.kind == "planar" else 3
         axes = "x y" if dims == 2 else "x y z"
         poses = []

@@ -13,7 +13,7 @@ from armfw import board, kinematics, status
 
 
 def main():
-    arm = board.load(sys.argv[1]).arm
+    arm = board.load(sys.argv[1]).solver
     out = [0.0] * arm.n
     count = 0
     while True:

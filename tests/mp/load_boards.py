@@ -13,7 +13,7 @@ DEG = 180.0 / 3.141592653589793
 
 
 def describe(b):
-    arm = b.arm
+    arm = b.solver
     home_us = [0] * arm.n
     bad = b.servos.pulses(arm.home, home_us)
     g = b.gripper

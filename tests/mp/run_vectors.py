@@ -36,7 +36,7 @@ def main():
     boards_dir = sys.argv[2]
     with open(path) as f:
         doc = json.load(f)
-    arm = board.load(boards_dir + "/" + doc["board"]).arm
+    arm = board.load(boards_dir + "/" + doc["board"]).solver
     out = [0.0] * arm.n
     count = 0
     for case in doc["cases"]:

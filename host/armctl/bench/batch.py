@@ -40,7 +40,7 @@ def _loop(arm, targets, current):
 
 def run_arm(board_name, count, seed):
     board = bench_targets.load(board_name)
-    arm = board.arm
+    arm = board.solver
     targets = bench_targets.mixed(arm, count, seed)
     current = list(arm.home)
     t_batch, (st_b, q_b, _) = _best(lambda: batch.ik(arm, targets, current))

@@ -66,21 +66,21 @@ def run(args, keys=None, lines=input, out=sys.stdout):
     except boardlib.BoardError as e:
         print("armctl calibrate: %s" % e, file=sys.stderr)
         return cli.EXIT_USAGE
-    joints = [j - 1 for j in args.joints] if args.joints else list(range(board.arm.n))
+    joints = [j - 1 for j in args.joints] if args.joints else list(range(board.solver.n))
     for j in joints:
-        if not 0 <= j < board.arm.n:
-            print("armctl calibrate: no joint %d (the arm has %d)" % (j + 1, board.arm.n), file=sys.stderr)
+        if not 0 <= j < board.solver.n:
+            print("armctl calibrate: no joint %d (the arm has %d)" % (j + 1, board.solver.n), file=sys.stderr)
             return cli.EXIT_USAGE
         for deg in args.poses:
             q = deg * cal.RAD
-            if q < board.arm.lo[j] or q > board.arm.hi[j]:
+            if q < board.solver.lo[j] or q > board.solver.hi[j]:
                 print("armctl calibrate: pose %g deg is outside joint %d's limits" % (deg, j + 1),
                       file=sys.stderr)
                 return cli.EXIT_USAGE
     save = args.save or "calibration-%s.json" % board.name
     try:
         previous = None
-        if len(joints) < board.arm.n:
+        if len(joints) < board.solver.n:
             # The joints not calibrated now keep what the board has.
             previous = cal.read_from_board(args.port)
             restart(args.port, args.baud)
@@ -101,13 +101,13 @@ def run(args, keys=None, lines=input, out=sys.stdout):
         reply = cal.write_to_board(args.port, calibration, args.baud, out)
         print("board restarted with the new calibration: %s" % reply.final, file=out)
         report = dict(calibration, board=board.name, board_file=str(args.board),
-                      poses_deg=args.poses, fits={calibrated.arm.names[j]: f for j, f in fits.items()})
+                      poses_deg=args.poses, fits={calibrated.solver.names[j]: f for j, f in fits.items()})
         cal.write_json_atomically(save, report)
         print("saved %s" % save, file=out)
         if args.measure:
             with Link(args.port, args.baud) as link:
                 session = cal.Session(link, calibrated, keys, lines, out)
-                report["lengths"] = session.measure_lengths(cal.MEASURE_POSES[board.arm.kind])
+                report["lengths"] = session.measure_lengths(cal.MEASURE_POSES[board.solver.kind])
             cal.write_json_atomically(save, report)
             print("saved %s with the length fit" % save, file=out)
     except cal.CalibrationAborted as e:

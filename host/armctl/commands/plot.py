@@ -86,8 +86,8 @@ def run(args):
         print("picture: %s" % out)
         return cli.EXIT_OK
     try:
-        start = parse_target(board.arm, args.start, "--from")
-        end = parse_target(board.arm, args.end, "--to")
+        start = parse_target(board.solver, args.start, "--from")
+        end = parse_target(board.solver, args.end, "--to")
         if args.speed is not None and not (math.isfinite(args.speed) and args.speed > 0):
             raise ValueError("--speed must be a positive number of mm/s")
     except ValueError as e:

@@ -113,7 +113,7 @@ def run(args):
         board = boardlib.load(args.board)
     except boardlib.BoardError as e:
         return _fail(str(e))
-    arm = board.arm
+    arm = board.solver
     values = list(args.target)
     if not all(math.isfinite(v) for v in values):
         return _fail("the target must be finite numbers")
