@@ -14,13 +14,8 @@ be built) for Python calls, e.g. controller.q or controller.move(...).
 
 import sys
 
-try:
-    from os import getenv
-except ImportError:     # boards have no environment
-    def getenv(name):
-        return None
-
 from armfw import board as board_file
+from armfw.compat import getenv
 from armfw.protocol import Protocol
 
 BOARD = "board.json"

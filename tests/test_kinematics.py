@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings, strategies as st
 from conftest import BOARDS
 
 import derive_vectors as derive
-from armfw import board, kinematics, status, twolink
+from armfw import board, kinematics, numeric, status, twolink
 from armfw.kinematics import DOWN, MIN_MOTION, PREFER_DOWN, PREFER_UP, UP
 
 PLANAR = board.load(str(BOARDS / "sim_planar.json")).solver
@@ -184,7 +184,7 @@ def test_twolink_solve_and_forward_agree():
     assert twolink.solve(100.0, 80.0, 100.0, 80.0, 1, out) == status.OK
     assert [math.degrees(a) for a in out] == pytest.approx([0.0, 90.0], abs=1e-9)
     assert twolink.forward(100.0, 80.0, out[0], out[1], [0.0, 0.0]) == pytest.approx([100.0, 80.0], abs=1e-9)
-    assert twolink.finite(1, 2.5) and not twolink.finite(1, math.nan) and not twolink.finite("1")
+    assert numeric.finite(1, 2.5) and not numeric.finite(1, math.nan) and not numeric.finite("1")
 
 
 # --- branch choice -----------------------------------------------------------

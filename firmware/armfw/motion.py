@@ -21,12 +21,10 @@ flip, the base turning through the axis) is refused.
 
 from math import pi, sqrt, sin, cos
 
+from armfw.compat import sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.kinematics import MIN_MOTION
+from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, solved
-from armfw.twolink import finite
-
-DEG = pi / 180.0
-TWO_PI = 2.0 * pi
 
 # Plan operations.
 JOINTS = 0          # joint interpolation to the angles of the target (radians)
@@ -57,36 +55,13 @@ REASON_GRIPPER = "no gripper"
 REASON_LIMITS = "outside the joint limits"
 
 
-def _wrap(a):
-    """a (radians) moved by whole turns into (-pi, pi]."""
-    # A remainder, not a loop: subtracting turns from 1e300 never gets anywhere.
-    return pi - (pi - a) % TWO_PI
-
-
 class _Clock:
     """Real time: steps start every step_ms however long computing a step took.
 
-    Uses time.ticks_ms / sleep_ms (MicroPython); CPython falls back to
-    time.monotonic / sleep.
+    Uses time.ticks_ms / sleep_ms (armfw.compat stands in for them on CPython).
     """
 
     def __init__(self):
-        try:
-            from time import sleep_ms, ticks_ms, ticks_add, ticks_diff
-        except ImportError:     # CPython
-            from time import monotonic, sleep
-
-            def sleep_ms(ms):
-                sleep(ms / 1000)
-
-            def ticks_ms():
-                return int(monotonic() * 1000)
-
-            def ticks_add(t, d):
-                return t + d
-
-            def ticks_diff(a, b):
-                return a - b
         self.sleep_ms = sleep_ms
         self._ticks_ms = ticks_ms
         self._ticks_add = ticks_add
@@ -184,7 +159,7 @@ class ArmController:
             # half a turn and leaning back reaches forward with pitch -a4.
             if out[0] * cos(q[0]) + out[1] * sin(q[0]) < 0.0:
                 out[3] = -out[3]
-            out[3] = _wrap(out[3])
+            out[3] = wrap_angle(out[3])
         return out
 
     def set_speed_deg_s(self, deg_s):
@@ -358,7 +333,7 @@ class ArmController:
         nt = len(p0)
         self.tool_of(q, p0)
         if nt == 4:
-            p0[3] = p1[3] + _wrap(p0[3] - p1[3])
+            p0[3] = p1[3] + wrap_angle(p0[3] - p1[3])
         dist = 0.0
         for i in range(3 if nt == 4 else nt):
             d = p1[i] - p0[i]

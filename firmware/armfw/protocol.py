@@ -6,22 +6,19 @@ bounded buffer allocated once; anything that is not a well-formed command
 gets one "error" line and moves nothing.
 """
 
-from math import pi, sin
+from math import sin
 
-from armfw import status
+from armfw import motion, status
 from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
-from armfw.twolink import finite, SINGULAR_SIN
-from armfw import motion
-
-DEG = pi / 180.0
+from armfw.numeric import DEG, finite, wrap_angle
+from armfw.status import BAD_BOARD, BAD_COMMAND, INTERNAL
+from armfw.twolink import SINGULAR_SIN
 
 # Longest accepted request (bytes, without the line end); the longest valid
 # command is about 60.
 MAX_LINE = 128
 
-BAD_COMMAND = "BAD_COMMAND"
-BAD_INPUT = "BAD_INPUT"
-BAD_BOARD = "BAD_BOARD"
+BAD_INPUT = status.NAMES[status.BAD_INPUT]
 
 TAB = 9
 LF = 10
@@ -174,7 +171,7 @@ class Protocol:
         except Refused as e:
             self.write("error %s %s" % (e.word, e.message))
         except Exception as e:  # the last line of defence (Ctrl-C is no Exception): an answer, never a traceback
-            self.write("error INTERNAL %s: %s" % (type(e).__name__, e))
+            self.write("error %s %s: %s" % (INTERNAL, type(e).__name__, e))
 
     # -- argument parsing -----------------------------------------------
 
@@ -207,7 +204,7 @@ class Protocol:
         if self._nt == 4:
             # Whole turns of pitch are the same tool direction; reduced here,
             # an absurd 1e300 deg is just an angle.
-            t[3] = (180.0 - (180.0 - v[3]) % 360.0) * DEG
+            t[3] = wrap_angle(v[3], 180.0) * DEG
         return rule
 
     def _parse_joints(self, args):

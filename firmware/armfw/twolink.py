@@ -24,22 +24,6 @@ REACH_EPS = 1e-6
 SINGULAR_SIN = 0.02
 
 
-def all_finite(values):
-    """True when every item of values is a finite int or float (NaN, inf, strings: False)."""
-    try:
-        for v in values:
-            if not isfinite(v):
-                return False
-    except TypeError:
-        return False
-    return True
-
-
-def finite(*values):
-    """True when every argument is a finite int or float."""
-    return all_finite(values)
-
-
 def solve_pair(l1, l2, x, y, out):
     """Solve for the tool at (x, y) on both branches at once; returns the status.
 

@@ -30,8 +30,7 @@ import numpy as np
 
 from armfw import board as boardlib
 from armfw import kinematics
-
-RAD = math.pi / 180.0
+from armfw.numeric import DEG
 
 # Keyboard jog steps in microseconds; shown on screen by jog_help().
 JOG_KEYS = {"a": -10, "d": 10, "A": -1, "D": 1, "z": -100, "c": 100}
@@ -126,7 +125,7 @@ def fit_servo(poses_rad, pulses_us, center_us):
     return {
         "sign": 1 if slope > 0 else -1,
         "us_per_rad": round(float(us_per_rad), 3),
-        "offset_deg": round(float((intercept - center_us) / us_per_rad / RAD), 3),
+        "offset_deg": round(float((intercept - center_us) / us_per_rad / DEG), 3),
         "center_us": center_us,
         "residual_us": [round(float(r), 3) for r in us - design @ (intercept, slope)],
     }
@@ -193,7 +192,7 @@ def board_values(servos, j, poses_rad=(), pulses_us=()):
     """Joint j's servo map as the board has it, in fit_servo's form (residuals against it)."""
     exact = [servos.exact_us(j, q) for q in poses_rad]
     return {"sign": servos.signs[j], "us_per_rad": servos.us_per_rad[j],
-            "offset_deg": round(servos.offsets[j] / RAD, 3), "center_us": servos.center_us[j],
+            "offset_deg": round(servos.offsets[j] / DEG, 3), "center_us": servos.center_us[j],
             "residual_us": [round(us - e, 3) for us, e in zip(pulses_us, exact)]}
 
 
@@ -292,11 +291,11 @@ class Session:
                                                     ": " + hints[j] if j < len(hints) else ""))
             pulses = []
             for deg in poses_deg:
-                start = servos.pulse(j, deg * RAD)
+                start = servos.pulse(j, deg * DEG)
                 task = Task(j, name, servos.channels[j], deg, start)
                 self.say(" jog %s to %+g deg (now %d us), then press Enter" % (name, deg, start))
                 pulses.append(self.jog(task))
-            poses_rad = [d * RAD for d in poses_deg]
+            poses_rad = [d * DEG for d in poses_deg]
             if all(servos.pulse(j, q) == us for q, us in zip(poses_rad, pulses)):
                 # Whole-microsecond pulses cannot tell a fit from the board's
                 # values here; a fit a rounding away could break the limit check.
@@ -307,7 +306,7 @@ class Session:
             f = fits[j]
             self.say(" fit %s: offset %+.3f deg, sign %+d, %.3f us/rad (board: %+.3f deg, %+d, %.3f)" % (
                 name, f["offset_deg"], f["sign"], f["us_per_rad"],
-                servos.offsets[j] / RAD, servos.signs[j], servos.us_per_rad[j]))
+                servos.offsets[j] / DEG, servos.signs[j], servos.us_per_rad[j]))
             self.say("  residuals (us): %s" % " ".join("%+.1f" % r for r in f["residual_us"]))
         return fits
 
@@ -334,7 +333,7 @@ class Session:
                 if len(values) == dims and all(math.isfinite(v) for v in values):
                     break
                 self.say("  type %d numbers in mm, for example: %s" % (dims, " ".join(["120.5"] * dims)))
-            poses.append([d * RAD for d in pose])
+            poses.append([d * DEG for d in pose])
             measured.append(values)
         report = fit_lengths(arm, poses, measured)
         for i, pose in enumerate(poses):

@@ -34,7 +34,7 @@ import time
 import micropython
 from math import acos, atan, atan2, cos, sin, sqrt, pi, isfinite
 
-from armfw import board, kinematics, twolink
+from armfw import board, kinematics, numeric, twolink
 from armfw.kinematics import MIN_MOTION
 
 # On a board (`mpremote run`, no arguments): the current folder and 1000 solves.
@@ -329,7 +329,7 @@ def op_empty(n, x, y):
 
 
 def op_finite2(n, x, y):
-    finite = twolink.finite
+    finite = numeric.finite
     for i in range(n):
         finite(x, y)
 

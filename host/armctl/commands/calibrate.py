@@ -8,6 +8,7 @@ from armctl import cli
 from armctl.deploy import restart
 from armctl.link import DEFAULT_BAUD, Link
 from armfw import board as boardlib
+from armfw.numeric import DEG
 
 NAME = "calibrate"
 HELP = "Guided servo calibration: jog each joint to known poses with the keyboard, fit and save."
@@ -72,7 +73,7 @@ def run(args, keys=None, lines=input, out=sys.stdout):
             print("armctl calibrate: no joint %d (the arm has %d)" % (j + 1, board.solver.n), file=sys.stderr)
             return cli.EXIT_USAGE
         for deg in args.poses:
-            q = deg * cal.RAD
+            q = deg * DEG
             if q < board.solver.lo[j] or q > board.solver.hi[j]:
                 print("armctl calibrate: pose %g deg is outside joint %d's limits" % (deg, j + 1),
                       file=sys.stderr)
