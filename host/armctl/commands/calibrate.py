@@ -6,7 +6,7 @@ import sys
 from armctl import calibrate as cal
 from armctl import cli
 from armctl.deploy import restart
-from armctl.link import DEFAULT_BAUD, Link
+from armctl.link import Link
 from armfw import board as boardlib
 from armfw.numeric import DEG
 
@@ -48,7 +48,7 @@ def _poses(text):
 def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--port", "-p", required=True, help="serial port of the board")
+    cli.add_link_options(parser, timeout=False)
     parser.add_argument("--board", "-b", required=True, help="the board's description (boards/*.json)")
     parser.add_argument("--joints", type=lambda t: [int(v) for v in t.split(",")],
                         help="joint numbers to calibrate, 1-based, e.g. 2,3 (default: all)")
@@ -57,27 +57,19 @@ def add_arguments(parser):
     parser.add_argument("--measure", action="store_true",
                         help="afterwards fit the link lengths from tip positions you measure")
     parser.add_argument("--save", help="host copy of the result (default calibration-<board name>.json)")
-    parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
 
 
 def run(args, keys=None, lines=input, out=sys.stdout):
     """The command; keys and lines replace the keyboard in tests."""
-    try:
-        board = boardlib.load(args.board)
-    except boardlib.BoardError as e:
-        print("armctl calibrate: %s" % e, file=sys.stderr)
-        return cli.EXIT_USAGE
+    board = boardlib.load(args.board)
     joints = [j - 1 for j in args.joints] if args.joints else list(range(board.solver.n))
     for j in joints:
         if not 0 <= j < board.solver.n:
-            print("armctl calibrate: no joint %d (the arm has %d)" % (j + 1, board.solver.n), file=sys.stderr)
-            return cli.EXIT_USAGE
+            raise cli.UsageError("no joint %d (the arm has %d)" % (j + 1, board.solver.n))
         for deg in args.poses:
             q = deg * DEG
             if q < board.solver.lo[j] or q > board.solver.hi[j]:
-                print("armctl calibrate: pose %g deg is outside joint %d's limits" % (deg, j + 1),
-                      file=sys.stderr)
-                return cli.EXIT_USAGE
+                raise cli.UsageError("pose %g deg is outside joint %d's limits" % (deg, j + 1))
     save = args.save or "calibration-%s.json" % board.name
     try:
         previous = None
