@@ -191,3 +191,9 @@ class PCA9685:
         """Every channel full off, then sleep: the servos go limp, the chip idles."""
         self.off()
         self.sleep()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.deinit()

@@ -92,3 +92,9 @@ class PWMServos:
             pwm.deinit()
         self._pwms = {}
         self._all = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.deinit()

@@ -65,10 +65,17 @@ class SimServo:
         self._record(ALL_CHANNELS if channel is None else channel, 0)
 
     def deinit(self):
+        """Record that every channel stopped; close the log."""
         self.off()
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.deinit()
 
     def sleep_ms(self, ms):
         """Advance the virtual clock by ms; sleep for real only when realtime."""
