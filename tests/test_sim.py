@@ -148,7 +148,7 @@ def test_ctrl_c_mid_motion_stops_at_the_last_step_sent(micropython, tmp_path):
             port.write(b"\x03")
             got = read_until(port, b">>> ")
             assert b"ok" not in got.split(b"\r\n")[0]  # the motion never finished
-            port.write(b"print('elbow %.3f' % (arm.q[2] * 57.29577951308232))\r")
+            port.write(b"print('elbow %.3f' % (controller.q[2] * 57.29577951308232))\r")
             text = read_until(port, b"\r\n>>> ").decode()
         elbow = float(text.split("elbow ")[-1].split()[0])
         sent = [us for _, ch, us in sim.pulses() if ch == 2]

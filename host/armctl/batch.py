@@ -9,7 +9,7 @@ margin, singular threshold, limit fitting by whole turns, branch rules and
 statuses, with every constant imported from armfw. tests/test_batch.py holds
 it to the firmware's answers on dense random grids and the shared vectors.
 
-    status, q, elbow = batch.ik(board_or_arm, targets, current=None, rule="min")
+    status, q, elbow = batch.ik(board_or_solver, targets, current=None, rule="min")
 
 targets: (N, 2) planar (x, y) mm, or (N, 4) arm5 (x, y, z mm, pitch rad).
 current: None, one pose (n,) or one per target (N, n), radians.
@@ -131,13 +131,13 @@ def _rule(rule):
     return rule
 
 
-def ik(board_or_arm, targets, current=None, rule=MIN_MOTION):
-    """Solve every target as armfw's arm.ik(target, out, current, rule) would.
+def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
+    """Solve every target as armfw's solver.ik(target, out, current, rule) would.
 
     Returns (status (N,) int8, q (N, n) float radians with NaN rows where not
     solved, elbow (N,) int8: UP, DOWN or 0 where not solved).
     """
-    arm = getattr(board_or_arm, "arm", board_or_arm)
+    arm = getattr(board_or_solver, "solver", board_or_solver)
     rule = _rule(rule)
     targets = np.asarray(targets, dtype=float)
     if targets.ndim != 2 or targets.shape[1] != len(arm.targets):

@@ -76,4 +76,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as `python -m armctl.cli`, this file is __main__, a second copy of the
+    # module: the commands raise armctl.cli.UsageError, so armctl.cli must catch it.
+    from armctl.cli import main as _main
+    sys.exit(_main())
