@@ -65,7 +65,7 @@ def test_board_loads_and_matches_its_json(path):
 
 
 def test_spec_servo_scale_on_the_arm5_boards():
-    """SPEC: 270-degree servos, pulse = 1500 + rad / 0.002356, so +-135 deg is 500..2500 us."""
+    """docs/KINEMATICS.md: 270-degree servos, pulse = 1500 + rad / 0.002356, so +-135 deg is 500..2500 us."""
     for name in ("sim_arm5.json", "pico_pca9685.json", "esp32_pca9685.json", "esp32_pwm.json"):
         b = board.load(str(BOARDS / name))
         for i in range(5):

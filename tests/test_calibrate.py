@@ -66,7 +66,7 @@ def test_length_fit_planar_by_hand():
 
 
 def test_length_fit_arm5_recovers_lengths_and_reports_noise():
-    # Measurements from the arm5 closed form (SPEC.md frame) with other
+    # Measurements from the arm5 closed form (docs/KINEMATICS.md frame) with other
     # lengths, plus +-0.5 mm of alternating "ruler" noise.
     l1, l2, l3, base = 135.0, 118.0, 160.0, 180.0
     arm = boardlib.load(str(BOARDS / "sim_arm5.json")).solver

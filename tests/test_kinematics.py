@@ -97,7 +97,7 @@ def test_planar_boundaries():
 
 
 def test_spec_worked_example():
-    """SPEC: tip (157.3, 0, 342.4) mm, pitch 90: up q2=-50.024 q3=105.019 q4=35.004 (course-rounded)."""
+    """docs/KINEMATICS.md worked example: tip (157.3, 0, 342.4) mm, pitch 90: up q2=-50.024 q3=105.019 q4=35.004 (course-rounded)."""
     target = [157.3, 0.0, 342.4, D(90.0)]
     s, q = solve(ARM5, target, PREFER_UP)
     assert s == status.OK and ARM5.elbow == UP
@@ -268,7 +268,7 @@ def test_min_motion_never_takes_a_forbidden_branch():
     s, q = solve(PLANAR, target, MIN_MOTION, [D(214.54), D(-67.59)])
     assert s == status.OK and PLANAR.elbow == DOWN
     assert q == pytest.approx([155.46, 67.59], abs=0.01)
-    # The SPEC target from its forbidden down pose: up.
+    # The worked example (docs/KINEMATICS.md) from its forbidden down pose: up.
     s, q = solve(ARM5, [157.3, 0.0, 342.4, D(90.0)], MIN_MOTION, [0.0, D(55.0), D(-105.0), D(140.0), 0.0])
     assert s == status.OK and ARM5.elbow == UP
 

@@ -3,7 +3,7 @@
 Two views of the same controller (armfw.motion): under CPython with a hook on
 every step (exact poses), and the MicroPython simulator's recorded pulses,
 decoded back to angles with the servo formula written out here and to tool
-positions with SPEC.md's forward kinematics written out here.
+positions with docs/KINEMATICS.md's forward kinematics written out here.
 """
 
 import json
@@ -28,7 +28,7 @@ PULSE_MM = 2.0
 
 
 def arm5_tool(q):
-    """SPEC.md forward kinematics, q in radians: (x, y, z) mm."""
+    """docs/KINEMATICS.md forward kinematics, q in radians: (x, y, z) mm."""
     a2 = q[1]
     a3 = a2 + q[2]
     a4 = a3 + q[3]

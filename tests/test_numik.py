@@ -162,7 +162,7 @@ def test_planar_reachable_and_too_far(planar, method):
 
 
 def test_single_solve_from_the_current_pose(arm5):
-    # The worked example of SPEC.md: tip (157.3, 0, 342.4), tool horizontal.
+    # The worked example of docs/KINEMATICS.md: tip (157.3, 0, 342.4), tool horizontal.
     # Elbow-up answer q2, q3, q4 = -50.024, 105.019, 35.004; the elbow-down
     # one needs q4 = 140.024, past this board's 135 degree wrist limit.
     target = [157.3, 0.0, 342.4, math.pi / 2]

@@ -1,7 +1,7 @@
 """The line protocol (firmware/PROTOCOL.md) as the MicroPython simulator speaks it.
 
 Every request goes to the unmodified firmware on the real MicroPython Unix
-port over a pipe. Expected numbers come from hand calculation (SPEC.md's
+port over a pipe. Expected numbers come from hand calculation (docs/KINEMATICS.md's
 worked example, FK written out below) or from the servo formula, never from
 the firmware's own output.
 """
@@ -21,7 +21,7 @@ US_PER_RAD = 424.448
 
 
 def arm5_fk(q_deg):
-    """SPEC.md: angles from vertical, J2..J4 pitch about horizontal axes, J1 yaw."""
+    """docs/KINEMATICS.md: angles from vertical, J2..J4 pitch about horizontal axes, J1 yaw."""
     q1, a2 = radians(q_deg[0]), radians(q_deg[1])
     a3 = a2 + radians(q_deg[2])
     a4 = a3 + radians(q_deg[3])
@@ -67,7 +67,7 @@ def planar(micropython):
 
 
 def test_spec_worked_example_both_branches(arm5):
-    # SPEC.md: tip (157.3, 0, 342.4) mm, tool horizontal.
+    # docs/KINEMATICS.md: tip (157.3, 0, 342.4) mm, tool horizontal.
     up = final(arm5.request("ik 157.3 0 342.4 90"))
     assert words(up)[:2] == ["ok", "OK"]
     q = numbers(up)

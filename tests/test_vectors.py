@@ -182,7 +182,7 @@ def test_vectors_cover_the_issue():
 
 
 def test_spec_worked_example_in_vectors():
-    """The SPEC's printed angles (course-rounded inputs) within 0.02 deg of the derived ones."""
+    """The printed angles of the worked example in docs/KINEMATICS.md (course-rounded inputs) within 0.02 deg of the derived ones."""
     cases = {c["id"]: c for c in load_doc("arm5.json")["cases"]}
     up = cases["arm5-spec-example-up"]
     assert up["status"] == "OK"

@@ -4,7 +4,7 @@ Two arm kinds, both described by data (see armfw.board):
 
 - "planar": a two-link planar arm. Target (x, y) in mm; joints t1, t2 in
   radians from the x axis, counter-clockwise.
-- "arm5": the 5-joint teaching arm of SPEC.md. J1 base yaw; J2, J3, J4 pitch
+- "arm5": the 5-joint teaching arm of docs/KINEMATICS.md. J1 base yaw; J2, J3, J4 pitch
   joints about parallel horizontal axes, angles from the vertical Z axis (all
   zero: the arm stands straight up); J5 wrist roll, redundant for position.
   Target (x, y, z, pitch): tool tip in mm, tool pitch in radians from vertical
