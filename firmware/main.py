@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Boot: load the board, build the arm, answer the line protocol on the console.
 
 The board file is board.json in the flash root (`armctl deploy` copies the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Derive the shared inverse-kinematics test vectors, independently of the firmware.
 
     .venv/bin/python tests/derive_vectors.py      # rewrites tests/vectors/*.json

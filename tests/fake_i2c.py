@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Fakes for machine-dependent code: a register-level PCA9685 on a fake I2C bus,
 a busio-style adapter for Adafruit's driver, fake machine.PWM/Pin, a recording driver.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.batch (numpy twin of the firmware's analytic IK) against the firmware itself.
 
 The twin exists only for speed, so it must give the firmware's answer on

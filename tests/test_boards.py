@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board descriptions: every file loads under CPython and, with the same firmware
 code, under the real MicroPython; a bad file is refused with a message that
 names the bad field (the full JSON path), identically on both interpreters.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.calibrate: servo and link-length fits, and the guided session end to end on the simulator."""
 
 import argparse

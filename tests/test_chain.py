@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.chain: the data-described serial chain agrees with the firmware's FK (the reference)."""
 
 import math

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl deploy against the MicroPython simulator's pseudo-terminal: files land on its flash, it answers."""
 
 import subprocess

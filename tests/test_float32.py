@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The solver with single-precision numbers, as on an RP2040 or ESP32 board.
 
 MicroPython on those boards keeps floats in IEEE single precision (24-bit

@@ -96,3 +96,16 @@ def test_firmware_modules_import_under_micropython(micropython):
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.split() == [w for n in names for w in (n, "True")]
+
+
+def test_firmware_manifest_freezes_armfw_at_the_project_version():
+    import re
+    calls = []
+    names = {"metadata": lambda **kw: calls.append(("metadata", kw)),
+             "package": lambda name, **kw: calls.append(("package", name)),
+             "module": lambda name, **kw: calls.append(("module", name))}
+    exec(compile((FIRMWARE / "manifest.py").read_text(), "manifest.py", "exec"), names)
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    meta = dict(calls)["metadata"]
+    assert meta["version"] == version and meta["license"] == "MIT"
+    assert ("package", "armfw") in calls and (FIRMWARE / "armfw" / "__init__.py").is_file()

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The kinematics core: hand-calculated cases, branch choice, hypothesis properties.
 
 Expected numbers are worked out in the comments (or, for the properties, by

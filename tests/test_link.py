@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.link and `armctl send`/`shell`: reply framing, timeouts, missing/busy ports.
 
 The framing tests use a tiny fake board on a pseudo-terminal (a thread that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Motion: whole-plan validation, the joint speed limit, straight lines, pick and place.
 
 Two views of the same controller (armfw.motion): under CPython with a hook on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.numik: numerical IK success rates, honesty on unreachable targets, limits, vectors.
 
 Reachable targets come from the firmware's FK of random in-limit joint angles

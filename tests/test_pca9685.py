@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """PCA9685 driver against a register-level model of the chip (tests/fake_i2c.py).
 
 Expected numbers come from the NXP datasheet, worked by hand or with exact

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.plot and `armctl plot`: valid PNGs with the expected axes, honest statuses, exit codes.
 
 No pixel snapshots: the pictures are checked for format, size and axes; the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The line protocol (firmware/PROTOCOL.md) as the MicroPython simulator speaks it.
 
 Every request goes to the unmodified firmware on the real MicroPython Unix

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """No pulse outside a joint's window ever reaches a servo driver, on any board.
 
 For every board, a dense sweep of joint angles (inside the limits, far

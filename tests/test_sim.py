@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`armctl sim`: the firmware on the MicroPython Unix port, over pipes and over a pty.
 
 The pty must behave like a board's USB port for pyserial (armctl.link) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The shared IK vectors (tests/vectors/*.json) against the firmware, under CPython and MicroPython.
 
 Both runs solve each case with the same code (tests/mp/run_vectors.py: imported

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The MicroPython names the firmware uses that CPython lacks, with CPython stand-ins.
 
 On a board and on the Unix port these are MicroPython's own; under CPython

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Pick the servo driver a board description asks for.
 
 Every driver has the same small interface, so the motion code never knows

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Arm kinematics: inverse (analytic, with branch choice) and forward.
 
 Two arm kinds, both described by data (see armfw.board):
@@ -17,19 +18,20 @@ status from armfw.status. Candidates live in buffers allocated once per arm.
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
+from armfw.compat import const
 from armfw.numeric import TWO_PI, all_finite, finite
 from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, solved
 
 # Branch rules. MIN_MOTION picks the valid solution nearest the current pose
 # (a silent branch flip mid-path swings the arm violently); PREFER_UP and
 # PREFER_DOWN fall back to the other branch only when theirs is not valid.
-MIN_MOTION = 0
-PREFER_UP = 1
-PREFER_DOWN = 2
+MIN_MOTION = const(0)
+PREFER_UP = const(1)
+PREFER_DOWN = const(2)
 RULES = ("min", "up", "down")
 
-UP = 1
-DOWN = -1
+UP = const(1)
+DOWN = const(-1)
 ELBOW_NAMES = {UP: "up", DOWN: "down"}
 
 # Angles this far (radians, ~0.0006 deg, 0.004 us of a 270-degree servo) past

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Motion: the arm controller (board + servo driver + gripper).
 
 The controller knows the pose it commanded (joint angles, radians) and moves
@@ -21,27 +22,27 @@ flip, the base turning through the axis) is refused.
 
 from math import pi, sqrt, sin, cos
 
-from armfw.compat import sleep_ms, ticks_ms, ticks_add, ticks_diff
+from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.kinematics import MIN_MOTION
 from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, solved
 
 # Plan operations.
-JOINTS = 0          # joint interpolation to the angles of the target (radians)
-MOVE = 1            # joint interpolation to the IK solution of a tool target
-LINE = 2            # straight tool line, IK at every step
-GRIP_OPEN = 3
-GRIP_CLOSE = 4
+JOINTS = const(0)          # joint interpolation to the angles of the target (radians)
+MOVE = const(1)            # joint interpolation to the IK solution of a tool target
+LINE = const(2)            # straight tool line, IK at every step
+GRIP_OPEN = const(3)
+GRIP_CLOSE = const(4)
 OP_NAMES = ("joints", "move", "line", "grip open", "grip close")
 
-MAX_OPS = 6
+MAX_OPS = const(6)
 
 # Slower than this a half-turn move takes minutes and looks like a hang.
 MIN_SPEED_DEG_S = 1.0
 
 # A hobby-servo gripper takes this long to close on an object before the arm
 # may lift it.
-GRIP_DWELL_MS = 400
+GRIP_DWELL_MS = const(400)
 
 # A line step shorter than this (mm) that still turns a joint faster than the
 # speed limit is a jump, not a steep stretch: the path is refused there.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Numeric helpers the firmware shares: finiteness, angle units, angle wrapping, gcd.
 
 Plain floats and ints only, so the same functions run on a board, on the

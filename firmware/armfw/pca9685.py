@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """NXP PCA9685: 16-channel, 12-bit PWM controller on I2C, driving hobby servos.
 
 Datasheet facts this driver relies on (NXP PCA9685 product data sheet, rev. 4):

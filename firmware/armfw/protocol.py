@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The line protocol spoken on the USB serial console (firmware/PROTOCOL.md describes it).
 
 One request line; any number of informational lines starting "# "; exactly
@@ -9,6 +10,7 @@ gets one "error" line and moves nothing.
 from math import sin
 
 from armfw import motion, status
+from armfw.compat import const
 from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
 from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import BAD_BOARD, BAD_COMMAND, INTERNAL
@@ -16,13 +18,13 @@ from armfw.twolink import SINGULAR_SIN
 
 # Longest accepted request (bytes, without the line end); the longest valid
 # command is about 60.
-MAX_LINE = 128
+MAX_LINE = const(128)
 
 BAD_INPUT = status.NAMES[status.BAD_INPUT]
 
-TAB = 9
-LF = 10
-CR = 13
+_TAB = const(9)
+_LF = const(10)
+_CR = const(13)
 
 HELP = (
     "ik X Y [Z PITCH] [elbow=up|down]  solve, do not move: ok STATUS q1..qn elbow= err_mm=",
@@ -126,11 +128,11 @@ class Protocol:
 
     def feed(self, c):
         """Take one input byte; a line end (LF, CR or CR LF) answers the line."""
-        if c == LF or c == CR:
-            if c == LF and self._after_cr:
+        if c == _LF or c == _CR:
+            if c == _LF and self._after_cr:
                 self._after_cr = False
                 return
-            self._after_cr = c == CR
+            self._after_cr = c == _CR
             if self._overflow:
                 self._overflow = False
                 self._len = 0
@@ -153,7 +155,7 @@ class Protocol:
         """Answer one request line given as bytes without its line end."""
         try:
             for c in raw:
-                if c < 32 and c != TAB or c == 127:
+                if c < 32 and c != _TAB or c == 127:
                     raise Refused(BAD_COMMAND, "control character 0x%02x in line" % c)
                 if c > 127:
                     raise Refused(BAD_COMMAND, "not ASCII text")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Servos driven straight from the microcontroller's PWM pins (machine.PWM).
 
 One machine.PWM per GPIO, all at the servo frame rate (freq_hz, usually 50).
@@ -16,13 +17,14 @@ whether a servo holds or goes limp when its pulses stop):
   to the timer resolution the port picks for 50 Hz.
 """
 
+from armfw.compat import const
 from armfw.numeric import gcd
 
 # machine.PWM: "duty_u16 sets the duty cycle as a ratio duty_u16 / 65535" (the
 # rp2 port rounds cc = (duty_u16 * (top + 1) + 32767) / 65535), so
 # duty_u16 = us * freq * 65535 / 1e6.
-_U16_FULL = 65535
-_US_PER_S = 1000000
+_U16_FULL = const(65535)
+_US_PER_S = const(1000000)
 
 
 def _machine_pwm(pin, freq_hz):

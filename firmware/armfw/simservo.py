@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The simulated servo driver: records pulses instead of driving pins.
 
 Same interface as every driver (see armfw.drivers): set_us(channel, us),
@@ -21,10 +22,10 @@ Records, for tests and for `armctl sim`:
 
 from array import array
 
-from armfw.compat import getenv, sleep_ms as _sleep_ms
+from armfw.compat import const, getenv, sleep_ms as _sleep_ms
 
-KEEP = 1024
-ALL_CHANNELS = -1
+KEEP = const(1024)
+ALL_CHANNELS = const(-1)
 
 
 class SimServo:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every status word a reply can carry, in one place.
 
 Solver statuses are small ints (what armfw.kinematics returns), named by NAMES.
@@ -11,12 +12,14 @@ all; the host's link (armctl.link) recognises a status by this list. A new
 reply word is added here, nowhere else.
 """
 
-OK = 0
-SINGULAR = 1
-TOO_FAR = 2
-TOO_CLOSE = 3
-JOINT_LIMIT = 4
-BAD_INPUT = 5
+from armfw.compat import const
+
+OK = const(0)
+SINGULAR = const(1)
+TOO_FAR = const(2)
+TOO_CLOSE = const(3)
+JOINT_LIMIT = const(4)
+BAD_INPUT = const(5)
 
 NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT")
 

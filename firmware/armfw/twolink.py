@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The two-link planar problem, solved safely.
 
 Links l1, l2 (mm); joint angles t1 (from the frame's x axis) and t2 (of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Host tools for the MicroPython robot arm: simulator, link, deploy, numerical IK, calibration, pictures.
 
 The host never keeps a copy of the firmware's math: analytic IK, FK and servo

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Analytic IK over whole arrays of targets: a numpy twin of armfw's solver.
 
 Allowed as a second implementation only because speed needs it: planning a

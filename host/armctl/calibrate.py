@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Servo calibration: a person jogs each joint to known poses, the host fits the servo map.
 
 Per joint the person jogs the servo (raw `servo CH US` commands) until the

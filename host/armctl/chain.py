@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Serial chains of revolute joints described by data, with vectorised FK and Jacobian.
 
 A chain is a list of joints; joint i is a fixed transform (from the previous

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The `armctl` command: subcommands found in armctl.commands.
 
 Exit codes: 0 success, 1 the arm or solver said no (unreachable, refused),

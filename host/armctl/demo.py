@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The demo: a pick and place on the simulated board, over the real protocol, with a picture.
 
 The simulator runs the unmodified firmware under the MicroPython Unix port

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The host end of the line protocol: one request line, one reply (firmware/PROTOCOL.md).
 
 A reply is any number of informational lines starting "# " and exactly one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Numerical inverse kinematics: the host's fallback where the firmware has no closed form.
 
 Two solvers over an armctl.chain.Chain, both batched over many targets in numpy:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Pictures of the arm: workspace maps, straight-line paths, tool paths (PNG, matplotlib Agg).
 
 - workspace_figure(board, out_png): where the analytic solver says OK,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The simulated board: the unmodified firmware on the real MicroPython Unix port.
 
 A folder plays the board's flash: the firmware (main.py, armfw/) and the

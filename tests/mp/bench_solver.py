@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Firmware solver benchmark, run under the MicroPython Unix port by `armctl bench`.
 
     micropython -X heapsize=256k bench_solver.py ROOT N_SOLVES

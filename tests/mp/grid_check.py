@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Solve targets read from stdin with the firmware, under MicroPython.
 #
 #     micropython tests/mp/grid_check.py boards/sim_arm5.json < targets

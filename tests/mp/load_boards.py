@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Load board files with the firmware's own loader, under the real MicroPython.
 # Usage: micropython load_boards.py FILE[@CALIBRATION] ...
 # Prints per file either

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Solve every case of a tests/vectors/*.json file with the firmware, under MicroPython.
 #
 #     micropython tests/mp/run_vectors.py tests/vectors/arm5.json boards/

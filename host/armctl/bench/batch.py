@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Batch analytic IK: armctl.batch (numpy, all targets at once) against a
 per-target Python loop over the firmware's own solver (armfw), same targets.
 """

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Host numerical IK on the 5-joint arm: armctl.numik (DLS, CCD) against IKPy.
 
 Every solver gets the same reachable targets (FK of random in-limit poses,

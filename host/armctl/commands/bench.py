@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`armctl bench`: measure the solver, numerical IK, batch IK and protocol speeds.
 
     armctl bench                     full run (several minutes), table on stdout

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl calibrate: jog each joint to known poses, fit the servo map, write it to the board."""
 
 import argparse

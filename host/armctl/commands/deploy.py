@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl deploy: put the firmware and a board description on a board."""
 
 import argparse

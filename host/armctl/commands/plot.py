@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl plot: pictures of the workspace and of straight tool lines (PNG)."""
 
 import argparse

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl send: send protocol lines to the board and print the replies."""
 
 import argparse

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl shell: an interactive protocol terminal with line editing and history."""
 
 import argparse

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`armctl sim`: run the firmware on the simulated board (MicroPython Unix port).
 
 Without --pty the protocol is on this terminal's stdin/stdout (pipe requests

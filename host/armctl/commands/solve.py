@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl solve: inverse kinematics for one target, analytic (armfw) or numerical (DLS, CCD)."""
 
 import argparse
