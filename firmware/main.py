@@ -18,6 +18,7 @@ import sys
 from armfw import board as board_file
 from armfw.compat import getenv
 from armfw.protocol import Protocol
+from armfw.status import BAD_BOARD
 
 BOARD = "board.json"
 CALIBRATION = "calibration.json"
@@ -74,7 +75,7 @@ def _write(line):
 
 controller, boot_error = build()
 if boot_error is not None:
-    _write("error BAD_BOARD " + boot_error)
+    _write("error %s %s" % (BAD_BOARD, boot_error))
 try:
     Protocol(controller, _write, boot_error).serve(sys.stdin.buffer)
     if sys.platform == "linux":

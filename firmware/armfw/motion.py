@@ -86,7 +86,13 @@ class _Clock:
 
 
 class ArmController:
-    """The arm: board description, servo driver, optional gripper (armfw.gripper.Gripper).
+    """The arm controller: owns the board description, its solver (self.solver, an
+    armfw.kinematics solver), the servo driver and an optional gripper
+    (armfw.gripper.Gripper), and the commanded pose self.q (radians).
+
+    Units: mm and radians everywhere, joint speeds in rad/s (speed_rad_s, the
+    current limit; max_speed_rad_s, the board's ceiling); set_speed_deg_s takes
+    deg/s, as the protocol's `speed` command does.
 
     sleep_ms: how to wait (ms) between steps; default the driver's own (the
     simulated driver keeps a virtual clock), otherwise real time, where each
@@ -111,7 +117,7 @@ class ArmController:
         self.line_step_mm = float(m["line_step_mm"])
         self.approach_mm = float(m["approach_mm"])
         self.max_speed_rad_s = float(m["max_speed_deg_s"]) * DEG     # rad/s, the board's ceiling
-        self.speed_rad_s = self.max_speed_rad_s
+        self.speed_rad_s = self.max_speed_rad_s                        # rad/s, the current limit
         # The pitch of an arm5 line turns the wrist point on the tool's length.
         self.tool_mm = getattr(self.solver, "l3", 0.0)
         n = self.solver.n
@@ -154,6 +160,11 @@ class ArmController:
         return out
 
     def tool_of(self, q, out):
+        """Tool coordinates (mm; arm5 pitch in radians, in (-pi, pi]) of joints q (radians), into out.
+
+        The pitch is the one the protocol speaks: measured in the direction
+        the tool reaches, so a base turned half a turn reports it unchanged.
+        """
         self.solver.fk(q, out)
         if len(out) == 4:
             # The protocol's pitch points away from the base: a base turned
