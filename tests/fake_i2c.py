@@ -17,16 +17,7 @@ What the fake cannot show: bus timing, clock stretching, NACKs from a
 missing chip (a real machine.I2C raises OSError), the analogue output.
 """
 
-try:
-    from time import ticks_us, ticks_diff
-except ImportError:  # CPython
-    from time import perf_counter_ns
-
-    def ticks_us():
-        return perf_counter_ns() // 1000
-
-    def ticks_diff(a, b):
-        return a - b
+from armfw.compat import ticks_us, ticks_diff
 
 MODE1 = 0x00
 MODE2 = 0x01

@@ -6,8 +6,9 @@ On a board and on the Unix port these are MicroPython's own; under CPython
 
     const(x)                          micropython.const; CPython: x itself
     sleep_ms(ms), sleep_us(us)        time.sleep_ms / sleep_us
-    ticks_ms(), ticks_add(t, delta),  time.ticks_*; CPython: monotonic ms, plain
-    ticks_diff(a, b)                  arithmetic (no wrap-around to handle)
+    ticks_ms(), ticks_us(),           time.ticks_*; CPython: monotonic ms / us,
+    ticks_add(t, delta),              plain arithmetic (no wrap-around to handle)
+    ticks_diff(a, b)
     getenv(name)                      os.getenv; boards have no environment: None
 """
 
@@ -18,9 +19,9 @@ except ImportError:     # CPython
         return x
 
 try:
-    from time import sleep_ms, sleep_us, ticks_ms, ticks_add, ticks_diff
+    from time import sleep_ms, sleep_us, ticks_ms, ticks_us, ticks_add, ticks_diff
 except ImportError:     # CPython
-    from time import monotonic, sleep
+    from time import monotonic, monotonic_ns, sleep
 
     def sleep_ms(ms):
         sleep(ms / 1000)
@@ -30,6 +31,9 @@ except ImportError:     # CPython
 
     def ticks_ms():
         return int(monotonic() * 1000)
+
+    def ticks_us():
+        return monotonic_ns() // 1000
 
     def ticks_add(t, delta):
         return t + delta
