@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 import sys
 
-from armctl import commands
+from armctl import commands, shipped
 from armctl.link import LinkError
 from armfw.board import BoardError
 
@@ -47,6 +47,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     # The two failures every command shares get their exit code here, once.
     try:
+        if getattr(args, "board", None) is not None:
+            args.board = shipped.board_path(args.board)   # a shipped board's name, or a path
         return args.run(args)
     except BoardError as e:
         print("armctl %s: %s" % (args.command, e), file=sys.stderr)
