@@ -42,6 +42,6 @@ def board_path(name_or_path):
         return name_or_path
     shipped = BOARDS_DIR / (text + ".json")
     if shipped.is_file():
-        return str(shipped)
+        return shipped if isinstance(name_or_path, Path) else str(shipped)   # as the option parsed it
     raise BoardError("no board file %r and no shipped board of that name (shipped: %s)"
                      % (text, ", ".join(board_names())))
