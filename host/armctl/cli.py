@@ -32,7 +32,8 @@ def build_parser():
         prog="armctl",
         description="Drive a servo robot arm from a MicroPython board, or its simulator.",
         epilog="exit codes: 0 done, 1 refused by the arm or solver, 2 bad usage or input file, "
-               "3 no link to the board. `armctl COMMAND --help` for each command.")
+               "3 no link to the board. --board takes a shipped board's name (`armctl boards`) or a "
+               "board file's path. `armctl COMMAND --help` for each command.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():
