@@ -13,7 +13,7 @@ import importlib
 import pkgutil
 import sys
 
-from armctl import commands
+from armctl import commands, shipped
 from armctl.link import DEFAULT_BAUD, DEFAULT_TIMEOUT_S, LinkError
 from armfw.board import BoardError
 
@@ -49,7 +49,8 @@ def build_parser():
         prog="armctl",
         description="Drive a servo robot arm from a MicroPython board, or its simulator.",
         epilog="exit codes: 0 done, 1 refused by the arm or solver, 2 bad usage or input file, "
-               "3 no link to the board. `armctl COMMAND --help` for each command.")
+               "3 no link to the board. --board takes a shipped board's name (`armctl boards`) or a "
+               "board file's path. `armctl COMMAND --help` for each command.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():
@@ -64,6 +65,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     # The failures every command shares get their exit code here, once.
     try:
+        if getattr(args, "board", None) is not None:
+            args.board = shipped.board_path(args.board)   # a shipped board's name, or a path
         return args.run(args)
     except (UsageError, BoardError) as e:
         print("armctl %s: %s" % (args.command, e), file=sys.stderr)
