@@ -25,5 +25,5 @@ def run(args):
     for name in shipped.board_names():
         b = boardlib.load(str(shipped.BOARDS_DIR / (name + ".json")))
         print("%-16s arm=%-7s driver=%-8s joints=%d  %s"
-              % (name, b.arm.kind, b.driver["kind"], b.arm.n, b.title))
+              % (name, b.solver.kind, b.driver["kind"], b.solver.n, b.title))
     return 0
