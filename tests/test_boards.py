@@ -305,3 +305,25 @@ def test_make_sim_needs_no_machine():
     drv.deinit()
     with pytest.raises(ValueError):
         drv.set_us(0, 1500.0)
+
+
+def test_tool_offset_from_board_and_calibration(tmp_path):
+    boardlib = board
+    import json as _json
+    data = _json.loads((BOARDS / "sim_arm5.json").read_text())
+    assert boardlib.from_dict(_json.loads(_json.dumps(data))).tool_mm == [0.0, 0.0, 0.0]
+    data["arm"]["tool_mm"] = [0, 4.5, 20]
+    path = tmp_path / "b.json"
+    path.write_text(_json.dumps(data))
+    assert boardlib.load(str(path)).tool_mm == [0.0, 4.5, 20.0]
+    cal = tmp_path / "calibration.json"
+    cal.write_text(_json.dumps({"joints": [{} for _ in range(5)], "tool_mm": [1, -2, 30]}))
+    assert boardlib.load(str(path), calibration=str(cal)).tool_mm == [1.0, -2.0, 30.0]
+    for bad in ([1, 2], [0, float("nan"), 1], "x"):
+        data["arm"]["tool_mm"] = bad
+        with pytest.raises(boardlib.BoardError, match="tool_mm"):
+            boardlib.from_dict(_json.loads(_json.dumps(data)))
+    planar = _json.loads((BOARDS / "sim_planar.json").read_text())
+    planar["arm"]["tool_mm"] = [0, 0, 1]
+    with pytest.raises(boardlib.BoardError, match="only an arm5"):
+        boardlib.from_dict(planar)

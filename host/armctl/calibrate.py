@@ -65,6 +65,11 @@ MEASURE_POSES = {
 }
 
 
+# Tool-centre-point touches: keys 1..5 pick the joint, these step it (degrees).
+TOUCH_KEYS = {"a": -1.0, "d": 1.0, "A": -0.1, "D": 0.1, "z": -10.0, "c": 10.0}
+FINISH_KEYS = ("f",)
+
+
 class CalibrationAborted(Exception):
     """The person quit before every pose was recorded; nothing was written."""
 
@@ -83,6 +88,21 @@ class Task:
         self.channel = channel
         self.pose_deg = pose_deg
         self.us = us
+
+
+def touch_help():
+    return ("keys: 1..5 pick the joint   a/d -/+1 deg   A/D -/+0.1 deg   z/c -/+10 deg   "
+            "Enter record the touch   f finish (4+ touches)   q quit (nothing saved)")
+
+
+class Touch:
+    """What the screen asks for in the TCP step: touch number (1-based), the joint being
+    jogged (index) and the commanded joint angles (degrees)."""
+
+    def __init__(self, number, joint, q_deg):
+        self.number = number
+        self.joint = joint
+        self.q_deg = q_deg
 
 
 class TerminalKeys:
@@ -201,7 +221,8 @@ def calibration_file(board, servo_fits, previous=None):
     """The board's calibration.json content: the four calibrated fields per joint.
 
     A joint not in servo_fits keeps its entry of previous (the calibration
-    the board had), or else the board file's values.
+    the board had), or else the board file's values; previous's tool offset
+    (tool_mm) is kept.
     """
     old = previous.get("joints") if isinstance(previous, dict) else None
     if not isinstance(old, list) or len(old) != board.servos.n:
@@ -210,6 +231,8 @@ def calibration_file(board, servo_fits, previous=None):
     for j in range(board.servos.n):
         fit = servo_fits.get(j) or (old and old[j]) or board_values(board.servos, j)
         joints.append({key: fit[key] for key in boardlib.CALIBRATED if key in fit})
+    if isinstance(previous, dict) and boardlib.TOOL in previous:
+        return {"joints": joints, boardlib.TOOL: previous[boardlib.TOOL]}
     return {"joints": joints}
 
 
@@ -310,6 +333,82 @@ class Session:
                 servos.offsets[j] / DEG, servos.signs[j], servos.us_per_rad[j]))
             self.say("  residuals (us): %s" % " ".join("%+.1f" % r for r in f["residual_us"]))
         return fits
+
+    def _pose_deg(self):
+        reply = self.link.request("where")
+        if not reply.ok:
+            raise CalibrationAborted("the board does not report its pose: %s" % reply.final)
+        return reply.values[:self.board.solver.n]
+
+    def touch(self, number, can_finish=False):
+        """Jog joint by joint until the tool tip touches the point; returns the joint angles
+        (degrees) at Enter, or None for f when can_finish."""
+        arm = self.board.solver
+        task = Touch(number, 0, self._pose_deg())
+        while True:
+            key = self.keys.read(task)
+            if key in RECORD_KEYS:
+                self.say("  touch %d recorded at joints %s deg" % (number, " ".join("%.1f" % v for v in task.q_deg)))
+                return list(task.q_deg)
+            if key in FINISH_KEYS and can_finish:
+                return None
+            if key in QUIT_KEYS:
+                raise CalibrationAborted("quit at touch %d; nothing was written" % number)
+            if "1" <= key <= str(arm.n) and len(key) == 1:
+                task.joint = int(key) - 1
+                self.say("  jogging %s" % arm.names[task.joint])
+                continue
+            step = TOUCH_KEYS.get(key)
+            if step is None:
+                self.say("  " + touch_help())
+                continue
+            q = list(task.q_deg)
+            q[task.joint] = round(q[task.joint] + step, 3)
+            reply = self.link.request("joints " + " ".join("%g" % v for v in q), timeout=max(self.link.timeout, 30.0))
+            if reply.ok:
+                task.q_deg = q
+                self.say("  %s %.1f deg" % (arm.names[task.joint], q[task.joint]))
+            else:
+                self.say("  board refused: %s" % reply.final)
+
+    def calibrate_tool(self, minimum=4, max_residual_mm=None):
+        """The TCP step: touches of one fixed point, then armctl.tcp's fit; returns its report.
+
+        The touch with the largest residual over the threshold is asked for
+        again (the person jogs and touches anew, or quits) until every touch agrees.
+        Raises armctl.tcp.DegenerateTouches for orientations too alike.
+        """
+        from armctl import tcp
+        limit = tcp.MAX_RESIDUAL_MM if max_residual_mm is None else max_residual_mm
+        self.say(touch_help())
+        self.say("tool centre point: touch one fixed point with the tool tip from %d or more clearly "
+                 "different orientations (vary pitch, roll and base)" % minimum)
+        touches = []
+        while True:
+            self.say(" touch %d: jog the tip onto the point, then Enter%s"
+                     % (len(touches) + 1, " (f: finish)" if len(touches) >= minimum else ""))
+            q = self.touch(len(touches) + 1, len(touches) >= minimum)
+            if q is None:
+                break
+            touches.append(q)
+        while True:
+            report = tcp.solve_from_joints(self.board.solver, [[v * DEG for v in q] for q in touches],
+                                           max_residual_mm=limit)
+            for i, r in enumerate(report["residual_mm"]):
+                self.say(" touch %d: residual %.2f mm%s" % (i + 1, r, "  REDO" if r > limit else ""))
+            if not report["redo"]:
+                break
+            # The worst touch first: one slipped touch pulls the fit and so
+            # every residual; the others usually agree again once it is redone.
+            number = max(report["redo"], key=lambda k: report["residual_mm"][k - 1])
+            self.say(" touch %d disagrees with the others by %.2f mm (over %.2f): touch the point again"
+                     % (number, report["residual_mm"][number - 1], limit))
+            touches[number - 1] = self.touch(number)
+        t = report["offset_mm"]
+        self.say(" tool offset: across %.2f, lateral %.2f, along %.2f mm; point %s mm; rms %.2f mm"
+                 % (t[0], t[1], t[2], " ".join("%.1f" % v for v in report["point_mm"]), report["rms_mm"]))
+        report["touches_deg"] = touches
+        return report
 
     def measure_lengths(self, poses_deg):
         """Move to each pose with `joints`, ask for the measured tip; returns fit_lengths' report."""

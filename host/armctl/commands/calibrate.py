@@ -27,6 +27,16 @@ With --measure the arm then visits a few poses and you type the measured tool
 tip (mm); the link lengths are fitted by least squares and the misses before
 and after tell a length (model) error from play or a bad servo fit.
 
+With --tcp only the tool centre point is calibrated (four-point method):
+jog the arm joint by joint (1..5 pick the joint, a/d -/+1 deg, A/D -/+0.1,
+z/c -/+10, Enter records a touch, f finishes after 4+) until the tool tip
+touches one fixed point, from four or more clearly different orientations.
+The tool offset and the point are fitted by least squares; a touch whose
+residual is over --max-residual mm is asked for again; orientations too
+alike to separate offset and point are refused (exit 1, nothing written).
+The offset goes into calibration.json as "tool_mm" (across, lateral, along
+the tool; mm), the joints keep the calibration the board has.
+
 Written to the board as calibration.json (via calibration.json.tmp and a
 rename, so a power cut keeps the old file), then the board restarts; and to
 the host file --save (with the fit report). With --joints, the other joints
@@ -57,12 +67,54 @@ def add_arguments(parser):
                         help="known poses in degrees (default 0,90)")
     parser.add_argument("--measure", action="store_true",
                         help="afterwards fit the link lengths from tip positions you measure")
+    parser.add_argument("--tcp", action="store_true",
+                        help="calibrate the tool centre point (four-point method) instead of the servos")
+    parser.add_argument("--max-residual", type=float, default=None, metavar="MM",
+                        help="with --tcp: a touch missing the fit by more than this is redone (default 1.0)")
     parser.add_argument("--save", help="host copy of the result (default calibration-<board name>.json)")
+
+
+def _calibrate_tool(args, board, keys, out):
+    from armctl import tcp
+    if board.solver.kind != "arm5":
+        raise cli.UsageError("--tcp needs a 5-joint arm (%s is %s)" % (board.name, board.solver.kind))
+    save = args.save or "calibration-%s.json" % board.name
+    try:
+        previous = cal.read_from_board(args.port)
+        restart(args.port, args.baud)
+        with Link(args.port, args.baud) as link:
+            session = cal.Session(link, board, keys, out=out)
+            max_residual = getattr(args, "max_residual", None)
+            if keys is None:
+                with cal.TerminalKeys() as session.keys:
+                    report = session.calibrate_tool(max_residual_mm=max_residual)
+            else:
+                report = session.calibrate_tool(max_residual_mm=max_residual)
+    except cal.CalibrationAborted as e:
+        print("armctl calibrate: %s" % e, file=sys.stderr)
+        return cli.EXIT_REFUSED
+    except tcp.DegenerateTouches as e:
+        print("armctl calibrate: %s; nothing written" % e, file=sys.stderr)
+        return cli.EXIT_REFUSED
+    calibration = cal.calibration_file(board, {}, previous)
+    calibration[boardlib.TOOL] = [round(v, 3) for v in report["offset_mm"]]
+    try:
+        cal.check_calibration(args.board, calibration)
+    except boardlib.BoardError as e:
+        print("armctl calibrate: the fit does not fit the board file: %s; nothing written" % e, file=sys.stderr)
+        return cli.EXIT_REFUSED
+    reply = cal.write_to_board(args.port, calibration, args.baud, out)
+    print("board restarted with the new calibration: %s" % reply.final, file=out)
+    cal.write_json_atomically(save, dict(calibration, board=board.name, board_file=str(args.board), tcp=report))
+    print("saved %s" % save, file=out)
+    return cli.EXIT_OK
 
 
 def run(args, keys=None, lines=input, out=sys.stdout):
     """The command; keys and lines replace the keyboard in tests."""
     board = boardlib.load(args.board)
+    if getattr(args, "tcp", False):
+        return _calibrate_tool(args, board, keys, out)
     joints = [j - 1 for j in args.joints] if args.joints else list(range(board.solver.n))
     for j in joints:
         if not 0 <= j < board.solver.n:
