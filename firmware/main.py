@@ -3,7 +3,7 @@
 
 The board file is board.json in the flash root (`armctl deploy` copies the
 chosen boards/X.json there); calibration.json beside it, when present, is laid
-over it (see _calibration for the one case where calibration.json.tmp is). Under the Unix port ARMFW_BOARD / ARMFW_CALIBRATION or the first
+over it (or a lone calibration.json.tmp, see armfw.store). Under the Unix port ARMFW_BOARD / ARMFW_CALIBRATION or the first
 argument name other files. A board that cannot be loaded (or a driver that
 cannot start) does not stop the console: every request is answered with
 "error BAD_BOARD <why>" so the host sees what is wrong.
@@ -24,28 +24,14 @@ BOARD = "board.json"
 CALIBRATION = "calibration.json"
 
 
-def _exists(path):
-    import os
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
-
-
 def _calibration():
     """The calibration file to lay over the board file, or None."""
     if getenv("ARMFW_CALIBRATION"):
         return getenv("ARMFW_CALIBRATION")
-    if _exists(CALIBRATION):
-        return CALIBRATION
-    # `armctl calibrate` writes calibration.json.tmp whole, then renames it over
-    # calibration.json; FAT cannot rename over a file, so there the old file is
-    # removed first. A power cut between the two leaves a lone .tmp that is
-    # complete. (A .tmp beside a calibration.json may be half-written: ignored.)
-    if _exists(CALIBRATION + ".tmp"):
-        return CALIBRATION + ".tmp"
-    return None
+    # `armctl calibrate` writes it the armfw.store way: a lone
+    # calibration.json.tmp is what a power cut on FAT leaves, and complete.
+    from armfw.store import readable
+    return readable(CALIBRATION)
 
 
 def build():

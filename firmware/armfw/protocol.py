@@ -39,6 +39,8 @@ HELP = (
     "pick X Y [Z]              above, down, close gripper, lift (arm5: tool pointing down)",
     "place X Y [Z]             above, down, open gripper, lift",
     "speed [DEG_PER_S]         show or set the joint speed limit",
+    "pose save|go|del NAME     save the pose as NAME, move to it, delete it",
+    "pose set NAME Q1..QN      save joint angles (deg) as NAME;  pose list: one # line each",
     "info                      board name, arm kind, joint names",
     "help                      this list",
 )
@@ -113,8 +115,9 @@ class Protocol:
             "ik": self.ik, "fk": self.fk, "move": self.move, "line": self.line,
             "joints": self.joints, "servo": self.servo, "where": self.where,
             "home": self.home, "grip": self.grip, "pick": self.pick, "place": self.place,
-            "speed": self.speed, "info": self.info, "help": self.help,
+            "speed": self.speed, "info": self.info, "help": self.help, "pose": self.pose,
         }
+        self._poses = None
 
     # -- input ----------------------------------------------------------
 
@@ -291,14 +294,17 @@ class Protocol:
         self._parse_target(args, False)
         return self._done(self.controller.line(self._target))
 
-    def joints(self, args):
-        q = self._parse_joints(args)
+    def _limited(self, q):
+        """q (radians), or Refused JOINT_LIMIT naming the first joint outside its limits."""
         kin = self.controller.solver
         for i in range(self._n):
             if not (kin.lo[i] - 1e-9 <= q[i] <= kin.hi[i] + 1e-9):
                 raise Refused(status.name(status.JOINT_LIMIT), "%s %s deg is outside %s..%s" % (
                     kin.names[i], _fmt(q[i] / DEG), _fmt(kin.lo[i] / DEG), _fmt(kin.hi[i] / DEG)))
-        return self._done(self.controller.joints(q))
+        return q
+
+    def joints(self, args):
+        return self._done(self.controller.joints(self._limited(self._parse_joints(args))))
 
     def home(self, args):
         self._numbers(args, 0, "none")
@@ -364,6 +370,53 @@ class Protocol:
                 raise Refused(BAD_INPUT, "speed must be %s..%s deg/s" % (
                     _fmt(motion.MIN_SPEED_DEG_S), _fmt(controller.max_speed_rad_s / DEG)))
         return "ok %s" % _fmt(controller.speed_rad_s / DEG)
+
+    def pose(self, args):
+        from armfw import poses as named
+        from armfw.store import StoreError
+        if self._poses is None:
+            self._poses = named.Poses(self._n)
+        table = self._poses
+        action = args[0].lower() if args else ""
+        if action == "list":
+            self._numbers(args[1:], 0, "none")
+            names = table.names()
+            for name in names:
+                self.write("# %s %s" % (name, " ".join([_fmt(v) for v in table.get(name)])))
+            return "ok %d" % len(names)
+        if action not in ("save", "set", "go", "del") or len(args) < 2:
+            raise Refused(BAD_INPUT, "pose save|go|del NAME, pose set NAME Q1..QN, pose list")
+        name = args[1]
+        why = named.name_error(name)
+        if why is not None:
+            raise Refused(BAD_INPUT, "%s: %s" % (why, name[:20]))
+        try:
+            if action == "save" or action == "set":
+                if action == "save":
+                    self._numbers(args[2:], 0, "none")
+                    q = [self.controller.q[i] / DEG for i in range(self._n)]
+                else:
+                    q = [v / DEG for v in self._limited(self._parse_joints(args[2:]))]
+                try:
+                    table.put(name, q)
+                except ValueError as e:
+                    raise Refused(BAD_INPUT, str(e))
+                return "ok %s %s" % (name, " ".join([_fmt(v) for v in q]))
+            if action == "del":
+                self._numbers(args[2:], 0, "none")
+                if not table.delete(name):
+                    raise Refused(BAD_INPUT, "no pose named %s" % name)
+                return "ok %s" % name
+            self._numbers(args[2:], 0, "none")
+            q = table.get(name)
+            if q is None:
+                raise Refused(BAD_INPUT, "no pose named %s" % name)
+            goal = self._q
+            for i in range(self._n):
+                goal[i] = q[i] * DEG
+            return self._done(self.controller.joints(self._limited(goal)))
+        except StoreError as e:
+            raise Refused(status.FLASH, str(e))
 
     def info(self, args):
         self._numbers(args, 0, "none")

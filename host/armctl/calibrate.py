@@ -452,14 +452,10 @@ class Session:
         return report
 
 
-# Board-side rename: atomic on littlefs and the Unix port. FAT cannot rename
-# over a file; there the old file goes first, and a power cut in between
-# leaves calibration.json.tmp (whole) and no calibration.json, which main.py
-# then boots with.
-RENAME_SCRIPT = ("import os\n"
-                 "try:\n os.rename('calibration.json.tmp','calibration.json')\n"
-                 "except OSError:\n os.remove('calibration.json')\n"
-                 " os.rename('calibration.json.tmp','calibration.json')\n")
+# Board-side rename, armfw.store's own: atomic on littlefs and the Unix port;
+# FAT cannot rename over a file, there the old file goes first, and a power
+# cut in between leaves calibration.json.tmp (whole), which main.py boots with.
+RENAME_SCRIPT = "from armfw.store import commit\ncommit('calibration.json')\n"
 
 
 READ_SCRIPT = ("try:\n print(open('calibration.json').read())\n"
