@@ -17,7 +17,7 @@ status from armfw.status. Candidates live in buffers allocated once per arm.
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
-from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, solved
+from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, COLLISION, solved
 
 # Branch rules. MIN_MOTION picks the valid solution nearest the current pose
 # (a silent branch flip mid-path swings the arm violently); PREFER_UP and
@@ -65,6 +65,7 @@ class Arm:
     kind = ""
     targets = ()      # names of the target coordinates, in order
     n_candidates = 0
+    zones = None        # armfw.zones.Zones, set by the board loader; None: no zone check
 
     def __init__(self, names, lo, hi, home):
         self.names = names          # joint names
@@ -115,6 +116,10 @@ class Arm:
             if status[c] > SINGULAR:
                 continue
             q = self._q[c]
+            # Zone hook (armfw.zones): a clear candidate beats minimum motion.
+            if self.zones is not None and not self.zones.clear(q):
+                status[c] = COLLISION
+                continue
             cost = 0.0
             if current is not None:
                 for i in range(n):
@@ -127,11 +132,13 @@ class Arm:
                 best = c
                 best_cost = cost
         if best < 0:
-            # Reachable but forbidden is its own answer; otherwise the primary
-            # candidate's geometric verdict (TOO_FAR / TOO_CLOSE / BAD_INPUT).
-            for c in range(self.n_candidates):
-                if self._status[c] == JOINT_LIMIT:
-                    return JOINT_LIMIT
+            # Reachable but forbidden is its own answer (a zone before a joint
+            # limit: a pose exists, something is in its way); otherwise the
+            # primary candidate's geometric verdict (TOO_FAR / TOO_CLOSE / BAD_INPUT).
+            for forbidden in (COLLISION, JOINT_LIMIT):
+                for c in range(self.n_candidates):
+                    if self._status[c] == forbidden:
+                        return forbidden
             return self._status[0]
         q = self._q[best]
         for i in range(self.n):

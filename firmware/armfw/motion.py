@@ -22,7 +22,7 @@ flip, the base turning through the axis) is refused.
 from math import pi, sqrt, sin, cos
 
 from armfw.kinematics import MIN_MOTION
-from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, solved
+from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, solved
 from armfw.twolink import finite
 
 DEG = pi / 180.0
@@ -55,6 +55,7 @@ REASON_PULSE = "pulse outside the servo window"
 REASON_JUMP = "joint would jump"
 REASON_GRIPPER = "no gripper"
 REASON_LIMITS = "outside the joint limits"
+REASON_ZONE = "would enter a zone"     # which zone and link: kin.zones.hit_zone, hit_link
 
 
 def _wrap(a):
@@ -316,7 +317,11 @@ class Arm:
         return self.speed * self.step_ms / 1000.0
 
     def _step(self, k, step, q, live, point=None):
-        """One step to pose q: check its pulses; when live send them, record the pose, wait."""
+        """One step to pose q: check its zones and pulses; when live send them, record the pose, wait."""
+        # Zone hook (armfw.zones): every step of every motion, in the check run.
+        zones = self.kin.zones
+        if zones is not None and not zones.clear(q):
+            return self._refuse(COLLISION, REASON_ZONE, k, step, point)
         bad = self.servos.pulses(q, self._step_us)
         if bad >= 0:
             return self._refuse(JOINT_LIMIT, REASON_PULSE, k, step, point, bad)

@@ -34,13 +34,13 @@ HELP = (
     "line X Y [Z PITCH]        straight tool line (IK every step, whole path checked first)",
     "joints Q1..QN             move to joint angles (deg)",
     "servo CH US               raw pulse on one channel (wiring check), inside its window",
-    "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch=] grip=",
+    "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch=] grip= clear_mm= zone= link=",
     "home                      move to the board's home pose",
     "grip open|close           open or close the gripper",
     "pick X Y [Z]              above, down, close gripper, lift (arm5: tool pointing down)",
     "place X Y [Z]             above, down, open gripper, lift",
     "speed [DEG_PER_S]         show or set the joint speed limit",
-    "info                      board name, arm kind, joint names",
+    "info                      board name, arm kind, joint names, zones, clearance",
     "help                      this list",
 )
 
@@ -254,7 +254,20 @@ class Protocol:
             text += " at " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
         if arm.fail_joint >= 0:
             text += " joint %s" % arm.kin.names[arm.fail_joint]
+        if arm.fail_status == status.COLLISION:
+            return text + ": " + self._zone_hit()
         return text + ": " + arm.fail_reason
+
+    def _zone_hit(self):
+        """'<link> would enter zone <name>' for the last failed zone check."""
+        z = self.arm.kin.zones
+        return "%s would enter zone %s" % (z.link_names[z.hit_link], z.zone_names[z.hit_zone])
+
+    def _unsolved(self, st, args):
+        if st == status.COLLISION:
+            return Refused(status.name(st), "every solution for %s: %s" % (
+                " ".join(args[:self._nt]), self._zone_hit()))
+        return Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
 
     # -- commands -------------------------------------------------------
 
@@ -264,7 +277,7 @@ class Protocol:
         q = self._q
         st = kin.ik(self._target, q, self.arm.q, rule)
         if not status.solved(st):
-            raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
+            raise self._unsolved(st, args)
         err_mm, _ = kin.fk_error(self._target, q, self.arm.q)
         self._note_branch(rule)
         return "ok %s %s elbow=%s err_mm=%s" % (status.name(st), _degrees(q, self._n),
@@ -284,7 +297,7 @@ class Protocol:
         rule = self._parse_target(args, True)
         st = self.arm.kin.ik(self._target, self._q, self.arm.q, rule)
         if not status.solved(st):
-            raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
+            raise self._unsolved(st, args)
         self._note_branch(rule)
         return self._done(self.arm.move(self._target, rule))
 
@@ -330,7 +343,17 @@ class Protocol:
     def where(self, args):
         self._numbers(args, 0, "none")
         g = self.arm.gripper
-        return self._pose_reply(" grip=%s" % ("none" if g is None else (g.state or "unknown")))
+        return self._pose_reply(" grip=%s%s" % ("none" if g is None else (g.state or "unknown"),
+                                                self._clearance()))
+
+    def _clearance(self):
+        """' clear_mm=<gap> zone=<name> link=<link>': the commanded pose's nearest zone."""
+        z = self.arm.kin.zones
+        if z is None or z.n_zones == 0:
+            return " clear_mm=none"
+        gap = z.clearance(self.arm.q)
+        return " clear_mm=%s zone=%s link=%s" % (_fmt(gap), z.zone_names[z.nearest_zone],
+                                                z.link_names[z.nearest_link])
 
     def grip(self, args):
         if len(args) != 1 or args[0].lower() not in ("open", "close"):
@@ -370,9 +393,11 @@ class Protocol:
         self._numbers(args, 0, "none")
         arm = self.arm
         b = arm.board
-        return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d" % (
+        z = arm.kin.zones
+        return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d zones=%s%s" % (
             b.name, arm.kin.kind, ",".join(arm.kin.names),
-            "none" if arm.gripper is None else arm.gripper.channel, arm.step_ms)
+            "none" if arm.gripper is None else arm.gripper.channel, arm.step_ms,
+            ",".join(z.zone_names) if z is not None and z.n_zones else "none", self._clearance())
 
     def help(self, args):
         for line in HELP:

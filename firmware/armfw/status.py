@@ -11,8 +11,11 @@ TOO_FAR = 2
 TOO_CLOSE = 3
 JOINT_LIMIT = 4
 BAD_INPUT = 5
+# Reachable within the joint limits, but a link would enter a keep-out zone
+# (the floor, the base, a fixture: armfw.zones).
+COLLISION = 6
 
-NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT")
+NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT", "COLLISION")
 
 
 def name(status):
