@@ -15,6 +15,15 @@ def micropython():
     return upy.command()
 
 
+def solver_only(board_name):
+    """The arm of boards/<board_name> with its keep-out zones off: the solver's geometry alone
+    (zones have their own tests, tests/test_zones.py)."""
+    from armfw import board
+    arm = board.load(str(BOARDS / board_name)).arm
+    arm.zones = None
+    return arm
+
+
 _SUMMARY = []
 
 

@@ -29,7 +29,10 @@ RULES = (MIN_MOTION, PREFER_UP, PREFER_DOWN)
 
 
 def load(name):
-    return fw_board.load(str(BOARDS / name))
+    """The board with its arm's keep-out zones off: batch is the twin of the solver alone."""
+    b = fw_board.load(str(BOARDS / name))
+    b.arm.zones = None
+    return b
 
 
 def firmware_answers(arm, targets, current, rule):
