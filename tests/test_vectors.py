@@ -20,7 +20,7 @@ from conftest import BOARDS, MP_SCRIPTS, VECTORS, solver_only
 
 import derive_vectors as derive
 from armctl import upy
-from armfw import board, status
+from armfw import status
 
 FILES = sorted(derive.VECTOR_FILES.values())
 FK_TOL_MM = 1e-3
