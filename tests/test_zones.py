@@ -394,3 +394,20 @@ def test_defaults_per_arm_kind():
     data = board_data("arm5", workspace=None)
     data["workspace"] = {"floor": None, "zones": []}
     assert board.from_dict(data, "off").arm.zones.n_zones == 0
+
+
+# --- seen, not only enforced ----------------------------------------------------
+
+def test_workspace_map_colours_zone_refusals_and_never_shows_ok_under_the_table():
+    from armctl import plot
+    b = board.load(str(ARM5))     # the default workspace: floor z = 0 + 5 mm, tool radius 8 mm
+    (r0, r1), (z0, z1), grid = plot.workspace_grid(b, math.pi / 2, 81)
+    zs = np.linspace(z0, z1, 81)
+    rs = np.linspace(r0, r1, 81)
+    # Tool horizontal: the whole tool sits at the tip's height, so z < 13 is refused.
+    low = zs < 13.0 - 1e-9
+    assert not np.any(grid[low] <= status.SINGULAR)
+    assert np.any(grid[low] == status.COLLISION)
+    # ...and so is a tip inside the base column (radius 45 + 8, up to 214 + 8 mm).
+    inside = (np.abs(rs)[None, :] < 53.0 - 1e-9) & ((zs > 0) & (zs < 222.0 - 1e-9))[:, None]
+    assert not np.any(grid[inside] <= status.SINGULAR)
