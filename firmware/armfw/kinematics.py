@@ -76,6 +76,7 @@ class Arm:
         self.elbow = UP             # branch of the last solution ik() returned
         self._q = [[0.0] * self.n for _ in range(self.n_candidates)]
         self._status = [OK] * self.n_candidates
+        self._cost = [0.0] * self.n_candidates
         self._elbow = [UP] * self.n_candidates
         self._pair = [0.0, 0.0, 0.0, 0.0]      # twolink.solve_pair's answer
         # The limits as compared, LIMIT_EPS included, computed once.
@@ -107,19 +108,14 @@ class Arm:
 
     def _choose(self, current, rule, out):
         """Copy the best valid candidate into out; return its status or the honest failure."""
-        best = -1
-        best_cost = 0.0
         status = self._status
         elbow = self._elbow
+        costs = self._cost
         n = self.n
         for c in range(self.n_candidates):
             if status[c] > SINGULAR:
                 continue
             q = self._q[c]
-            # Zone hook (armfw.zones): a clear candidate beats minimum motion.
-            if self.zones is not None and not self.zones.clear(q):
-                status[c] = COLLISION
-                continue
             cost = 0.0
             if current is not None:
                 for i in range(n):
@@ -128,9 +124,19 @@ class Arm:
             if (rule == PREFER_UP and elbow[c] != UP) or (
                     rule == PREFER_DOWN and elbow[c] != DOWN):
                 cost += 1e9
-            if best < 0 or cost < best_cost:
-                best = c
-                best_cost = cost
+            costs[c] = cost
+        while True:
+            best = -1
+            best_cost = 0.0
+            for c in range(self.n_candidates):
+                if status[c] <= SINGULAR and (best < 0 or costs[c] < best_cost):
+                    best = c
+                    best_cost = costs[c]
+            # Zone hook (armfw.zones): the best candidate that is clear wins, so
+            # a clear branch beats minimum motion; usually one check per solve.
+            if best < 0 or self.zones is None or self.zones.clear(self._q[best]):
+                break
+            status[best] = COLLISION
         if best < 0:
             # Reachable but forbidden is its own answer (a zone before a joint
             # limit: a pose exists, something is in its way); otherwise the
