@@ -119,3 +119,54 @@ class World:
     def capsule_depth(self, q):
         """The deepest intrusion of pose q's link capsules into any zone (mm; <= 0: clear)."""
         return max(self.depths(q, square=False).values(), default=-math.inf)
+
+
+def points_many(world, q):
+    """Joint points of many poses at once: q (N, n) radians -> (N, k, 3) mm."""
+    q = np.asarray(q, float)
+    if world.kind == "planar":
+        e = np.stack([world.l1 * np.cos(q[:, 0]), np.zeros(len(q)), world.l1 * np.sin(q[:, 0])], axis=1)
+        a = q[:, 0] + q[:, 1]
+        t = e + world.l2 * np.stack([np.cos(a), np.zeros(len(q)), np.sin(a)], axis=1)
+        return np.stack([np.zeros_like(e), e, t], axis=1)
+    heading = np.stack([np.cos(q[:, 0]), np.sin(q[:, 0])], axis=1)
+    pts = [np.tile([0.0, 0.0, world.base], (len(q), 1))]
+    angle = np.zeros(len(q))
+    for length, k in ((world.l1, 1), (world.l2, 2), (world.l3, 3)):
+        angle = angle + q[:, k]
+        step = np.concatenate([length * np.sin(angle)[:, None] * heading,
+                               length * np.cos(angle)[:, None]], axis=1)
+        pts.append(pts[-1] + step)
+    return np.stack(pts, axis=1)
+
+
+def capsule_depth_many(world, q, samples=64):
+    """capsule_depth for many poses (N, n) at once, links sampled at `samples` points: (N,) mm."""
+    pts = points_many(world, q)
+    f = np.linspace(0.0, 1.0, samples)[None, :, None]
+    worst = np.full(len(pts), -np.inf)
+    planar = world.kind == "planar"
+    for link in range(len(world.links)):
+        s = pts[:, link, None, :] + (pts[:, link + 1, None, :] - pts[:, link, None, :]) * f   # (N, m, 3)
+        x, y, z = s[..., 0], s[..., 1], s[..., 2]
+        r = world.radius[link]
+        if world.floor is not None:
+            d = world.floor.get("height_mm", 0.0) + world.floor.get("clearance_mm", 5.0) - (z - r)
+            worst = np.maximum(worst, d.max(axis=1))
+        for zone in world.zones:
+            if not world._applies(zone, link):
+                continue
+            if zone["kind"] == "cylinder":
+                dy = 0.0 if planar else y - zone.get("y_mm", 0.0)
+                outside = [np.hypot(x - zone.get("x_mm", 0.0), dy) - zone["radius_mm"],
+                           np.maximum(zone["bottom_mm"] - z, z - zone["top_mm"])]
+            else:
+                lo, hi = list(zone["min_mm"]), list(zone["max_mm"])
+                if planar:
+                    lo, hi = [lo[0], -np.inf, lo[1]], [hi[0], np.inf, hi[1]]
+                outside = [np.maximum(lo[k] - c, c - hi[k]) for k, c in enumerate((x, y, z))]
+            outside = np.stack(outside)
+            pos = np.where(outside > 0, outside, 0.0)
+            dist = np.where(np.all(outside <= 0, axis=0), outside.max(axis=0), np.sqrt((pos * pos).sum(axis=0)))
+            worst = np.maximum(worst, (r - dist).max(axis=1))
+    return worst
