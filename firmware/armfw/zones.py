@@ -249,52 +249,47 @@ class Zones:
 SAMPLES = 32
 
 
+# The parameter interval [t0, t1] of a segment still inside the slabs clipped
+# so far; one list for every check (the firmware is single-threaded).
+_span = [0.0, 1.0]
+
+
+def _clip(a, d, lo, hi):
+    """Narrow _span to where a + t*d lies in the open interval (lo, hi); False when empty."""
+    span = _span
+    if d == 0.0:
+        return lo < a < hi
+    ta = (lo - a) / d
+    tb = (hi - a) / d
+    if ta > tb:
+        ta, tb = tb, ta
+    if ta > span[0]:
+        span[0] = ta
+    if tb < span[1]:
+        span[1] = tb
+    return span[0] < span[1]
+
+
 def _segment_in_box(p, i, g):
     """Does the segment p[i:i+3] - p[i+3:i+6] meet the open box g (x0 y0 z0 x1 y1 z1)?"""
-    t0 = 0.0
-    t1 = 1.0
+    _span[0] = 0.0
+    _span[1] = 1.0
     for k in range(3):
         a = p[i + k]
-        d = p[i + 3 + k] - a
-        lo = g[k]
-        hi = g[k + 3]
-        if d == 0.0:
-            if a <= lo or a >= hi:
-                return False
-            continue
-        ta = (lo - a) / d
-        tb = (hi - a) / d
-        if ta > tb:
-            ta, tb = tb, ta
-        if ta > t0:
-            t0 = ta
-        if tb < t1:
-            t1 = tb
-        if t0 >= t1:
+        if not _clip(a, p[i + 3 + k] - a, g[k], g[k + 3]):
             return False
     return True
 
 
 def _segment_in_cylinder(p, i, g):
     """Does the segment meet the open vertical cylinder g (x, y, radius^2, bottom, top)?"""
+    _span[0] = 0.0
+    _span[1] = 1.0
     az = p[i + 2]
-    dz = p[i + 5] - az
-    t0 = 0.0
-    t1 = 1.0
-    if dz == 0.0:
-        if az <= g[3] or az >= g[4]:
-            return False
-    else:
-        ta = (g[3] - az) / dz
-        tb = (g[4] - az) / dz
-        if ta > tb:
-            ta, tb = tb, ta
-        if ta > t0:
-            t0 = ta
-        if tb < t1:
-            t1 = tb
-        if t0 >= t1:
-            return False
+    if not _clip(az, p[i + 5] - az, g[3], g[4]):
+        return False
+    t0 = _span[0]
+    t1 = _span[1]
     # Horizontal distance from the axis, a quadratic in t: its least value on [t0, t1].
     hx = p[i] - g[0]
     hy = p[i + 1] - g[1]
