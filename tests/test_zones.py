@@ -405,3 +405,32 @@ def test_workspace_map_colours_zone_refusals_and_never_shows_ok_under_the_table(
     # ...and so is a tip inside the base column (radius 45 + 8, up to 214 + 8 mm).
     inside = (np.abs(rs)[None, :] < 53.0 - 1e-9) & ((zs > 0) & (zs < 222.0 - 1e-9))[:, None]
     assert not np.any(grid[inside] <= status.SINGULAR)
+
+
+def test_zones_load_and_check_the_same_under_micropython(micropython, tmp_path):
+    """Every kind of zone, parsed and checked by the firmware under the Unix port and
+    CPython: the same names, home clearance and verdicts on poses over the joint space."""
+    import os
+    import subprocess
+    import sys
+    from conftest import MP_SCRIPTS
+    paths = []
+    for kind in ("arm5", "planar"):
+        path = tmp_path / ("%s.json" % kind)
+        path.write_text(json.dumps(board_data(kind)))
+        paths.append(str(path))
+    bad = board_data("arm5")
+    bad["workspace"]["zones"][1]["min_mm"] = [1, 2]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    paths.append(str(tmp_path / "bad.json"))
+    script = str(MP_SCRIPTS / "load_boards.py")
+    env = dict(os.environ, MICROPYPATH=str(BOARDS.parent / "firmware"))
+    mp, cp = (subprocess.run([interpreter, script] + paths, capture_output=True, text=True, env=env,
+                             cwd=str(BOARDS.parent), timeout=120) for interpreter in (micropython, sys.executable))
+    assert mp.returncode == 0 and cp.returncode == 0, (mp.stderr, cp.stderr)
+    assert mp.stdout == cp.stdout
+    lines = mp.stdout.splitlines()
+    assert " zones=floor,base,fixture " in lines[0] and " zones=floor,tool_box,post,lamp " in lines[1]
+    probes = [line.split("probes=")[1] for line in lines[:2]]
+    assert all(p.strip(".") for p in probes), probes      # some poses hit something
+    assert lines[2].startswith("ERR ") and "workspace.zones[1].min_mm" in lines[2]
