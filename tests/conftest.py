@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ def solver_only(board_name):
     """The arm of boards/<board_name> with its keep-out zones off: the solver's geometry alone
     (zones have their own tests, tests/test_zones.py)."""
     from armfw import board
-    arm = board.load(str(BOARDS / board_name)).arm
+    arm = board.load(str(BOARDS / board_name)).solver
     arm.zones = None
     return arm
 

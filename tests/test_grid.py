@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Dense grids of targets, in and far beyond the workspace, against a vectorized numpy oracle.
 
 The oracle (this file) finds every geometric solution independently of the

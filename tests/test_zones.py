@@ -14,7 +14,7 @@ import pytest
 from armctl.sim import Simulator
 from armfw import board, kinematics, status, zones
 from armfw.kinematics import MIN_MOTION, PREFER_DOWN, PREFER_UP
-from armfw.motion import Arm
+from armfw.motion import ArmController
 from armfw.gripper import Gripper
 from armfw.simservo import SimServo
 from conftest import BOARDS
@@ -71,10 +71,10 @@ def test_clear_agrees_with_the_capsule_judge(kind):
     """clear() never passes a pose whose capsules enter a zone, and never refuses one that
     is not at least inside the zone grown with square edges (the firmware's documented shape)."""
     b, world = load(kind)
-    z = b.arm.zones
+    z = b.solver.zones
     rng = np.random.default_rng(18)
     refused = accepted = 0
-    for q in random_poses(b.arm, 1500, rng):
+    for q in random_poses(b.solver, 1500, rng):
         if z.clear(list(q)):
             accepted += 1
             assert world.capsule_depth(q) <= 1e-6, q
@@ -90,8 +90,8 @@ def test_clear_agrees_with_the_capsule_judge(kind):
 @pytest.mark.parametrize("kind", ["arm5", "planar"])
 def test_dense_grid_no_accepted_target_in_a_zone_and_a_clear_branch_is_found(kind):
     b, world = load(kind)
-    arm = b.arm
-    free = board.from_dict(board_data(kind), kind).arm
+    arm = b.solver
+    free = board.from_dict(board_data(kind), kind).solver
     free.zones = None       # the same solver without zones: its branches, judged by the oracle
     out = [0.0] * arm.n
     alt = [0.0] * arm.n
@@ -127,7 +127,7 @@ def test_dense_grid_no_accepted_target_in_a_zone_and_a_clear_branch_is_found(kin
 def test_min_motion_takes_the_clear_branch_over_the_nearer_one():
     """A fixture where one branch puts its elbow: from a pose next to that branch min
     motion would take it; the other branch is chosen instead."""
-    free = board.from_dict(board_data("arm5"), "free").arm
+    free = board.from_dict(board_data("arm5"), "free").solver
     free.zones = None
     branch = {PREFER_UP: [0.0] * 5, PREFER_DOWN: [0.0] * 5}
     out = [0.0] * 5
@@ -149,7 +149,7 @@ def test_min_motion_takes_the_clear_branch_over_the_nearer_one():
             world = World(data)
             if max(max(world.depths(q, square=True).values()) for q in (branch[clear], free.home)) > -1.0:
                 continue    # the lamp would touch the other branch too, or the home pose
-            arm = board.from_dict(data, "lamp").arm
+            arm = board.from_dict(data, "lamp").solver
             near = [a + 0.01 for a in branch[hits]]
             st = arm.ik(t, out, near, MIN_MOTION)
             assert status.solved(st), (t, status.name(st))
@@ -170,7 +170,7 @@ class Recorder:
         self.driver = SimServo(self.board.driver)
         self.poses = []
         g = Gripper(self.driver, self.board.gripper) if self.board.gripper else None
-        self.arm = Arm(self.board, self.driver, g, sleep_ms=self._sleep)
+        self.arm = ArmController(self.board, self.driver, g, sleep_ms=self._sleep)
         self.arm.park()
         self.booted = self.driver.count
 
@@ -194,7 +194,7 @@ def test_random_joint_paths_never_step_into_a_zone(kind):
     rec = Recorder(kind)
     arm = rec.arm
     rng = np.random.default_rng(1818)
-    ran = [rec.judge(arm.joints, list(q)) for q in random_poses(arm.kin, 70, rng)]
+    ran = [rec.judge(arm.joints, list(q)) for q in random_poses(arm.solver, 70, rng)]
     assert ran.count(True) >= 10 and ran.count(False) >= 10, ran
     assert arm.fail_status == status.COLLISION       # targets inside the limits: only a zone refuses
 
@@ -232,7 +232,7 @@ def test_a_joint_move_between_safe_poses_that_dips_through_the_floor_is_refused(
     rec.poses.clear()
     assert not arm.joints(b)
     assert arm.fail_status == status.COLLISION and rec.poses == [] and arm.q == pytest.approx(a)
-    z = arm.kin.zones
+    z = arm.solver.zones
     assert z.zone_names[z.hit_zone] == "floor" and z.link_names[z.hit_link] == "tool"
     assert 1 < arm.fail_step < arm.steps + 100
 
@@ -382,12 +382,12 @@ def test_bad_workspace_is_refused_naming_the_field(edit, field):
 def test_defaults_per_arm_kind():
     """No workspace section: arm5 gets the floor (clearance 5 mm) and the base column,
     planar its post; "floor": null and "zones": [] turn them off."""
-    arm5 = board.from_dict(board_data("arm5", workspace=None), "a").arm.zones
-    planar = board.from_dict(board_data("planar", workspace=None), "p").arm.zones
+    arm5 = board.from_dict(board_data("arm5", workspace=None), "a").solver.zones
+    planar = board.from_dict(board_data("planar", workspace=None), "p").solver.zones
     assert arm5.zone_names == ["floor", "base"] and planar.zone_names == ["post"]
     data = board_data("arm5", workspace=None)
     data["workspace"] = {"floor": None, "zones": []}
-    assert board.from_dict(data, "off").arm.zones.n_zones == 0
+    assert board.from_dict(data, "off").solver.zones.n_zones == 0
 
 
 # --- seen, not only enforced ----------------------------------------------------

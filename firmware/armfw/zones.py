@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Keep-out zones: the floor, an optional tool box, named keep-out volumes; every link checked.
 
 Frame (mm): arm5 - the base frame, x and y horizontal, z up, z = 0 the plane
@@ -30,12 +31,13 @@ in the constructor, nothing per call.
 
 from math import sin, cos, sqrt
 
+from armfw.compat import const
 from armfw.status import COLLISION, solved
 
-FLOOR = 0
-BOX = 1
-CYLINDER = 2
-TOOL_BOX = 3
+FLOOR = const(0)
+BOX = const(1)
+CYLINDER = const(2)
+TOOL_BOX = const(3)
 KIND_NAMES = ("floor", "box", "cylinder", "tool_box")
 
 LINKS = {"planar": ("upper_arm", "forearm"), "arm5": ("upper_arm", "forearm", "tool")}
@@ -55,7 +57,7 @@ POST_HALF_WIDTH_MM = 20.0   # planar post
 POST_BELOW_SHOULDER_MM = 30.0
 
 
-def defaults(kind, arm):
+def defaults(kind, solver):
     """The workspace section a board of this arm kind gets when it has none (a dict)."""
     if kind == "arm5":
         return {
@@ -63,13 +65,13 @@ def defaults(kind, arm):
             "link_radius_mm": dict(DEFAULT_RADII["arm5"]),
             "zones": [{"name": "base", "kind": "cylinder", "x_mm": 0.0, "y_mm": 0.0,
                        "radius_mm": BASE_RADIUS_MM, "bottom_mm": 0.0,
-                       "top_mm": arm.base + BASE_ABOVE_J2_MM, "links": ["forearm", "tool"]}],
+                       "top_mm": solver.base + BASE_ABOVE_J2_MM, "links": ["forearm", "tool"]}],
         }
     return {
         "floor": None,
         "link_radius_mm": dict(DEFAULT_RADII["planar"]),
         "zones": [{"name": "post", "kind": "cylinder", "x_mm": 0.0,
-                   "radius_mm": POST_HALF_WIDTH_MM, "bottom_mm": -2.0 * arm.reach,
+                   "radius_mm": POST_HALF_WIDTH_MM, "bottom_mm": -2.0 * solver.reach,
                    "top_mm": -POST_BELOW_SHOULDER_MM, "links": ["forearm"]}],
     }
 
@@ -79,7 +81,7 @@ class ZoneError(ValueError):
 
 
 class Zones:
-    """Zones of one arm (armfw.kinematics arm), links with radii; see the module doc.
+    """Zones of one arm (its armfw.kinematics solver), links with radii; see the module doc.
 
     radii: link radius per link (mm, in LINKS order). zones: list of
     (name, kind, params, links) with params a list of 6 floats:
@@ -90,10 +92,10 @@ class Zones:
     zone_names, link_names).
     """
 
-    def __init__(self, arm, radii, zones):
-        self.kind = arm.kind
-        self.arm = arm
-        self.link_names = LINKS[arm.kind]
+    def __init__(self, solver, radii, zones):
+        self.kind = solver.kind
+        self.solver = solver
+        self.link_names = LINKS[solver.kind]
         nl = len(self.link_names)
         self.n_links = nl
         self.radii = list(radii)
@@ -141,7 +143,7 @@ class Zones:
     def points(self, q):
         """Joint points of pose q (radians) into the preallocated list (x, y, z per point)."""
         p = self._pts
-        a = self.arm
+        a = self.solver
         if self.kind == "arm5":
             a2 = q[1]
             a3 = a2 + q[2]
@@ -401,16 +403,16 @@ ZONE_KEYS = {"box": ("name", "kind", "min_mm", "max_mm", "links"),
              "cylinder": ("name", "kind", "x_mm", "y_mm", "radius_mm", "bottom_mm", "top_mm", "links")}
 
 
-def from_description(section, arm, where):
-    """Zones for arm from a board file's workspace section (None: the arm kind's defaults).
+def from_description(section, solver, where):
+    """Zones for solver from a board file's workspace section (None: the arm kind's defaults).
 
     Keys missing from the section take the default; "floor": null and
     "zones": [] switch those off. Raises ZoneError naming the bad field, or
     when the arm's home pose is not clear.
     """
-    kind = arm.kind
+    kind = solver.kind
     where = where + ".workspace"
-    base = defaults(kind, arm)
+    base = defaults(kind, solver)
     if section is None:
         section = {}
     if not isinstance(section, dict):
@@ -493,8 +495,8 @@ def from_description(section, arm, where):
                                            0.0 if dims == 2 else _num(z, "y_mm", zw, 0.0),
                                            _num(z, "radius_mm", zw, positive=True), bottom, top, 0.0],
                           applies))
-    result = Zones(arm, radii, zones)
-    if not result.clear(arm.home):
+    result = Zones(solver, radii, zones)
+    if not result.clear(solver.home):
         raise ZoneError("%s: the home pose puts the %s in zone %s" % (
             where, result.link_names[result.hit_link], result.zone_names[result.hit_zone]))
     return result

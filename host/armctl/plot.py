@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Pictures of the arm: workspace maps, straight-line paths, tool paths (PNG, matplotlib Agg).
 
 - workspace_figure(board, out_png): where the analytic solver says OK,
@@ -80,10 +81,10 @@ def _draw_arm(ax, xs, ys, label, colour=ARM_COLOUR, alpha=1.0):
 def workspace_grid(board, pitch_rad=math.pi / 2, grid=WORKSPACE_GRID):
     """Status codes over a grid: (extent_x, extent_y, status (grid, grid) rows along y).
 
-    Planar: targets (x, y). Arm5: targets (r, 0, z, pitch), r < 0 behind the base.
+    Planar: targets (x, y). Arm5Solver: targets (r, 0, z, pitch), r < 0 behind the base.
     Uses armctl.batch, the numpy twin of armfw's solver held to its answers.
     """
-    arm = board.arm
+    arm = board.solver
     c = chain_mod.from_board(board)
     if arm.kind == "planar":
         span = 1.15 * c.reach
@@ -108,13 +109,13 @@ def _zone_status(board, targets, status):
     The numpy twin (armctl.batch) is the solver alone; the keep-out zones and
     the branch choice they steer are the firmware's (armfw.zones), asked per point.
     """
-    arm = board.arm
-    if arm.zones is None or arm.zones.n_zones == 0:
+    solver = board.solver
+    if solver.zones is None or solver.zones.n_zones == 0:
         return status
     status = status.copy()
-    out = [0.0] * arm.n
+    out = [0.0] * solver.n
     for i in np.flatnonzero(status <= fw_status.SINGULAR):
-        st = arm.ik([float(v) for v in targets[i]], out, None, MIN_MOTION)
+        st = solver.ik([float(v) for v in targets[i]], out, None, MIN_MOTION)
         if not fw_status.solved(st):
             status[i] = st
     return status
@@ -122,10 +123,10 @@ def _zone_status(board, targets, status):
 
 def _draw_zones(ax, board, yaw=None):
     """The floor, keep-out zones and tool box of the board; yaw: arm5 side view's plane (radians)."""
-    z = board.arm.zones
+    z = board.solver.zones
     if z is None:
         return
-    planar = board.arm.kind == "planar"
+    planar = board.solver.kind == "planar"
     c = 1.0 if yaw is None else math.cos(yaw)
     s = 0.0 if yaw is None else math.sin(yaw)
     label = "keep-out zones"
@@ -172,7 +173,7 @@ def _draw_zones(ax, board, yaw=None):
 
 def workspace_figure(board, out_png, pitch_rad=math.pi / 2, grid=WORKSPACE_GRID):
     """Draw the workspace map (see the module doc) to out_png; returns the status grid."""
-    arm = board.arm
+    arm = board.solver
     c = chain_mod.from_board(board)
     (x0, x1), (y0, y1), status = workspace_grid(board, pitch_rad, grid)
     cmap, codes = _status_map()
@@ -263,7 +264,7 @@ def solve_line(board, start, end, speed_mm_s=None, step_mm=None, current=None):
     line_step_mm per step_ms). step_mm: default the board's line_step_mm.
     current: the pose before the first step (default home).
     """
-    arm = board.arm
+    arm = board.solver
     step_mm = step_mm or board.motion["line_step_mm"]
     speed = speed_mm_s or board.motion["line_step_mm"] / (board.motion["step_ms"] / 1000.0)
     points = line_points(start, end, step_mm)
@@ -290,7 +291,7 @@ def solve_line(board, start, end, speed_mm_s=None, step_mm=None, current=None):
 def line_figure(board, start, end, out_png, speed_mm_s=None, step_mm=None):
     """Solve the line (solve_line) and draw it to out_png; returns the LineResult."""
     res = solve_line(board, start, end, speed_mm_s, step_mm)
-    arm = board.arm
+    arm = board.solver
     c = chain_mod.from_board(board)
     speed = res.distance_mm[-1] / res.time_s[-1] if res.time_s[-1] > 0 else 0.0
     fig, (ax_path, ax_q, ax_v) = plt.subplots(1, 3, figsize=(16, 5.2),
@@ -380,10 +381,10 @@ def _fmt_target(arm, p):
 def path_figure(board, points_mm, out_png, waypoints=None, title=None):
     """Draw a tool path given as positions (N, 2) planar or (N, 3+) arm5, mm, with waypoints.
 
-    Planar: one top view. Arm5: top view (x, y) and side view (r, z), with the
+    Planar: one top view. Arm5Solver: top view (x, y) and side view (r, z), with the
     arm in its home pose. Returns out_png.
     """
-    arm = board.arm
+    arm = board.solver
     c = chain_mod.from_board(board)
     pts = np.asarray(points_mm, dtype=float).reshape(len(points_mm), -1) if len(points_mm) else np.zeros((0, 3))
     way = np.asarray(waypoints, dtype=float) if waypoints is not None and len(waypoints) else None
