@@ -16,13 +16,18 @@ def micropython():
     return upy.command()
 
 
-def solver_only(board_name):
-    """The arm of boards/<board_name> with its keep-out zones off: the solver's geometry alone
+def board_without_zones(board_name):
+    """boards/<board_name> with its solver's keep-out zones off: the solver's geometry alone
     (zones have their own tests, tests/test_zones.py)."""
     from armfw import board
-    arm = board.load(str(BOARDS / board_name)).solver
-    arm.zones = None
-    return arm
+    b = board.load(str(BOARDS / board_name))
+    b.solver.zones = None
+    return b
+
+
+def solver_only(board_name):
+    """The solver of board_without_zones(board_name)."""
+    return board_without_zones(board_name).solver
 
 
 _SUMMARY = []

@@ -434,3 +434,25 @@ def test_zones_load_and_check_the_same_under_micropython(micropython, tmp_path):
     probes = [line.split("probes=")[1] for line in lines[:2]]
     assert all(p.strip(".") for p in probes), probes      # some poses hit something
     assert lines[2].startswith("ERR ") and "workspace.zones[1].min_mm" in lines[2]
+
+
+@pytest.mark.parametrize("method", ["dls", "ccd"])
+def test_numeric_solvers_never_report_a_solution_inside_a_zone(method):
+    """Targets at, under and just above the table and around the base column: a numeric
+    answer whose links enter a zone is COLLISION, never OK."""
+    from armctl import numik
+    data = board_data("arm5")
+    b = board.from_dict(data, "arm5")
+    world = World(data)
+    rng = np.random.default_rng(13)
+    yaw = rng.uniform(-math.pi, math.pi, 120)
+    r = rng.uniform(30.0, 330.0, 120)
+    z = rng.uniform(-30.0, 60.0, 120)
+    targets = np.stack([r * np.cos(yaw), r * np.sin(yaw), z], axis=1)
+    batch = numik.solve_batch(b, targets, method=method, restarts=2)
+    collisions = 0
+    for i in range(len(targets)):
+        if numik.solved(batch.status[i]):
+            assert world.capsule_depth(batch.q[i]) <= 1e-6, (targets[i], batch.q[i])
+        collisions += batch.status[i] == status.COLLISION
+    assert collisions > 10
