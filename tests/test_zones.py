@@ -308,7 +308,7 @@ def test_float32_a_pose_a_hundredth_of_a_mm_inside_is_refused(monkeypatch):
     for name in ("sin", "cos"):
         monkeypatch.setattr(zones, name, getattr(kinematics, name))
     arm = arm32("sim_arm5.json")
-    z = zones.from_description(copy.deepcopy(ARM5_WORKSPACE), arm, "f32")
+    z = zones.from_description(copy.deepcopy(ARM5_WORKSPACE), arm, "f32", board._number, board.BoardError)
     L1, L2, L3, BASE = 126.14, 126.14, 150.6, 189.0
     floor_limit = 5.0 + 8.0         # clearance + tool radius
     rng = np.random.default_rng(32)
@@ -365,7 +365,7 @@ def test_float32_a_pose_a_hundredth_of_a_mm_inside_is_refused(monkeypatch):
                                 "top_mm": 1}]), "workspace.zones[0].bottom_mm"),
     (lambda w: w.update(zones=[{"name": "c", "kind": "cylinder", "radius_mm": 10, "bottom_mm": 0,
                                 "top_mm": 1, "links": ["wing"]}]), "workspace.zones[0].links"),
-    (lambda w: w["link_radius_mm"].update(elbow=3), "workspace.link_radius_mm.elbow"),
+    (lambda w: w["link_radius_mm"].update(elbow=3), "workspace.link_radius_mm: 'elbow' is not a link"),
     (lambda w: w["floor"].update(clearance_mm=float("nan")), "workspace.floor.clearance_mm"),
     (lambda w: w.update(ceiling=1), "workspace.ceiling"),
     # Home (arm upright, forearm horizontal at z = 315) inside a fixture: refused at load.

@@ -76,10 +76,6 @@ def defaults(kind, solver):
     }
 
 
-class ZoneError(ValueError):
-    """A workspace description is wrong; the message names the field."""
-
-
 class Zones:
     """Zones of one arm (its armfw.kinematics solver), links with radii; see the module doc.
 
@@ -368,31 +364,18 @@ def _inside_depth(x, y, z, prm, planar):
 # -- the board file's workspace section ------------------------------------
 
 
-def _num(d, key, where, default=None, positive=False):
-    if key not in d:
-        if default is not None:
-            return default
-        raise ZoneError("%s.%s: missing" % (where, key))
-    v = d[key]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v - v != 0:
-        raise ZoneError("%s.%s: must be a finite number, got %r" % (where, key, v))
-    if positive and v <= 0:
-        raise ZoneError("%s.%s: must be > 0, got %r" % (where, key, v))
-    return float(v)
-
-
-def _corners(d, where, dims):
+def _corners(d, where, dims, num, error):
     lo = []
     hi = []
     for key, out in (("min_mm", lo), ("max_mm", hi)):
         v = d.get(key)
         if not isinstance(v, list) or len(v) != dims:
-            raise ZoneError("%s.%s: must be a list of %d numbers" % (where, key, dims))
+            raise error("%s.%s: must be a list of %d numbers" % (where, key, dims))
         for k in range(dims):
-            out.append(_num({key: v[k]}, key, where))
+            out.append(num({key: v[k]}, key, where))
     for k in range(dims):
         if lo[k] >= hi[k]:
-            raise ZoneError("%s.min_mm: %r must be below max_mm %r" % (where, lo[k], hi[k]))
+            raise error("%s.min_mm: %r must be below max_mm %r" % (where, lo[k], hi[k]))
     if dims == 2:       # planar (x, y) into the (x, 0, y) frame
         return [lo[0], 0.0, lo[1], hi[0], 0.0, hi[1]]
     return lo + hi
@@ -403,38 +386,49 @@ ZONE_KEYS = {"box": ("name", "kind", "min_mm", "max_mm", "links"),
              "cylinder": ("name", "kind", "x_mm", "y_mm", "radius_mm", "bottom_mm", "top_mm", "links")}
 
 
-def from_description(section, solver, where):
+def _known_links(names, field, kind, links, error):
+    for name in names:
+        if name not in links:
+            raise error("%s: %r is not a link of the %s arm (%s)" % (field, name, kind, ", ".join(links)))
+
+
+def from_description(section, solver, where, number, error):
     """Zones for solver from a board file's workspace section (None: the arm kind's defaults).
 
+    number(d, key, where, positive): the board loader's number check;
+    error: its exception class, raised naming the bad field.
+
     Keys missing from the section take the default; "floor": null and
-    "zones": [] switch those off. Raises ZoneError naming the bad field, or
+    "zones": [] switch those off. Raises error naming the bad field, or
     when the arm's home pose is not clear.
     """
+    def num(d, key, w, default=None, positive=False):
+        if key not in d and default is not None:
+            return default
+        return float(number(d, key, w, positive))
+
     kind = solver.kind
     where = where + ".workspace"
     base = defaults(kind, solver)
     if section is None:
         section = {}
     if not isinstance(section, dict):
-        raise ZoneError("%s: must be an object" % where)
+        raise error("%s: must be an object" % where)
     for key in section:
         if key not in WORKSPACE_KEYS:
-            raise ZoneError("%s.%s: unknown setting (known: %s)" % (where, key, ", ".join(WORKSPACE_KEYS)))
+            raise error("%s.%s: unknown setting (known: %s)" % (where, key, ", ".join(WORKSPACE_KEYS)))
     links = LINKS[kind]
     dims = 3 if kind == "arm5" else 2
 
     radii_d = section.get("link_radius_mm", base["link_radius_mm"])
     if not isinstance(radii_d, dict):
-        raise ZoneError("%s.link_radius_mm: must be an object" % where)
-    for key in radii_d:
-        if key not in links:
-            raise ZoneError("%s.link_radius_mm.%s: not a link of the %s arm (%s)"
-                            % (where, key, kind, ", ".join(links)))
-    radii = [_num(radii_d, name, where + ".link_radius_mm", DEFAULT_RADII[kind][name])
+        raise error("%s.link_radius_mm: must be an object" % where)
+    _known_links(radii_d, where + ".link_radius_mm", kind, links, error)
+    radii = [num(radii_d, name, where + ".link_radius_mm", DEFAULT_RADII[kind][name])
              for name in links]
     for name, r in zip(links, radii):
         if r < 0:
-            raise ZoneError("%s.link_radius_mm.%s: must be >= 0, got %r" % (where, name, r))
+            raise error("%s.link_radius_mm.%s: must be >= 0, got %r" % (where, name, r))
 
     every = tuple(range(len(links)))
     zones = []
@@ -442,61 +436,58 @@ def from_description(section, solver, where):
     if floor is not None:
         fw = where + ".floor"
         if not isinstance(floor, dict):
-            raise ZoneError("%s: must be an object or null" % fw)
-        clearance = _num(floor, "clearance_mm", fw, DEFAULT_CLEARANCE_MM)
+            raise error("%s: must be an object or null" % fw)
+        clearance = num(floor, "clearance_mm", fw, DEFAULT_CLEARANCE_MM)
         if clearance < 0:
-            raise ZoneError("%s.clearance_mm: must be >= 0, got %r" % (fw, clearance))
-        zones.append(("floor", FLOOR, [_num(floor, "height_mm", fw, 0.0), clearance, 0.0, 0.0, 0.0, 0.0],
+            raise error("%s.clearance_mm: must be >= 0, got %r" % (fw, clearance))
+        zones.append(("floor", FLOOR, [num(floor, "height_mm", fw, 0.0), clearance, 0.0, 0.0, 0.0, 0.0],
                       every))
     box = section.get("tool_box")
     if box is not None:
         if not isinstance(box, dict):
-            raise ZoneError("%s.tool_box: must be an object or null" % where)
-        zones.append(("tool_box", TOOL_BOX, _corners(box, where + ".tool_box", dims),
+            raise error("%s.tool_box: must be an object or null" % where)
+        zones.append(("tool_box", TOOL_BOX, _corners(box, where + ".tool_box", dims, num, error),
                       (len(links) - 1,)))
     listed = section.get("zones", base["zones"])
     if not isinstance(listed, list):
-        raise ZoneError("%s.zones: must be a list" % where)
+        raise error("%s.zones: must be a list" % where)
     names = [z[0] for z in zones]
     for i, z in enumerate(listed):
         zw = "%s.zones[%d]" % (where, i)
         if not isinstance(z, dict):
-            raise ZoneError("%s: must be an object" % zw)
+            raise error("%s: must be an object" % zw)
         zkind = z.get("kind")
         if zkind not in ZONE_KEYS:
-            raise ZoneError("%s.kind: must be one of %s, got %r" % (zw, ", ".join(ZONE_KEYS), zkind))
+            raise error("%s.kind: must be one of %s, got %r" % (zw, ", ".join(ZONE_KEYS), zkind))
         for key in z:
             if key not in ZONE_KEYS[zkind] or (key == "y_mm" and dims == 2):
-                raise ZoneError("%s.%s: not a %s setting" % (zw, key, zkind))
+                raise error("%s.%s: not a %s setting" % (zw, key, zkind))
         name = z.get("name")
         if not isinstance(name, str) or not name or " " in name:
-            raise ZoneError("%s.name: must be a word, got %r" % (zw, name))
+            raise error("%s.name: must be a word, got %r" % (zw, name))
         if name in names:
-            raise ZoneError("%s.name: %s is used twice" % (zw, name))
+            raise error("%s.name: %s is used twice" % (zw, name))
         names.append(name)
         applies = z.get("links")
         if applies is None:
             applies = links
         elif not isinstance(applies, list):
-            raise ZoneError("%s.links: must be a list of link names" % zw)
-        for l in applies:
-            if l not in links:
-                raise ZoneError("%s.links: %r is not a link of the %s arm (%s)"
-                                % (zw, l, kind, ", ".join(links)))
+            raise error("%s.links: must be a list of link names" % zw)
+        _known_links(applies, zw + ".links", kind, links, error)
         applies = tuple(k for k in every if links[k] in applies)
         if zkind == "box":
-            zones.append((name, BOX, _corners(z, zw, dims), applies))
+            zones.append((name, BOX, _corners(z, zw, dims, num, error), applies))
         else:
-            bottom = _num(z, "bottom_mm", zw)
-            top = _num(z, "top_mm", zw)
+            bottom = num(z, "bottom_mm", zw)
+            top = num(z, "top_mm", zw)
             if bottom >= top:
-                raise ZoneError("%s.bottom_mm: %r must be below top_mm %r" % (zw, bottom, top))
-            zones.append((name, CYLINDER, [_num(z, "x_mm", zw, 0.0),
-                                           0.0 if dims == 2 else _num(z, "y_mm", zw, 0.0),
-                                           _num(z, "radius_mm", zw, positive=True), bottom, top, 0.0],
+                raise error("%s.bottom_mm: %r must be below top_mm %r" % (zw, bottom, top))
+            zones.append((name, CYLINDER, [num(z, "x_mm", zw, 0.0),
+                                           0.0 if dims == 2 else num(z, "y_mm", zw, 0.0),
+                                           num(z, "radius_mm", zw, positive=True), bottom, top, 0.0],
                           applies))
     result = Zones(solver, radii, zones)
     if not result.clear(solver.home):
-        raise ZoneError("%s: the home pose puts the %s in zone %s" % (
+        raise error("%s: the home pose puts the %s in zone %s" % (
             where, result.link_names[result.hit_link], result.zone_names[result.hit_zone]))
     return result
