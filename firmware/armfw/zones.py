@@ -38,7 +38,6 @@ FLOOR = const(0)
 BOX = const(1)
 CYLINDER = const(2)
 TOOL_BOX = const(3)
-KIND_NAMES = ("floor", "box", "cylinder", "tool_box")
 
 LINKS = {"planar": ("upper_arm", "forearm"), "arm5": ("upper_arm", "forearm", "tool")}
 
