@@ -166,10 +166,13 @@ def test_single_solve_from_the_current_pose(arm5):
     # Elbow-up answer q2, q3, q4 = -50.024, 105.019, 35.004; the elbow-down
     # one needs q4 = 140.024, past this board's 135 degree wrist limit.
     target = [157.3, 0.0, 342.4, math.pi / 2]
-    r = numik.solve(arm5, target, seed=np.radians([0, -45, 100, 30, 0]))
-    assert r.ok and r.name == "OK" and r.mode == "pitch"
-    assert np.allclose(np.degrees(r.q[1:4]), [-50.024, 105.019, 35.004], atol=0.03)
-    assert r.error_mm <= numik.TOL_MM and r.iterations >= 1
+    for analytic_seed in (True, False):
+        r = numik.solve(arm5, target, seed=np.radians([0, -45, 100, 30, 0]), analytic_seed=analytic_seed)
+        assert r.ok and r.name == "OK" and r.mode == "pitch"
+        assert np.allclose(np.degrees(r.q[1:4]), [-50.024, 105.019, 35.004], atol=0.03)
+        assert r.error_mm <= numik.TOL_MM
+        # Started at the closed form's answer DLS has nothing left to do.
+        assert (r.iterations == 0) if analytic_seed else (r.iterations >= 1)
     # Seeded next to the forbidden elbow-down answer it still answers inside the limits.
     r = numik.solve(arm5, target, seed=np.radians([0, 50, -100, 135, 0]))
     assert r.ok and arm5.arm.within_limits(list(r.q))

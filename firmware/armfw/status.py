@@ -11,8 +11,12 @@ TOO_FAR = 2
 TOO_CLOSE = 3
 JOINT_LIMIT = 4
 BAD_INPUT = 5
+# The host's numerical solvers only (armctl.numik): stopped short of the target
+# without a proof that it is out of reach or mechanically forbidden (a local
+# failure of the method). The firmware's closed-form solver never answers it.
+NOT_CONVERGED = 6
 
-NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT")
+NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT", "NOT_CONVERGED")
 
 
 def name(status):
