@@ -122,8 +122,8 @@ def _summary(arm, targets, answers, times, self_ok=None):
 def run_numik(numik, chain, arm, targets, method, budget_s):
     answers, times, self_ok = [], [], []
     home = np.array(arm.home)
-    seeded = method != "dls_home"
-    method = "ccd" if method == "ccd" else "dls"
+    seeded = not method.endswith("_home")
+    method = "ccd" if method.startswith("ccd") else "dls"
     deadline = time.perf_counter() + budget_s
     for t in targets:
         t0 = time.perf_counter()
