@@ -117,10 +117,12 @@ def solved(code):
 class Result:
     """One solve: q (radians, numpy array), status (code), error_mm (tip miss),
     angle_error_rad (tool direction miss, 0 in position mode), iterations
-    (DLS iterations or CCD sweeps, restarts included), method, mode."""
+    (DLS iterations or CCD sweeps, restarts included), method, mode, refused
+    (the best pose found was refused by the acceptance check)."""
 
-    def __init__(self, q, status, error_mm, angle_error_rad, iterations, method, mode):
+    def __init__(self, q, status, error_mm, angle_error_rad, iterations, method, mode, refused=False):
         self.q = q
+        self.refused = bool(refused)
         self.status = int(status)
         self.error_mm = float(error_mm)
         self.angle_error_rad = float(angle_error_rad)
@@ -162,7 +164,7 @@ class Batch:
 
     def __getitem__(self, i):
         return Result(self.q[i], self.status[i], self.error_mm[i], self.angle_error_rad[i],
-                      self.iterations[i], self.method, self.mode)
+                      self.iterations[i], self.method, self.mode, self.refused[i])
 
     @property
     def ok(self):
