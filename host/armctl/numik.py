@@ -41,7 +41,7 @@ targets still missed. solve_batch(..., accept=f) takes a per-solution check
 Speed: up to PLAIN_MAX targets DLS runs target by target in plain floats
 (armctl.chain.FloatChain), more run vectorised over targets in numpy. DLS is
 the workhorse (position and pitch mode); CCD is reliable in position mode but
-crawls near full stretch and in pitch mode (where it reaches about 85% of
+crawls near full stretch and in pitch mode (where it reaches about 82% of
 reachable arm5 targets from home), which is why `armctl bench` leaves it out
 by default.
 """

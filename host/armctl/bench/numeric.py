@@ -15,8 +15,8 @@ batch run covers those same targets.
 numik runs twice: "dls" as the product calls it (first attempt from the
 firmware closed form's answer, which DLS polishes), "dls_home" with that seed
 switched off, which measures the numerical method alone. CCD is left out by
-default (METHODS): from home it reaches about 85 % of these pitch-mode
-targets and takes ~150 ms each; run(methods=("dls", "dls_home", "ccd")) adds it.
+default (METHODS): from home it reaches about 82 % of these pitch-mode
+targets and takes ~200 ms each; run(methods=("dls", "dls_home", "ccd")) adds it.
 
 IKPy's and the Toolbox's chains are built from the board's geometry (metres,
 their own units) and trusted only after their FK matches armfw's FK on random
