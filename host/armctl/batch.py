@@ -1,9 +1,10 @@
+# SPDX-License-Identifier: MIT
 """Analytic IK over whole arrays of targets: a numpy twin of armfw's solver.
 
 Allowed as a second implementation only because speed needs it: planning a
 dense grid or a long path target by target through armfw costs tens of
 microseconds each in CPython, one numpy pass costs well under one.
-It follows armfw.twolink.solve and armfw.kinematics (PlanarArm, Arm5) step
+It follows armfw.twolink.solve and armfw.kinematics (PlanarSolver, Arm5Solver) step
 for step: the same candidates in the same order, the same reachability
 margin, singular threshold, limit fitting by whole turns, branch rules and
 statuses, with every constant imported from armfw. tests/test_batch.py holds
@@ -12,7 +13,7 @@ The 5-joint arm with the minimum-motion rule (what planning asks most) has
 its own path in fewer numpy passes (_arm5_min_motion); the preference rules
 build the four candidates in full.
 
-    status, q, elbow = batch.ik(board_or_arm, targets, current=None, rule="min")
+    status, q, elbow = batch.ik(board_or_solver, targets, current=None, rule="min")
 
 targets: (N, 2) planar (x, y) mm, or (N, 4) arm5 (x, y, z mm, pitch rad).
 current: None, one pose (n,) or one per target (N, n), radians.
@@ -23,10 +24,11 @@ the status carries no solution) and elbow (N,) armfw UP/DOWN (0 where none).
 import numpy as np
 
 from armfw import kinematics, twolink
-from armfw.kinematics import AXIS_EPS, LIMIT_EPS, TWO_PI, UP, DOWN, MIN_MOTION, PREFER_UP, PREFER_DOWN
+from armfw.kinematics import AXIS_EPS, LIMIT_EPS, UP, DOWN, MIN_MOTION, PREFER_UP, PREFER_DOWN
+from armfw.numeric import TWO_PI
 from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
 
-# The rule penalty of armfw.kinematics.Arm._choose: a non-preferred branch
+# The rule penalty of armfw.kinematics.Solver._choose: a non-preferred branch
 # costs more than any real motion.
 RULE_PENALTY = 1e9
 
@@ -91,7 +93,7 @@ def _fit_limits(arm, q, status):
 def _planar_candidates(arm, targets, current):
     candidates = []
     for elbow in (UP, DOWN):
-        # armfw.kinematics.PlanarArm: elbow up is the branch with t2 <= 0.
+        # armfw.kinematics.PlanarSolver: elbow up is the branch with t2 <= 0.
         st, t1, t2 = solve_twolink(arm.l1, arm.l2, targets[:, 0], targets[:, 1], -elbow)
         q = np.stack([t1, t2], axis=1)
         _fit_limits(arm, q, st)
@@ -100,7 +102,7 @@ def _planar_candidates(arm, targets, current):
 
 
 def _arm5_candidates(arm, targets, current):
-    """The four candidates as armfw.kinematics.Arm5 builds them, for the general choice in ik()."""
+    """The four candidates as armfw.kinematics.Arm5Solver builds them, for the general choice in ik()."""
     x, y, z, pitch = targets.T
     n = len(targets)
     yaw, roll, r, pitch, phi, beta, gamma, st = _arm5_pair(arm, targets, current)
@@ -120,7 +122,7 @@ def _arm5_candidates(arm, targets, current):
 
 
 def _arm5_pair(arm, targets, current):
-    """What Arm5._candidates computes before its candidates: base yaw, wrist roll,
+    """What Arm5Solver._candidates computes before its candidates: base yaw, wrist roll,
     horizontal distance r, pitch with whole turns off, the two-link pair's
     phi, beta, gamma (t1 = phi -+ beta, t2 = +-gamma) and its status."""
     x, y, z, pitch = np.ascontiguousarray(targets.T)
@@ -252,13 +254,13 @@ def _rule(rule):
     return rule
 
 
-def ik(board_or_arm, targets, current=None, rule=MIN_MOTION):
-    """Solve every target as armfw's arm.ik(target, out, current, rule) would.
+def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
+    """Solve every target as armfw's solver.ik(target, out, current, rule) would.
 
     Returns (status (N,) int8, q (N, n) float radians with NaN rows where not
     solved, elbow (N,) int8: UP, DOWN or 0 where not solved).
     """
-    arm = getattr(board_or_arm, "arm", board_or_arm)
+    arm = getattr(board_or_solver, "solver", board_or_solver)
     rule = _rule(rule)
     targets = np.asarray(targets, dtype=float)
     if targets.ndim != 2 or targets.shape[1] != len(arm.targets):
