@@ -126,6 +126,9 @@ class ArmController:
         self.q = list(self.solver.home)      # commanded pose, radians
         self.us = [-1] * n                # last pulse sent per joint (-1: none yet)
         self.steps = 0                    # steps of the last plan
+        # Check mode: plans are checked, never run; the pose they would reach
+        # becomes the commanded pose (the caller keeps the real one).
+        self.check_only = False
         # Plan: operation kinds, targets, IK rules.
         self._ops = [0] * MAX_OPS
         # A target is tool coordinates (MOVE, LINE) or joint angles (JOINTS).
@@ -248,6 +251,10 @@ class ArmController:
         """Check the whole plan, then run it; True if it ran, False if refused (see fail_*)."""
         if not self._walk(False):
             return False
+        if self.check_only:
+            for i in range(self.solver.n):
+                self.q[i] = self._walk_q[i]
+            return True
         if self._clock is not None:
             self._clock.start()
         self._walk(True)

@@ -9,7 +9,7 @@ gets one "error" line and moves nothing.
 
 from math import sin
 
-from armfw import motion, status
+from armfw import gcode, motion, status
 from armfw.compat import const
 from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
 from armfw.numeric import DEG, finite, wrap_angle
@@ -39,6 +39,8 @@ HELP = (
     "pick X Y [Z]              above, down, close gripper, lift (arm5: tool pointing down)",
     "place X Y [Z]             above, down, open gripper, lift",
     "speed [DEG_PER_S]         show or set the joint speed limit",
+    "check [on|off]            check mode: motions are validated, nothing moves ($C)",
+    "G0 G1 G4 G28 G90 G91 M3 M5 M114 M400 M115 ...  G-code (firmware/PROTOCOL.md)",
     "pose save|go|del NAME     save the pose as NAME, move to it, delete it",
     "pose set NAME Q1..QN      save joint angles (deg) as NAME;  pose list: one # line each",
     "info                      board name, arm kind, joint names, zones, clearance",
@@ -116,7 +118,11 @@ class Protocol:
             "joints": self.joints, "servo": self.servo, "where": self.where,
             "home": self.home, "grip": self.grip, "pick": self.pick, "place": self.place,
             "speed": self.speed, "info": self.info, "help": self.help, "pose": self.pose,
+            "check": self.check,
         }
+        self.checking = False
+        self._real_q = None
+        self._gcode = gcode.GCode(self, Refused, _number)
         self._poses = None
 
     # -- input ----------------------------------------------------------
@@ -162,7 +168,13 @@ class Protocol:
                     raise Refused(BAD_COMMAND, "control character 0x%02x in line" % c)
                 if c > 127:
                     raise Refused(BAD_COMMAND, "not ASCII text")
-            words = bytes(raw).decode().split()
+            text = bytes(raw).decode()
+            if gcode.is_gcode(text.lstrip()):
+                if self.controller is None:
+                    raise Refused(BAD_BOARD, self.boot_error)
+                self.write(self._gcode.handle(text))
+                return
+            words = text.split()
             if not words:
                 self.write("ok")
                 return
@@ -334,7 +346,8 @@ class Protocol:
         if g is not None and ch == g.channel:
             if us < g.min_us or us > g.max_us:
                 raise Refused(BAD_INPUT, "gripper pulse %d outside %d..%d us" % (us, g.min_us, g.max_us))
-            g.set_us(us)
+            if not self.checking:
+                g.set_us(us)
             return "ok %d %d" % (ch, us)
         joint = controller.joint_of_channel(ch)
         if joint < 0:
@@ -366,6 +379,8 @@ class Protocol:
         g = self.controller.gripper
         if g is None:
             raise Refused(BAD_COMMAND, "no gripper on this board")
+        if self.checking:
+            return "ok %s" % ("open" if args[0].lower() == "open" else "closed")
         if args[0].lower() == "open":
             g.open()
         else:
@@ -421,14 +436,17 @@ class Protocol:
                 else:
                     q = [v / DEG for v in self._limited(self._parse_joints(args[2:]))]
                 try:
-                    table.put(name, q)
+                    if not self.checking:
+                        table.put(name, q)
                 except ValueError as e:
                     raise Refused(BAD_INPUT, str(e))
                 return "ok %s %s" % (name, " ".join([_fmt(v) for v in q]))
             if action == "del":
                 self._numbers(args[2:], 0, "none")
-                if not table.delete(name):
+                if table.get(name) is None:
                     raise Refused(BAD_INPUT, "no pose named %s" % name)
+                if not self.checking:
+                    table.delete(name)
                 return "ok %s" % name
             self._numbers(args[2:], 0, "none")
             q = table.get(name)
@@ -440,6 +458,25 @@ class Protocol:
             return self._done(self.controller.joints(self._limited(goal)))
         except StoreError as e:
             raise Refused(status.FLASH, str(e))
+
+    def check(self, args):
+        """Check mode (GRBL's $C): every motion is validated against the pose the
+        previous ones would reach, nothing moves; off restores the real pose."""
+        if len(args) > 1 or (args and args[0].lower() not in ("on", "off")):
+            raise Refused(BAD_INPUT, "check [on|off]")
+        controller = self.controller
+        if args:
+            on = args[0].lower() == "on"
+            if on and not self.checking:
+                self._real_q = list(controller.q)
+                self._gcode.save_state()
+            elif not on and self.checking:
+                for i in range(self._n):
+                    controller.q[i] = self._real_q[i]
+                self._gcode.restore_state()
+            self.checking = on
+            controller.check_only = on
+        return "ok check %s" % ("on" if self.checking else "off")
 
     def info(self, args):
         self._numbers(args, 0, "none")

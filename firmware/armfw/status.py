@@ -36,7 +36,8 @@ BAD_COMMAND = "BAD_COMMAND"     # not a command line: unknown word, control byte
 BAD_BOARD = "BAD_BOARD"         # the board file could not be loaded or its driver started
 INTERNAL = "INTERNAL"           # the firmware failed where it should not: a bug, reported
 FLASH = "FLASH"                 # the board's flash could not be written (full?): old file kept
-PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, FLASH)
+ALARM = "ALARM"                 # G-code motion locked after a refused motion line (M999 / $X unlock)
+PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, FLASH, ALARM)
 
 WORDS = NAMES + PROTOCOL_WORDS
 

@@ -1,0 +1,326 @@
+# SPDX-License-Identifier: MIT
+"""The G-code face: G-code lines translated onto the line protocol's own commands.
+
+Nothing here moves the arm: a G-code line is turned into the words of a
+protocol command (G0 -> move, G1 -> line, G28 -> home, M3/M5 -> grip, ...)
+and answered by that command (armfw.protocol), so there is one dispatch and
+one motion path. firmware/PROTOCOL.md lists the subset.
+
+Marlin senders (Printrun's printcore, OctoPrint) number their lines and add a
+checksum: `N12 G1 X10*93`, the checksum the XOR of every byte before `*`.
+A bad checksum or a skipped number is answered as Marlin answers it:
+`Error:...`, `Resend: N`, `ok`, and the line is not run. Such a sender
+advances only on `ok`, so a refused framed line is answered `Error:WORD
+message` and then `ok`; an unframed line gets the protocol's own
+`error WORD message`.
+
+A refused motion line locks G-code motion (an alarm, as GRBL's): the lines
+that follow are answered but move nothing until M999 or $X clears it, so the
+rest of a stream cannot move the arm on from the wrong place.
+"""
+
+from armfw import status
+from armfw.numeric import DEG
+
+# The first letters of G-code words and what each means here.
+AXES = "XYZAB"
+FIRMWARE = "armfw"
+VERSION = "0.1.0"
+
+MOTION_CODES = ("G0", "G1", "G28", "M3", "M5")
+
+_DIGITS = "0123456789"
+
+
+def is_gcode(text):
+    """True for a line the G-code face answers: N.., G.., M.., $.. (case-insensitive)."""
+    if not text:
+        return False
+    c = text[0]
+    if c == "$":
+        return True
+    if c not in "GMNgmn" or len(text) < 2:
+        return False
+    return text[1] in _DIGITS or (c in "Nn" and text[1] == "-")
+
+
+def checksum(text):
+    """XOR of every byte of text (Marlin's line checksum)."""
+    cs = 0
+    for ch in text:
+        cs ^= ord(ch)
+    return cs
+
+
+def _strip_comment(text):
+    """text without `; comment` and `(comment)` parts."""
+    semi = text.find(";")
+    if semi >= 0:
+        text = text[:semi]
+    while "(" in text:
+        a = text.find("(")
+        b = text.find(")", a)
+        if b < 0:
+            text = text[:a]
+            break
+        text = text[:a] + " " + text[b + 1:]
+    return text
+
+
+class GCode:
+    """G-code lines for a protocol.Protocol (its commands and write)."""
+
+    def __init__(self, protocol, refused, number):
+        self.protocol = protocol
+        # armfw.protocol's Refused and number parser (passed in: protocol imports this module).
+        self.Refused = refused
+        self._number = number
+        self.relative = False           # G91
+        self.feed_mm_min = 0.0          # last F; 0: the board's line speed
+        self.last_line = 0              # Marlin line number of the last framed line
+        self.alarm = None               # why G-code motion is locked, or None
+        self._framed = False
+        self._saved = None
+
+    def save_state(self):
+        """Keep the modal state (G90/G91, F, alarm) while check mode runs a program."""
+        self._saved = (self.relative, self.feed_mm_min, self.alarm)
+
+    def restore_state(self):
+        """Back to the modal state save_state kept: a checked program leaves no trace."""
+        if self._saved is not None:
+            self.relative, self.feed_mm_min, self.alarm = self._saved
+            self._saved = None
+
+    # -- framing ----------------------------------------------------------
+
+    def _resend(self, why):
+        w = self.protocol.write
+        w("Error:%s, Last Line: %d" % (why, self.last_line))
+        w("Resend: %d" % (self.last_line + 1))
+        return "ok"
+
+    def handle(self, text):
+        """Answer one G-code line (text, ASCII); returns the final line. Raises Refused
+        only for unframed lines (a framed line's refusal is Error: + ok)."""
+        self._framed = False
+        text = text.strip()
+        if text[0] in "Nn":
+            star = text.find("*")
+            if star < 0:
+                return self._resend("No Checksum with line number")
+            try:
+                given = int(text[star + 1:].strip())
+            except ValueError:
+                given = -1
+            if given != checksum(text[:star]):
+                return self._resend("checksum mismatch")
+            head = text[:star].split(None, 1)
+            try:
+                number = int(head[0][1:])
+            except ValueError:
+                return self._resend("bad line number")
+            body = head[1] if len(head) > 1 else ""
+            self._framed = True
+            words = _strip_comment(body).upper().split()
+            if words and words[0] == "M110":
+                self.last_line = number
+                for w in words[1:]:
+                    if w[0] == "N":
+                        self.last_line = self._int(w[1:], "N")
+                return "ok"
+            if number != self.last_line + 1:
+                return self._resend("Line Number is not Last Line Number+1")
+            self.last_line = number
+            text = body
+        elif "*" in text:
+            return self._resend("No Line Number with checksum")
+        try:
+            return self.run(_strip_comment(text))
+        except self.Refused as e:
+            if not self._framed:
+                raise
+            self.protocol.write("Error:%s %s" % (e.word, e.message))
+            return "ok"
+
+    # -- words ------------------------------------------------------------
+
+    def _int(self, text, letter):
+        try:
+            return int(text)
+        except ValueError:
+            raise self.Refused(status.NAMES[status.BAD_INPUT], "%s needs a whole number: %s" % (letter, text[:20]))
+
+    def _words(self, text):
+        """{letter: number text} of the words after the command word; repeats refused."""
+        words = {}
+        for w in text:
+            letter = w[0]
+            if not ("A" <= letter <= "Z") or len(w) < 2:
+                raise self.Refused(status.NAMES[status.BAD_INPUT], "not a G-code word: %s" % w[:20])
+            if letter in words:
+                raise self.Refused(status.NAMES[status.BAD_INPUT], "%s given twice" % letter)
+            words[letter] = self._number(w[1:])
+        return words
+
+    def run(self, text):
+        """Answer one G-code line without its framing; returns the final line."""
+        # G-code allows words without spaces between them ("G1X10Y5"): split them.
+        spaced = ""
+        for ch in text.upper():
+            if "A" <= ch <= "Z" or ch == "$":
+                spaced += " "
+            spaced += ch
+        words = spaced.split()
+        if not words:
+            return "ok"
+        head = words[0]
+        if head[0] == "$":
+            return self._dollar(text.strip().upper())
+        # G01 is G1, M03 is M3.
+        code = head[0] + str(self._int(head[1:], head[0])) if head[0] in "GM" else head
+        args = self._words(words[1:])
+        if code in MOTION_CODES and self.alarm is not None:
+            raise self.Refused(status.ALARM, "G-code motion locked after: %s (M999 or $X unlocks)" % self.alarm)
+        handler = _CODES.get(code)
+        if handler is None:
+            raise self.Refused(status.BAD_COMMAND, "unsupported G-code %s" % head[:20])
+        try:
+            return handler(self, args)
+        except self.Refused as e:
+            if code in MOTION_CODES and e.word != status.ALARM:
+                self.alarm = "%s refused (%s)" % (code, e.word)
+            raise
+
+    def _dollar(self, text):
+        p = self.protocol
+        if text == "$C":
+            return p.check(["off" if p.checking else "on"])
+        if text == "$X":
+            return self._unlock({})
+        if text == "$H":
+            return self._home({})
+        raise self.Refused(status.BAD_COMMAND, "unsupported $ command %s ($C check mode, $X unlock, $H home)"
+                           % text[:20])
+
+    # -- the codes --------------------------------------------------------
+
+    def _target(self, args):
+        """Protocol words X Y [Z PITCH] of a G0/G1 target (mm, deg), absolute or relative."""
+        p = self.protocol
+        nt = p._nt
+        for letter in args:
+            if letter not in AXES and letter != "F":
+                raise self.Refused(status.NAMES[status.BAD_INPUT], "G0/G1 take X Y Z A B F, not %s" % letter)
+        if "B" in args:
+            raise self.Refused(status.NAMES[status.BAD_INPUT], "B (wrist roll) is not supported: set it with `joints`")
+        if nt == 2 and ("Z" in args or "A" in args):
+            raise self.Refused(status.NAMES[status.BAD_INPUT], "a planar arm has X and Y only")
+        now = p.controller.tool()
+        out = []
+        for i in range(nt):
+            letter = AXES[i] if i < 3 else "A"
+            v = now[i] / DEG if i == 3 else now[i]
+            if letter in args:
+                v = v + args[letter] if self.relative else args[letter]
+            out.append(repr(v))
+        return out
+
+    def _move(self, args):
+        return self.protocol.move(self._target(args))
+
+    def _line(self, args):
+        p = self.protocol
+        if "F" in args:
+            if not args["F"] > 0:
+                raise self.Refused(status.NAMES[status.BAD_INPUT], "F must be > 0 mm/min")
+            self.feed_mm_min = args["F"]
+        target = self._target(args)
+        controller = p.controller
+        board_step = controller.line_step_mm
+        if self.feed_mm_min > 0:
+            # F sets the tool speed of straight lines up to the board's own line speed.
+            step = self.feed_mm_min / 60000.0 * controller.step_ms
+            controller.line_step_mm = min(step, board_step)
+        try:
+            return p.line(target)
+        finally:
+            controller.line_step_mm = board_step
+
+    def _dwell(self, args):
+        ms = 0.0
+        if "P" in args:
+            ms = args["P"]
+        elif "S" in args:
+            ms = args["S"] * 1000.0
+        if not 0 <= ms <= 3600000:
+            raise self.Refused(status.NAMES[status.BAD_INPUT], "G4 P (ms) or S (s), 0..1 hour")
+        if not self.protocol.checking:
+            self.protocol.controller.sleep_ms(int(ms))
+        return "ok"
+
+    def _home(self, args):
+        return self.protocol.home([])
+
+    def _absolute(self, args):
+        self.relative = False
+        return "ok"
+
+    def _relative(self, args):
+        self.relative = True
+        return "ok"
+
+    def _set_position(self, args):
+        raise self.Refused(status.NAMES[status.BAD_INPUT], "G92 refused: the arm's position is the forward "
+                           "kinematics of its joint angles and cannot be redefined")
+
+    def _millimetres(self, args):
+        return "ok"
+
+    def _report(self, args):
+        p = self.protocol
+        now = p.controller.tool()
+        text = "X:%.3f Y:%.3f" % (now[0], now[1])
+        if p._nt == 4:
+            text += " Z:%.3f A:%.3f B:%.3f" % (now[2], now[3] / DEG, p.controller.q[4] / DEG)
+        p.write(text)
+        return "ok"
+
+    def _wait(self, args):
+        # A motion has finished when its command is answered.
+        return "ok"
+
+    def _grip_close(self, args):
+        return self.protocol.grip(["close"])
+
+    def _grip_open(self, args):
+        return self.protocol.grip(["open"])
+
+    def _firmware(self, args):
+        p = self.protocol
+        p.write("FIRMWARE_NAME:%s %s PROTOCOL_VERSION:1.0 MACHINE_TYPE:%s EXTRUDER_COUNT:0"
+                % (FIRMWARE, VERSION, p.controller.board.name))
+        return "ok"
+
+    def _temperature(self, args):
+        # Printrun and OctoPrint probe a fresh port with M105 until "ok": an arm has no heater.
+        return "ok"
+
+    def _unlock(self, args):
+        self.alarm = None
+        return "ok"
+
+    def _line_number(self, args):
+        # Unframed M110 N: set the line number the next framed line must follow.
+        if "N" in args:
+            self.last_line = int(args["N"])
+        return "ok"
+
+
+_CODES = {
+    "G0": GCode._move, "G1": GCode._line, "G4": GCode._dwell, "G21": GCode._millimetres,
+    "G28": GCode._home, "G90": GCode._absolute, "G91": GCode._relative, "G92": GCode._set_position,
+    "M3": GCode._grip_close, "M5": GCode._grip_open, "M105": GCode._temperature,
+    "M110": GCode._line_number, "M114": GCode._report, "M115": GCode._firmware,
+    "M400": GCode._wait, "M999": GCode._unlock,
+}

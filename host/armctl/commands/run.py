@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: MIT
+"""armctl run: stream a G-code or protocol file to the board, checked whole first."""
+
+import argparse
+import sys
+
+from armctl import cli
+from armctl.link import Link
+
+NAME = "run"
+HELP = "Stream a G-code or protocol file: check it whole first (nothing moves), then run it."
+
+EPILOG = """\
+examples:
+  armctl run --port /dev/ttyACM0 square.gcode
+  armctl run --port /dev/ttyACM0 --check-only pick.txt
+
+Lines are G-code (G0/G1/G4/G28/G90/G91, M3/M5, M114, M400, ...) or protocol
+commands (move, line, joints, pose go, ...), one per line; `;` and `#` start
+comments, blank lines are skipped (firmware/PROTOCOL.md lists both). First the
+whole file runs in the board's check mode (`check on`, GRBL's $C): every
+motion is validated from the pose the lines before it would leave, nothing
+moves. Only a file that passes is then sent for real, one line per reply,
+with a progress bar; the first refused line stops it.
+Exit status: 0 done, 1 a line was refused (its number and the board's reason
+are printed; in the check nothing moved), 2 bad file, 3 no link.
+"""
+
+PROGRESS_WIDTH = 30
+
+
+def add_arguments(parser):
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    cli.add_link_options(parser)
+    parser.add_argument("file", help="G-code or protocol file")
+    parser.add_argument("--check-only", action="store_true", help="check the file, do not run it")
+    parser.add_argument("--no-check", action="store_true", help="run without checking first (not advised)")
+
+
+def program_lines(text):
+    """[(line number, request)] of a program: comments and blank lines dropped."""
+    out = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(";", 1)[0]
+        if line.lstrip().startswith("#"):
+            continue
+        line = line.strip()
+        if line:
+            out.append((number, line))
+    return out
+
+
+def _progress(done, total, err):
+    filled = PROGRESS_WIDTH * done // max(total, 1)
+    err.write("\r[%s%s] %d/%d lines" % ("#" * filled, "." * (PROGRESS_WIDTH - filled), done, total))
+    err.flush()
+
+
+def _stream(link, path, lines, motion_timeout, out, err, show_progress):
+    """Send every line, one reply each; (True, None) or (False, the failing line and reply)."""
+    for k, (number, line) in enumerate(lines):
+        reply = link.request(line, timeout=motion_timeout)
+        if not reply.ok:
+            if show_progress:
+                err.write("\n")
+            return False, "%s:%d: %s -> %s" % (path, number, line, reply.final)
+        if show_progress:
+            _progress(k + 1, len(lines), err)
+    if show_progress:
+        err.write("\n")
+    return True, None
+
+
+def run(args, out=sys.stdout, err=sys.stderr):
+    try:
+        with open(args.file) as f:
+            lines = program_lines(f.read())
+    except (OSError, UnicodeDecodeError) as e:
+        raise cli.UsageError("%s: %s" % (args.file, e))
+    if not lines:
+        raise cli.UsageError("%s: nothing to run" % args.file)
+    if args.check_only and args.no_check:
+        raise cli.UsageError("--check-only and --no-check exclude each other")
+    motion_timeout = max(args.timeout, 120.0)
+    with Link(args.port, args.baud, args.timeout) as link:
+        if not args.no_check:
+            reply = link.request("check on")
+            if not reply.ok:
+                print("armctl run: the board has no check mode: %s" % reply.final, file=err)
+                return cli.EXIT_REFUSED
+            try:
+                ok, failure = _stream(link, args.file, lines, motion_timeout, out, err, False)
+            finally:
+                link.request("check off")
+            if not ok:
+                print("armctl run: check failed, nothing moved: %s" % failure, file=err)
+                return cli.EXIT_REFUSED
+            print("checked %d lines: all valid" % len(lines), file=out)
+            if args.check_only:
+                return cli.EXIT_OK
+        ok, failure = _stream(link, args.file, lines, motion_timeout, out, err, True)
+        if not ok:
+            print("armctl run: stopped: %s" % failure, file=err)
+            return cli.EXIT_REFUSED
+        print("ran %d lines" % len(lines), file=out)
+    return cli.EXIT_OK

@@ -1,0 +1,264 @@
+# SPDX-License-Identifier: MIT
+"""The G-code face (firmware/PROTOCOL.md) on the real MicroPython Unix port: the subset,
+Marlin line numbers and checksums, the alarm after a refused motion, check mode, and real
+senders (Printrun's printcore, an ok-per-line sender like grbl's simple_stream.py,
+`armctl run`) over a pseudo-terminal."""
+
+import argparse
+import io
+import time
+from functools import reduce
+
+import pytest
+import serial
+
+from armctl import cli
+from armctl.commands import run as run_command
+from armctl.sim import Simulator
+from conftest import BOARDS
+from test_protocol import arm5_fk, numbers
+
+ARM5 = BOARDS / "sim_arm5.json"
+
+
+def cs(text):
+    """Marlin's checksum, written out: XOR of the bytes before the '*'."""
+    return reduce(lambda a, b: a ^ b, text.encode(), 0)
+
+
+def framed(n, command):
+    head = "N%d %s" % (n, command)
+    return "%s*%d" % (head, cs(head))
+
+
+def m114(sim):
+    lines = sim.request("M114")
+    assert lines[-1] == "ok" and len(lines) == 2, lines
+    return {w.split(":")[0]: float(w.split(":")[1]) for w in lines[0].split()}
+
+
+@pytest.fixture
+def arm(micropython):
+    with Simulator(ARM5) as sim:
+        yield sim
+
+
+def test_moves_positions_and_modes(arm):
+    assert arm.request("M105") == ["ok"]
+    info = arm.request("M115")
+    assert info[0].startswith("FIRMWARE_NAME:armfw ") and "MACHINE_TYPE:sim_arm5" in info[0]
+    reply = arm.request("G0 X150 Y100 Z150 A180")[-1]
+    assert reply.startswith("ok OK")
+    # The joint angles the G0 reached put the tool where it was sent (FK by hand).
+    assert arm5_fk(numbers(reply)[:5]) == pytest.approx((150, 100, 150), abs=0.01)   # angles at 0.001 deg
+    assert m114(arm) == pytest.approx({"X": 150, "Y": 100, "Z": 150, "A": 180, "B": 0}, abs=1e-3)
+    assert arm.request("G91") == ["ok"]
+    assert arm.request("G1 X-10 Z5")[-1].startswith("ok OK")
+    assert m114(arm) == pytest.approx({"X": 140, "Y": 100, "Z": 155, "A": 180, "B": 0}, abs=1e-3)
+    assert arm.request("G90") == ["ok"]
+    assert arm.request("G1X150Z150")[-1].startswith("ok OK")        # words without spaces
+    assert m114(arm)["X"] == pytest.approx(150, abs=1e-3)
+    assert arm.request("G4 P50") == ["ok"] and arm.request("M400") == ["ok"]
+    assert arm.request("G28")[-1].startswith("ok OK 0.000 0.000 90.000 0.000 0.000")
+
+
+@pytest.mark.parametrize("feed, steps", [(60, 500), (600, 50), (100000, 5)])
+def test_feed_sets_the_tool_speed_of_straight_lines(arm, feed, steps):
+    # 10 mm at F mm/min with 20 ms steps: F/60 * 0.02 mm per step, at most the
+    # board's line_step_mm (2 mm, reached above F6000).
+    assert arm.request("G0 X150 Y0 Z300 A90")[-1].startswith("ok OK")
+    reply = arm.request("G1 X160 F%d" % feed)[-1]
+    assert reply.startswith("ok OK") and reply.endswith("steps=%d" % steps), reply
+
+
+def test_refused_motion_moves_nothing_and_locks_the_rest(arm):
+    assert arm.request("G0 X150 Y0 Z300 A90")[-1].startswith("ok OK")
+    pulses = len(arm.pulses())
+    assert arm.request("G1 X600")[-1].startswith("error TOO_FAR")
+    # A sender that keeps streaming: every motion line answered, none moves.
+    for line in ("G1 X160", "G0 X100 Y0 Z300 A90", "G28", "M3"):
+        assert arm.request(line)[-1].startswith("error ALARM G-code motion locked after: G1 refused (TOO_FAR)")
+    assert m114(arm)["X"] == pytest.approx(150, abs=1e-3)          # reports still answer
+    assert len(arm.pulses()) == pulses
+    assert arm.request("M999") == ["ok"]
+    assert arm.request("G1 X160")[-1].startswith("ok OK")
+
+
+@pytest.mark.parametrize("line, word", [
+    ("G92 X0", "error BAD_INPUT G92 refused"),
+    ("G1 B30", "error BAD_INPUT B (wrist roll) is not supported"),
+    ("G1 X1 X2", "error BAD_INPUT X given twice"),
+    ("G1 Q5", "error BAD_INPUT G0/G1 take X Y Z A B F, not Q"),
+    ("G1 Xabc", "error BAD_INPUT not a G-code word: X"),         # letters are words: X, A, B, C
+    ("G1 X1.2.3", "error BAD_INPUT not a number: 1.2.3"),
+    ("G1 X1 F0", "error BAD_INPUT F must be > 0"),
+    ("G17", "error BAD_COMMAND unsupported G-code G17"),
+    ("M104 S200", "error BAD_COMMAND unsupported G-code M104"),
+    ("$J=G91X1", "error BAD_COMMAND unsupported $ command"),
+])
+def test_refusals_name_the_reason(arm, line, word):
+    assert arm.request("where")[-1].startswith("ok")         # booted: its first pulses are logged
+    pulses = len(arm.pulses())
+    assert arm.request(line)[-1].startswith(word)
+    assert len(arm.pulses()) == pulses
+
+
+def test_marlin_line_numbers_and_checksums(arm):
+    assert arm.request(framed(-1, "M110 N-1")) == ["ok"]
+    assert arm.request(framed(0, "G0 X150 Y0 Z300 A90"))[-1].startswith("ok OK")
+    pulses = len(arm.pulses())
+    bad = framed(1, "G1 X160")[:-1] + "0"
+    if bad == framed(1, "G1 X160"):
+        bad = bad[:-1] + "1"
+    assert arm.request(bad) == ["Error:checksum mismatch, Last Line: 0", "Resend: 1", "ok"]
+    assert arm.request(framed(2, "G1 X160")) == ["Error:Line Number is not Last Line Number+1, Last Line: 0",
+                                                 "Resend: 1", "ok"]
+    assert arm.request("N1 G1 X160") == ["Error:No Checksum with line number, Last Line: 0", "Resend: 1", "ok"]
+    assert arm.request("G1 X160*12") == ["Error:No Line Number with checksum, Last Line: 0", "Resend: 1", "ok"]
+    assert len(arm.pulses()) == pulses                               # none of them ran
+    assert arm.request(framed(1, "G1 X160"))[-1].startswith("ok OK")
+    assert m114(arm)["X"] == pytest.approx(160, abs=1e-3)
+    # A refused framed line: Marlin's Error: line, then ok (the sender advances), nothing moves.
+    pulses = len(arm.pulses())
+    reply = arm.request(framed(2, "G1 X600"))
+    assert len(reply) == 2 and reply[1] == "ok"
+    assert reply[0].startswith("Error:TOO_FAR line step ") and reply[0].endswith(": unreachable")
+    assert arm.request(framed(3, "G1 X170"))[0].startswith("Error:ALARM")
+    assert len(arm.pulses()) == pulses
+
+
+def test_check_mode_validates_without_moving(arm):
+    assert arm.request("G0 X150 Y0 Z300 A90")[-1].startswith("ok OK")
+    pulses = len(arm.pulses())
+    assert arm.request("$C") == ["ok check on"]
+    assert arm.request("G91")
+    assert arm.request("G1 X20")[-1].startswith("ok OK")
+    assert m114(arm)["X"] == pytest.approx(170, abs=1e-3)           # the pose the program would reach
+    assert arm.request("G1 X500")[-1].startswith("error TOO_FAR")
+    assert arm.request("$C") == ["ok check off"]
+    assert len(arm.pulses()) == pulses
+    assert m114(arm)["X"] == pytest.approx(150, abs=1e-3)           # the real pose again
+    assert arm.request("G1 X160")[-1].startswith("ok OK")           # G90 and no alarm: as before the check
+    assert m114(arm)["X"] == pytest.approx(160, abs=1e-3)
+
+
+PROGRAM = """\
+; a square at z 300, pitch 90: Printrun strips this comment
+G21
+G90
+G0 X150 Y-20 Z300 A90
+G1 X190 F1200
+G1 Y20
+G1 X150
+G1 Y-20
+M400
+M114
+G28
+"""
+
+
+def _pty_arm(tmp_path):
+    return Simulator(ARM5, pty=True, link=tmp_path / "arm")
+
+
+def test_printcore_streams_a_file_with_line_numbers_and_checksums(micropython, tmp_path):
+    from printrun import gcoder
+    from printrun.printcore import printcore
+
+    with _pty_arm(tmp_path) as sim:
+        core = printcore()
+        sent = []
+        received = []
+        core.sendcb = lambda command, gline: sent.append(command)
+        core.recvcb = lambda line: received.append(line.strip())
+        # One line's checksum is spoiled once on its way out: the firmware must ask for it again.
+        real_send = core._send
+        spoiled = []
+
+        def send(command, lineno=0, calcchecksum=False):
+            if calcchecksum and lineno == 3 and not spoiled:
+                spoiled.append(lineno)
+                head = "N%d %s" % (lineno, command)
+                core.sentlines[lineno] = "%s*%d" % (head, cs(head))      # what a resend sends
+                core.printer.write(("%s*%d\n" % (head, (cs(head) + 1) % 256)).encode())
+                return
+            real_send(command, lineno, calcchecksum)
+        core._send = send
+        core.connect(str(sim.port), 115200)
+        try:
+            deadline = time.monotonic() + 30
+            while not core.online:
+                assert time.monotonic() < deadline, received
+                time.sleep(0.05)
+            assert core.startprint(gcoder.LightGCode(PROGRAM.splitlines()))
+            while core.printing:
+                assert time.monotonic() < deadline + 30 and core.print_thread.is_alive(), received
+                time.sleep(0.05)
+        finally:
+            core.disconnect()
+    assert spoiled == [3]
+    assert any(r.startswith("Resend: 3") for r in received), received
+    # Online after M105's ok; the job starts by resetting the line number.
+    job = sent[sent.index(framed(-1, "M110 N-1")):]
+    assert all(s == "M105" for s in sent[:sent.index(job[0])])
+    assert all("*" in s for s in job)
+    # The square's corners each reached once, in order (a resent line runs once).
+    corners = [r for r in received if r.startswith("X:")]
+    assert len(corners) == 1
+    assert corners[0].startswith("X:150.000 Y:-20.000 Z:300.000 A:90.000")
+    moves = [r for r in received if r.startswith("ok OK")]
+    assert len(moves) == 6                       # G0, four G1, G28: nothing twice, nothing lost
+    # Printrun counts only lines starting "ok"; no error reached it.
+    assert not [r for r in received if r.startswith("error") or r.startswith("Error:") and "checksum" not in r]
+
+
+def test_an_ok_per_line_sender(micropython, tmp_path):
+    """What grbl's simple_stream.py does: send a line, read until its ok/error, next line."""
+    with _pty_arm(tmp_path) as sim:
+        with serial.Serial(str(sim.port), 115200, timeout=10) as port:
+            answers = []
+            for line in PROGRAM.splitlines():
+                line = line.split(";")[0].strip()
+                if not line:
+                    continue
+                port.write((line + "\n").encode())
+                while True:
+                    reply = port.readline().decode().strip()
+                    assert reply, "no answer to %s" % line
+                    if reply.startswith("ok") or reply.startswith("error"):
+                        answers.append((line, reply))
+                        break
+    assert all(reply.startswith("ok") for _, reply in answers), answers
+    assert answers[-1][1].startswith("ok OK 0.000 0.000 90.000")
+
+
+def _run(sim, path, **options):
+    args = argparse.Namespace(port=str(sim.port), baud=115200, timeout=10.0, file=str(path),
+                              check_only=False, no_check=False)
+    for k, v in options.items():
+        setattr(args, k, v)
+    out, err = io.StringIO(), io.StringIO()
+    return run_command.run(args, out=out, err=err), out.getvalue(), err.getvalue()
+
+
+def test_armctl_run_checks_first_then_streams(micropython, tmp_path):
+    good = tmp_path / "square.gcode"
+    good.write_text(PROGRAM)
+    bad = tmp_path / "bad.gcode"
+    bad.write_text(PROGRAM.replace("G1 Y20", "G1 Y20\nG1 X900"))
+    protocol_file = tmp_path / "moves.txt"
+    protocol_file.write_text("# protocol lines work too\nmove 150 0 300 90\nline 170 0 300 90\npose save end\n")
+    with _pty_arm(tmp_path) as sim:
+        pulses = 0          # motion pulses (t > 0; the boot's park pulses are at t = 0)
+        code, out, err = _run(sim, bad)
+        assert code == cli.EXIT_REFUSED
+        assert "check failed, nothing moved" in err and "bad.gcode:7: G1 X900 -> error TOO_FAR" in err
+        assert len([p for p in sim.pulses() if p[0] > 0]) == pulses
+        code, out, err = _run(sim, good)
+        assert code == cli.EXIT_OK, err
+        assert "checked 10 lines: all valid" in out and "ran 10 lines" in out
+        assert "[%s] 10/10 lines" % ("#" * run_command.PROGRESS_WIDTH) in err
+        assert len([p for p in sim.pulses() if p[0] > 0]) > pulses
+        code, out, err = _run(sim, protocol_file)
+        assert code == cli.EXIT_OK, err
+        assert "end" in (sim.flash_dir / "poses.json").read_text()
