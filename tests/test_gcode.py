@@ -262,3 +262,64 @@ def test_armctl_run_checks_first_then_streams(micropython, tmp_path):
         code, out, err = _run(sim, protocol_file)
         assert code == cli.EXIT_OK, err
         assert "end" in (sim.flash_dir / "poses.json").read_text()
+
+
+# -- fuzz: G-code words, numbers, line numbers and checksums ----------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+CODES = ["G0", "G1", "G00", "G01", "G4", "G28", "G90", "G91", "G92", "G21", "G17", "M3", "M5", "M105",
+         "M110", "M114", "M115", "M400", "M999", "M104", "G", "M", "G-1", "G1.5", "$C", "$X", "$H", "$$"]
+LETTERS = "XYZABFPSNQEIJ"
+NUMBER = st.one_of(st.integers(-400, 400).map(str), st.floats(-400, 400, allow_nan=False).map(lambda v: "%.2f" % v),
+                   st.sampled_from(["", "-", ".", "1.2.3", "1e3", "nan", "inf", "+5", "--1", "9" * 40]))
+FINALS = ("ok", "error")
+INFO = ("# ", "Error:", "Resend: ", "X:", "FIRMWARE_NAME:")
+
+
+@st.composite
+def gcode_lines(draw):
+    words = [draw(st.sampled_from(CODES))]
+    for _ in range(draw(st.integers(0, 5))):
+        words.append(draw(st.sampled_from(LETTERS)) + draw(NUMBER))
+    body = draw(st.sampled_from([" ", "", "  ", "\t"])).join(words)
+    if draw(st.booleans()):
+        body += draw(st.sampled_from([" ; comment", " (note) ", "(", ";"]))
+    frame = draw(st.integers(0, 3))
+    if frame == 0:
+        return body
+    n = draw(st.integers(-2, 60))
+    head = "N%d %s" % (n, body)
+    check = cs(head)
+    if frame == 2:
+        check = draw(st.integers(0, 300))
+    if frame == 3 and draw(st.booleans()):
+        return head
+    return "%s*%d" % (head, check)
+
+
+@pytest.fixture(scope="module")
+def fuzz_arm(micropython):
+    with Simulator(ARM5) as sim:
+        assert sim.request("G0 X150 Y0 Z300 A90")[-1].startswith("ok OK")
+        yield sim
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(gcode_lines(), min_size=1, max_size=25))
+def test_fuzzed_gcode_gets_one_answer_and_refusals_move_nothing(fuzz_arm, program):
+    sim = fuzz_arm
+    for line in program:
+        before = len(sim.pulses())
+        reply = sim.request(line)
+        final = reply[-1]
+        assert final.split(" ", 1)[0] in FINALS, (line, reply)
+        assert all(r.startswith(INFO) for r in reply[:-1]), (line, reply)
+        assert "INTERNAL" not in final and "Traceback" not in "".join(reply), (line, reply)
+        refused = final.startswith("error") or any(r.startswith("Error:") for r in reply)
+        if refused:
+            assert len(sim.pulses()) == before, (line, reply)
+        if any(r.startswith("Resend: ") for r in reply):
+            assert final == "ok"
+    # Every pulse ever sent lies inside its servo's window.
+    assert all(500 <= us <= 2500 for _, ch, us in sim.pulses() if us)
