@@ -237,15 +237,12 @@ class GCode:
             self.feed_mm_min = args["F"]
         target = self._target(args)
         controller = p.controller
-        board_step = controller.line_step_mm
         if self.feed_mm_min > 0:
-            # F sets the tool speed of straight lines up to the board's own line speed.
+            # F sets the tool speed of this line, up to the board's own line
+            # speed (the protocol puts that back before the next request).
             step = self.feed_mm_min / 60000.0 * controller.step_ms
-            controller.line_step_mm = min(step, board_step)
-        try:
-            return p.line(target)
-        finally:
-            controller.line_step_mm = board_step
+            controller.line_step_mm = min(step, controller.board.motion["line_step_mm"])
+        return p.line(target)
 
     def _dwell(self, args):
         ms = 0.0

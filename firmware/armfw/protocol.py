@@ -169,6 +169,9 @@ class Protocol:
                 if c > 127:
                     raise Refused(BAD_COMMAND, "not ASCII text")
             text = bytes(raw).decode()
+            if self.controller is not None:
+                # A G1's F lasts for its own line only.
+                self.controller.line_step_mm = float(self.controller.board.motion["line_step_mm"])
             if gcode.is_gcode(text.lstrip()):
                 if self.controller is None:
                     raise Refused(BAD_BOARD, self.boot_error)
