@@ -20,7 +20,7 @@ from math import atan2, cos, sin, sqrt, pi, isfinite
 from armfw import twolink
 from armfw.compat import const
 from armfw.numeric import TWO_PI, all_finite, finite
-from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, COLLISION, solved
+from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, COLLISION, NEAR_AXIS, solved
 
 # Branch rules. MIN_MOTION picks the valid solution nearest the current pose
 # (a silent branch flip mid-path swings the arm violently); PREFER_UP and
@@ -225,20 +225,33 @@ class Arm5Solver(Solver):
     from it by half a turn and leans back over itself, each with both elbow
     branches. Elbow "up" is the branch that, reaching forward, lifts the elbow
     above the shoulder-wrist line (q3 >= 0 facing the target).
-    Wrist roll does not move the tool tip: IK keeps the current roll (0 with
-    no current pose).
+    IK keeps the current wrist roll (0 with no current pose); a caller that
+    sets the roll passes it as current[4].
+
+    tool: the tool tip's offset (mm) from the l3 tip in the flange frame,
+    [across, lateral, along the tool]: z along the tool, y lateral (horizontal
+    at roll 0, to the left of a tool reaching away from the base), x across
+    the tool in the arm's plane; the frame turns with the wrist roll q5:
+    R = Rz(q1) Ry(q2+q3+q4) Rz(q5). With a lateral component the base angle
+    is atan2(y, x) - asin(b / r) (b the lateral offset at this roll, r the
+    target's distance from the base axis) and no target nearer the axis than
+    |b| has a solution (NEAR_AXIS). A zero offset takes the original closed
+    form, so its answers are unchanged to the bit.
     """
 
     kind = "arm5"
     targets = ("x", "y", "z", "pitch")
     n_candidates = 4
 
-    def __init__(self, l1, l2, l3, base, names, lo, hi, home):
+    def __init__(self, l1, l2, l3, base, names, lo, hi, home, tool=None):
         self.l1 = l1
         self.l2 = l2
         self.l3 = l3
         self.base = base    # height of the J2 axis above the base plane, mm
         self.reach = l1 + l2
+        self.tool = [0.0, 0.0, 0.0] if tool is None else [tool[0], tool[1], tool[2]]
+        self._offset = self.tool[0] != 0.0 or self.tool[1] != 0.0 or self.tool[2] != 0.0
+        self._v = [0.0, 0.0, 0.0]       # the offset in the arm's plane frame
         Solver.__init__(self, names, lo, hi, home)
         self._elbow[0] = UP
         self._elbow[1] = DOWN
@@ -261,11 +274,14 @@ class Arm5Solver(Solver):
             for c in range(4):
                 status[c] = TOO_FAR
             return
+        roll = current[4] if current is not None else 0.0
+        if self._offset:
+            self._candidates_offset(target, current, pitch, roll, r)
+            return
         if r < AXIS_EPS:
             yaw = current[0] if current is not None else 0.0
         else:
             yaw = atan2(y, x)
-        roll = current[4] if current is not None else 0.0
         # Wrist point in the arm's vertical plane, relative to the J2 axis; the
         # planar solver's x axis is vertical here, its y axis horizontal.
         pair = self._pair
@@ -298,6 +314,66 @@ class Arm5Solver(Solver):
             q[4] = roll
             status[c] = st if self._fit_limits(q) else JOINT_LIMIT
 
+    def _plane_offset(self, a4, roll, v):
+        """The tool offset Ry(a4) Rz(roll) t in the arm's plane frame: v = [along the
+        reach, lateral, up]."""
+        t = self.tool
+        cr = cos(roll)
+        sr = sin(roll)
+        u = t[0] * cr - t[1] * sr
+        v[1] = t[0] * sr + t[1] * cr
+        ca = cos(a4)
+        sa = sin(a4)
+        v[0] = u * ca + t[2] * sa
+        v[2] = t[2] * ca - u * sa
+        return v
+
+    def _candidates_offset(self, target, current, pitch, roll, r):
+        """Candidates with a tool offset: per half turn of the base, the lateral
+        offset fixes the base angle, the rest fixes the flange point in the plane."""
+        status = self._status
+        v = self._v
+        pair = self._pair
+        x = target[0]
+        y = target[1]
+        for side in range(2):
+            # Facing the target (side 0) the tool pitches forward (a4 = pitch);
+            # turned half a turn and leaning back (side 1), a4 = -pitch.
+            a4 = pitch if side == 0 else -pitch
+            self._plane_offset(a4, roll, v)
+            b = v[1]
+            if r * r < b * b:
+                status[2 * side] = NEAR_AXIS
+                status[2 * side + 1] = NEAR_AXIS
+                continue
+            reach = sqrt(r * r - b * b)
+            if side == 1:
+                reach = -reach
+            if r < AXIS_EPS:
+                yaw = current[0] if current is not None else 0.0
+                if side == 1:
+                    yaw = yaw - pi if yaw > 0 else yaw + pi
+            else:
+                yaw = atan2(y, x) - atan2(b, reach)
+            # Flange (l3 tip) and then wrist point in the plane, relative to J2.
+            u = reach - v[0] - self.l3 * sin(a4)
+            w = target[2] - v[2] - self.base - self.l3 * cos(a4)
+            st = twolink.solve_pair(self.l1, self.l2, w, u, pair)
+            for e in range(2):
+                c = 2 * side + e
+                if not solved(st):
+                    status[c] = st
+                    continue
+                # Facing: up is q3 >= 0 (pair[0:2]); leaning back the mirror, q3 <= 0 (pair[2:4]).
+                k = 2 * e if side == 0 else 2 - 2 * e
+                q = self._q[c]
+                q[0] = yaw
+                q[1] = pair[k]
+                q[2] = pair[k + 1]
+                q[3] = a4 - pair[k] - pair[k + 1]
+                q[4] = roll
+                status[c] = st if self._fit_limits(q) else JOINT_LIMIT
+
     def fk(self, q, out):
         """Tool (x, y, z mm, pitch rad) for joints q (radians), into out.
 
@@ -307,9 +383,19 @@ class Arm5Solver(Solver):
         a3 = a2 + q[2]
         a4 = a3 + q[3]
         s = self.l1 * sin(a2) + self.l2 * sin(a3) + self.l3 * sin(a4)
-        out[0] = s * cos(q[0])
-        out[1] = s * sin(q[0])
-        out[2] = self.base + self.l1 * cos(a2) + self.l2 * cos(a3) + self.l3 * cos(a4)
+        z = self.base + self.l1 * cos(a2) + self.l2 * cos(a3) + self.l3 * cos(a4)
+        if self._offset:
+            v = self._plane_offset(a4, q[4], self._v)
+            s += v[0]
+            z += v[2]
+            c = cos(q[0])
+            sn = sin(q[0])
+            out[0] = s * c - v[1] * sn
+            out[1] = s * sn + v[1] * c
+        else:
+            out[0] = s * cos(q[0])
+            out[1] = s * sin(q[0])
+        out[2] = z
         out[3] = a4
         return out
 

@@ -120,7 +120,9 @@ class ArmController:
         self.max_speed_rad_s = float(m["max_speed_deg_s"]) * DEG     # rad/s, the board's ceiling
         self.speed_rad_s = self.max_speed_rad_s                        # rad/s, the current limit
         # The pitch of an arm5 line turns the wrist point on the tool's length.
-        self.tool_mm = getattr(self.solver, "l3", 0.0)
+        tool = getattr(self.solver, "tool", (0.0, 0.0, 0.0))
+        self._offset_mm = sqrt(tool[0] * tool[0] + tool[1] * tool[1] + tool[2] * tool[2])
+        self.tool_mm = getattr(self.solver, "l3", 0.0) + self._offset_mm
         n = self.solver.n
         nt = len(self.solver.targets)
         self.q = list(self.solver.home)      # commanded pose, radians
@@ -135,6 +137,8 @@ class ArmController:
         self._tools = [[0.0] * nt for _ in range(MAX_OPS)]
         self._angles = [[0.0] * n for _ in range(MAX_OPS)]
         self._rules = [MIN_MOTION] * MAX_OPS
+        self._rolls = [None] * MAX_OPS
+        self._current = [0.0] * n          # the IK's current pose with a commanded roll
         self._n_ops = 0
         # Step scratch, allocated once.
         self._walk_q = [0.0] * n          # pose while walking a plan
@@ -194,16 +198,18 @@ class ArmController:
 
     # -- one-operation motions (also for Python calls at the REPL) -------
 
-    def move(self, target, rule=MIN_MOTION):
-        """Joint-interpolated move to the IK solution of target (mm, radians); False if refused."""
+    def move(self, target, rule=MIN_MOTION, roll=None):
+        """Joint-interpolated move to the IK solution of target (mm, radians); roll: the
+        arm5 wrist roll to reach (radians; None: unchanged). False if refused."""
         self.plan()
-        self.add(MOVE, target, rule)
+        self.add(MOVE, target, rule, roll)
         return self.run()
 
-    def line(self, target):
-        """Straight tool line to target (mm, radians); False if refused."""
+    def line(self, target, roll=None):
+        """Straight tool line to target (mm, radians), the arm5 wrist roll turning
+        evenly to roll (None: unchanged); False if refused."""
         self.plan()
-        self.add(LINE, target)
+        self.add(LINE, target, MIN_MOTION, roll)
         return self.run()
 
     def joints(self, q):
@@ -234,13 +240,15 @@ class ArmController:
         """Start a new plan."""
         self._n_ops = 0
 
-    def add(self, op, target=None, rule=MIN_MOTION):
-        """Append an operation; target: joint angles (JOINTS) or tool coordinates (MOVE, LINE)."""
+    def add(self, op, target=None, rule=MIN_MOTION, roll=None):
+        """Append an operation; target: joint angles (JOINTS) or tool coordinates (MOVE, LINE);
+        roll: the arm5 wrist roll a MOVE or LINE ends at (radians; None: unchanged)."""
         k = self._n_ops
         if k >= MAX_OPS:
             raise ValueError("plan too long")
         self._ops[k] = op
         self._rules[k] = rule
+        self._rolls[k] = roll
         if target is not None:
             t = self._angles[k] if op == JOINTS else self._tools[k]
             for i in range(len(t)):
@@ -296,7 +304,7 @@ class ArmController:
                 continue
             goal = self._goal
             if op == MOVE:
-                st = self.solver.ik(self._tools[k], goal, q, self._rules[k])
+                st = self.solver.ik(self._tools[k], goal, self._with_roll(q, self._rolls[k]), self._rules[k])
                 if not solved(st):
                     return self._refuse(st, REASON_SOLVER, k, 1, self._tools[k])
             else:
@@ -306,6 +314,16 @@ class ArmController:
             if not self._walk_joints(k, q, goal, live):
                 return False
         return True
+
+    def _with_roll(self, q, roll):
+        """q, or a copy of it with the wrist roll set (what IK keeps as the roll)."""
+        if roll is None:
+            return q
+        c = self._current
+        for i in range(self.solver.n):
+            c[i] = q[i]
+        c[4] = roll
+        return c
 
     def _max_step(self):
         return self.speed_rad_s * self.step_ms / 1000.0
@@ -364,6 +382,12 @@ class ArmController:
             dist += d * d
         dist = sqrt(dist)
         length = dist + (self.tool_mm * abs(p1[3] - p0[3]) if nt == 4 else 0.0)
+        roll0 = q[4] if nt == 4 else 0.0
+        roll1 = self._rolls[k]
+        if roll1 is None:
+            roll1 = roll0
+        # The roll turns the tool offset (and the jaws): a turn counts as travel.
+        length += (self._offset_mm + 10.0) * abs(roll1 - roll0)
         if not finite(length):
             # Coordinates so large their squares overflow: far outside any arm.
             st = self.solver.ik(p1, self._goal, q, MIN_MOTION)
@@ -386,7 +410,10 @@ class ArmController:
                     tn = 1.0
                 for i in range(nt):
                     p[i] = p0[i] + (p1[i] - p0[i]) * tn if tn < 1.0 else p1[i]
-                st = self.solver.ik(p, goal, q, MIN_MOTION)
+                current = q
+                if roll1 != roll0:
+                    current = self._with_roll(q, roll0 + (roll1 - roll0) * tn)
+                st = self.solver.ik(p, goal, current, MIN_MOTION)
                 if not solved(st):
                     return self._refuse(st, REASON_SOLVER, k, step, p)
                 biggest = 0.0

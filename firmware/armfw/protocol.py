@@ -27,13 +27,13 @@ _LF = const(10)
 _CR = const(13)
 
 HELP = (
-    "ik X Y [Z PITCH] [elbow=up|down]  solve, do not move: ok STATUS q1..qn elbow= err_mm=",
+    "ik X Y [Z PITCH [ROLL]] [elbow=up|down]  solve, do not move: ok STATUS q1..qn elbow= err_mm=",
     "fk Q1..QN                 tool position of joint angles: ok X Y [Z PITCH]",
-    "move X Y [Z PITCH] [elbow=up|down]  joint-interpolated move to the IK solution",
-    "line X Y [Z PITCH]        straight tool line (IK every step, whole path checked first)",
+    "move X Y [Z PITCH [ROLL]] [elbow=up|down]  joint-interpolated move to the IK solution",
+    "line X Y [Z PITCH [ROLL]] straight tool line (IK every step, whole path checked first)",
     "joints Q1..QN             move to joint angles (deg)",
     "servo CH US               raw pulse on one channel (wiring check), inside its window",
-    "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch=] grip= clear_mm= zone= link=",
+    "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch= roll=] grip= clear_mm= zone= link=",
     "home                      move to the board's home pose",
     "grip open|close           open or close the gripper",
     "pick X Y [Z]              above, down, close gripper, lift (arm5: tool pointing down)",
@@ -124,6 +124,7 @@ class Protocol:
         self._real_q = None
         self._gcode = gcode.GCode(self, Refused, _number)
         self._poses = None
+        self._roll = None
 
     # -- input ----------------------------------------------------------
 
@@ -201,10 +202,20 @@ class Protocol:
         return [_number(w) for w in args]
 
     def _target_words(self):
-        return "X Y Z PITCH" if self._nt == 4 else "X Y"
+        return "X Y Z PITCH [ROLL]" if self._nt == 4 else "X Y"
+
+    def _current(self):
+        """The IK's current pose: the commanded one, with the roll a target sets."""
+        q = self.controller.q
+        if self._roll is None:
+            return q
+        c = list(q)
+        c[4] = self._roll
+        return c
 
     def _parse_target(self, args, allow_elbow):
-        """Tool target from X Y [Z PITCH] (mm, deg) into self._target; returns the IK rule."""
+        """Tool target from X Y [Z PITCH [ROLL]] (mm, deg) into self._target, the roll
+        (radians, or None: unchanged) into self._roll; returns the IK rule."""
         rule = MIN_MOTION
         plain = []
         for w in args:
@@ -217,6 +228,9 @@ class Protocol:
                                   if allow_elbow else "no options here: %s" % w[:20])
             else:
                 plain.append(w)
+        self._roll = None
+        if self._nt == 4 and len(plain) == 5:
+            self._roll = wrap_angle(_number(plain.pop()), 180.0) * DEG
         v = self._numbers(plain, self._nt, self._target_words())
         t = self._target
         for i in range(self._nt):
@@ -292,10 +306,11 @@ class Protocol:
         rule = self._parse_target(args, True)
         kin = self.controller.solver
         q = self._q
-        st = kin.ik(self._target, q, self.controller.q, rule)
+        current = self._current()
+        st = kin.ik(self._target, q, current, rule)
         if not status.solved(st):
             raise self._unsolved(st, args)
-        err_mm, _ = kin.fk_error(self._target, q, self.controller.q)
+        err_mm, _ = kin.fk_error(self._target, q, current)
         self._note_branch(rule)
         return "ok %s %s elbow=%s err_mm=%s" % (status.name(st), _degrees(q, self._n),
                                                 ELBOW_NAMES[kin.elbow], _fmt(err_mm))
@@ -312,15 +327,15 @@ class Protocol:
 
     def move(self, args):
         rule = self._parse_target(args, True)
-        st = self.controller.solver.ik(self._target, self._q, self.controller.q, rule)
+        st = self.controller.solver.ik(self._target, self._q, self._current(), rule)
         if not status.solved(st):
             raise self._unsolved(st, args)
         self._note_branch(rule)
-        return self._done(self.controller.move(self._target, rule))
+        return self._done(self.controller.move(self._target, rule, self._roll))
 
     def line(self, args):
         self._parse_target(args, False)
-        return self._done(self.controller.line(self._target))
+        return self._done(self.controller.line(self._target, self._roll))
 
     def _limited(self, q):
         """q (radians), or Refused JOINT_LIMIT naming the first joint outside its limits."""
@@ -364,8 +379,9 @@ class Protocol:
     def where(self, args):
         self._numbers(args, 0, "none")
         g = self.controller.gripper
-        return self._pose_reply(" grip=%s%s" % ("none" if g is None else (g.state or "unknown"),
-                                                self._clearance()))
+        roll = " roll=%s" % _fmt(self.controller.q[4] / DEG) if self._n == 5 else ""
+        return self._pose_reply("%s grip=%s%s" % (roll, "none" if g is None else (g.state or "unknown"),
+                                                  self._clearance()))
 
     def _clearance(self):
         """' clear_mm=<gap> zone=<name> link=<link>': the commanded pose's nearest zone."""

@@ -27,9 +27,13 @@ COLLISION = const(6)
 # without a proof that it is out of reach or mechanically forbidden (a local
 # failure of the method). The firmware's closed-form solver never answers it.
 NOT_CONVERGED = const(7)
+# A tool offset across the arm's plane (lateral, Y_TCP) keeps the tip at least
+# that far from the base axis: a target nearer the axis than the offset has no
+# base angle at all (a cylinder around the axis, beside TOO_CLOSE's hole).
+NEAR_AXIS = const(8)
 
 NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT", "COLLISION",
-         "NOT_CONVERGED")
+         "NOT_CONVERGED", "NEAR_AXIS")
 
 # The protocol's own words (armfw.protocol; firmware/PROTOCOL.md says when each is sent).
 BAD_COMMAND = "BAD_COMMAND"     # not a command line: unknown word, control bytes, too long
