@@ -48,7 +48,8 @@ AXIS_EPS = 1e-6         # mm: a target this close to the arm5 base axis has no y
 TOL_DEG = 1e-6          # agreement asked of a solver in double precision
 TOL_SINGULAR_DEG = 1e-4  # near full stretch the angle goes with sqrt(rounding)
 
-VECTOR_FILES = {"sim_planar.json": "planar.json", "sim_arm5.json": "arm5.json"}
+VECTOR_FILES = {"sim_planar.json": "planar.json", "sim_arm5.json": "arm5.json",
+                "sim_arm5_tool.json": "arm5_tool.json"}
 
 
 class Geometry:
@@ -63,6 +64,8 @@ class Geometry:
         self.l2 = float(arm["l2_mm"])
         self.l3 = float(arm.get("l3_mm", 0.0))
         self.base = float(arm.get("base_mm", 0.0))
+        # Tool tip offset from the l3 tip in the flange frame (across, lateral, along).
+        self.tool = np.array([float(v) for v in arm.get("tool_mm", (0.0, 0.0, 0.0))])
         self.lo = np.radians([j["min_deg"] for j in data["joints"]])
         self.hi = np.radians([j["max_deg"] for j in data["joints"]])
         self.n = len(data["joints"])
@@ -125,6 +128,78 @@ def fk_arm5(g, q):
     return tip, tool
 
 
+def rot_z(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def rot_y(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def fk_chain(g, q):
+    """(tool tip xyz mm, tool unit direction) by the chain of frames: the base turns
+    about z, each pitch joint about its y axis, each link runs along its z axis, the
+    wrist roll turns the tool frame about its z axis, the tip sits at g.tool in it."""
+    frame = rot_z(q[0])
+    point = np.array([0.0, 0.0, g.base])
+    for length, angle in ((g.l1, q[1]), (g.l2, q[2]), (g.l3, q[3])):
+        frame = frame @ rot_y(angle)
+        point = point + frame @ np.array([0.0, 0.0, length])
+    frame = frame @ rot_z(q[4])
+    return point + frame @ g.tool, frame[:, 2]
+
+
+def candidates_tool(g, target, current):
+    """candidates() for an arm with a tool offset, by frames: for each half turn of the
+    base, the tool frame of the target (pitch in the arm's plane, the roll kept from
+    the current pose) places the offset; the base angle is the one that puts the
+    offset's sideways part across the plane; the flange and wrist then follow.
+    Returns (facing status or candidates, candidates of both sides)."""
+    x, y, z, pitch = target
+    roll = current[4] if current is not None else 0.0
+    tip = np.array([x, y, z])
+    r = float(np.hypot(x, y))
+    out = []
+    first = None
+    for side, a4 in ((0, pitch), (1, -pitch)):
+        # The offset in the arm's plane frame (x along the reach, y across it, z up).
+        offset = rot_y(a4) @ rot_z(roll) @ g.tool
+        across = float(offset[1])
+        if r < abs(across):
+            status = "NEAR_AXIS"
+        else:
+            # The tip seen from the base: along the reach (+ facing, - turned) and across.
+            along = np.sqrt(r * r - across * across) * (1.0 if side == 0 else -1.0)
+            yaw = float(np.arctan2(y, x) - np.arctan2(across, along))
+            frame = rot_z(yaw) @ rot_y(a4) @ rot_z(roll)
+            flange = tip - frame @ g.tool
+            wrist = flange - g.l3 * frame[:, 2]
+            heading = np.array([np.cos(yaw), np.sin(yaw), 0.0])
+            side_way = np.array([-np.sin(yaw), np.cos(yaw), 0.0])
+            assert abs(float(wrist @ side_way)) < 1e-9, (target, wrist @ side_way)
+            wh = float(wrist @ heading)
+            wz = float(wrist[2] - g.base)
+            # Turned, the plane is mirrored: solve the mirror image, negate the pitch joints.
+            mirror = -1.0 if side else 1.0
+            found = elbow_points(g.l1, g.l2, mirror * wh, wz)
+            if isinstance(found, str):
+                status = found
+            else:
+                status = None
+                for label, e in zip(("up", "down"), found):
+                    q2 = float(np.arctan2(e[0], e[1]))
+                    a3 = float(np.arctan2(mirror * wh - e[0], wz - e[1]))
+                    q3 = wrap(a3 - q2)
+                    q4 = pitch - a3
+                    out.append({"label": label, "q": [wrap(yaw), mirror * q2, mirror * q3, mirror * q4, roll],
+                                "elbow": mirror * q3})
+        if first is None:
+            first = status
+    return first, out
+
+
 def tool_direction(x, y, pitch, yaw):
     """Unit tool direction of a target: pitch (rad) from vertical, toward (x, y)."""
     return np.array([np.sin(pitch) * np.cos(yaw), np.sin(pitch) * np.sin(yaw), np.cos(pitch)])
@@ -174,6 +249,12 @@ def facing_yaw(target, current):
 def check_fk(g, target, q, current):
     """Assert this file's FK of q reproduces target (derivation self-check)."""
     slack = REACH_EPS * (g.l1 + g.l2) + 1e-9
+    if g.kind == "arm5" and g.tool.any():
+        tip, tool = fk_chain(g, q)
+        assert np.linalg.norm(tip - np.array(target[:3])) <= slack, (target, q, tip)
+        # The tool points at the target's pitch in the plane the base faces (turned: -pitch).
+        assert abs(float(np.arctan2(np.hypot(tool[0], tool[1]), tool[2])) - abs(target[3])) <= 1e-9, (target, q, tool)
+        return
     if g.kind == "planar":
         err = float(np.hypot(*(fk_planar(g, q) - np.array(target))))
         assert err <= slack, (target, q, err)
@@ -187,7 +268,12 @@ def check_fk(g, target, q, current):
 
 def expected(g, target, rule, current):
     """(status name, chosen q in rad or None) for a finite target; see the module doc."""
-    found = candidates(g, target, current)
+    if g.kind == "arm5" and g.tool.any():
+        first, found = candidates_tool(g, target, current)
+        if not found:
+            return first, None
+    else:
+        found = candidates(g, target, current)
     if isinstance(found, str):
         return found, None
     valid = []
@@ -493,9 +579,75 @@ def arm5_cases():
     return g, cases
 
 
+def arm5_tool_cases():
+    """The arm with a tool offset (4 mm across, 12 mm lateral, 25 mm along): every case's
+    answer from candidates_tool; the roll, which turns the offset, from the current pose."""
+    g = Geometry("sim_arm5_tool.json")
+    cases = []
+
+    def add(cid, target, rule="up", current=None, note=""):
+        cases.append(make_case(g, "tool-" + cid, target, rule, current, note))
+
+    def target_of(q_deg):
+        tip, tool = fk_chain(g, np.radians(q_deg))
+        # The pitch in the plane the base faces: the angle of the tool from vertical.
+        pitch = float(np.degrees(np.arctan2(np.hypot(tool[0], tool[1]), tool[2])))
+        return [float(tip[0]), float(tip[1]), float(tip[2]), pitch]
+
+    # Hand: at all zero the tool points up, the flange frame is the base frame:
+    # the tip is (4, 12, 189 + 2*126.14 + 150.6 + 25) = (4, 12, 616.88).
+    add("hand-straight-up", [4.0, 12.0, 616.88, 0.0], "min", [0.0, 0.0, 0.0, 0.0, 0.0],
+        "hand: all joints zero puts the tip at (4, 12, 616.88) (the offset in the base frame): stretched -> SINGULAR")
+    # Hand: facing +x with the tool horizontal (pitch 90), roll 0: the lateral 12 mm is
+    # +y, so the tip at (300, 12, z) has the base at yaw 0 (asin(12/r) = atan2(12, 300)).
+    add("hand-lateral-yaw-0", [300.0, 12.0, 250.0, 90.0], "up", None,
+        "hand: lateral offset 12 mm at roll 0: a tip at y = 12 keeps the base at yaw 0")
+    add("hand-roll-90-turns-lateral", [300.0, 4.0, 250.0, 90.0], "min", [0.0, -60.0, 120.0, 30.0, -90.0],
+        "hand: roll -90 turns the offset (4, 12, 25) to (12, -4, 25)... lateral (Rz(-90) t)_y = -4: "
+        "the tip at y = 4 is 8 mm off the plane at yaw 0, so the base turns")
+    # The cylinder around the base axis the lateral offset keeps the tip out of.
+    for r in (0.0, 5.0, 11.9):
+        x, y = polar(r, 40.0)
+        add("near-axis-r%g" % r, [x, y, 400.0, 0.0], "up", None,
+            "tool vertical (pitch 0), roll 0: lateral offset 12 mm, r = %g < 12 -> NEAR_AXIS" % r)
+    x, y = polar(12.1, 40.0)
+    add("near-axis-outside", [x, y, 400.0, 0.0], "up", None, "r = 12.1 > 12: a base angle exists")
+    add("near-axis-rolled-away", [3.0, 2.0, 400.0, 0.0], "min", [0.0, 0.0, 0.0, 0.0, 90.0],
+        "roll 90 turns the lateral part to (Rz(90) t)_y = 4: r = 3.6 < 4 -> NEAR_AXIS")
+    add("near-axis-rolled-clear", [5.0, 3.0, 400.0, 0.0], "min", [0.0, 0.0, 0.0, 0.0, 90.0],
+        "roll 90: lateral 4 mm, r = 5.83 > 4 -> solved")
+    add("far-away", [500.0, 500.0, 500.0, 90.0], "up", None, "far outside -> TOO_FAR")
+    add("bad-nan", [150.0, 0.0, "nan", 90.0], "up", None, "NaN -> BAD_INPUT")
+    add("folded-on-j2", [g.l3 + 25.0, -12.0, g.base - 4.0, 90.0], "up", None,
+        "tool horizontal at yaw ~0: the wrist lands near the J2 axis: folded -> JOINT_LIMIT")
+
+    # Rolls: the same tip and pitch with the wrist rolled, every rule.
+    for roll in (-120.0, -45.0, 0.0, 60.0, 130.0):
+        for rule in ("up", "down", "min"):
+            cur = [10.0, -40.0, 100.0, 20.0, roll]
+            add("roll%g-%s" % (roll, rule), [180.0, 40.0, 300.0, 90.0], rule, cur,
+                "roll %g from the current pose turns the offset; the tip stays at (180, 40, 300)" % roll)
+    # Quadrants and behind the base.
+    for deg in (30.0, 120.0, -60.0, -150.0, 170.0):
+        for (r, z, p) in ((200.0, 280.0, 90.0), (150.0, 160.0, 135.0)):
+            x, y = polar(r, deg)
+            for rule in ("up", "down"):
+                add("q%g-r%g-%s" % (deg, r, rule), [x, y, z, p], rule, [0.0, 0.0, 0.0, 0.0, 30.0],
+                    "quadrant sweep with roll 30")
+    # Reachable by construction: the tip of random in-limit joints (this file's chain FK).
+    rng = np.random.default_rng(14)
+    for i in range(30):
+        q = [float(v) for v in rng.uniform(-125, 125, 5)]
+        cur = [round(v + float(rng.uniform(-4, 4)), 3) for v in q[:4]] + [q[4]]
+        add("from-joints-%02d" % i, target_of(q), "min", cur,
+            "chain FK of random joints (%.3f, %.3f, %.3f, %.3f, roll %.3f); current within 4 deg" % tuple(q))
+    return g, cases
+
+
 def build(board_file):
     """The vector document for one board (dict ready for JSON)."""
-    g, cases = planar_cases() if board_file == "sim_planar.json" else arm5_cases()
+    g, cases = {"sim_planar.json": planar_cases, "sim_arm5.json": arm5_cases,
+                "sim_arm5_tool.json": arm5_tool_cases}[board_file]()
     ids = [c["id"] for c in cases]
     assert len(ids) == len(set(ids)), "duplicate case ids"
     units = {"target": "mm" if g.kind == "planar" else "mm, mm, mm, pitch deg from vertical",
