@@ -173,11 +173,12 @@ def test_large_pitch_loses_no_accuracy():
 
 
 def test_status_and_rule_names():
-    assert [status.code(n) for n in status.NAMES] == list(range(8))
+    assert [status.code(n) for n in status.NAMES] == list(range(9))
     assert status.name(status.JOINT_LIMIT) == "JOINT_LIMIT"
     assert status.name(status.COLLISION) == "COLLISION"
     assert status.name(status.NOT_CONVERGED) == "NOT_CONVERGED"
-    assert [status.solved(c) for c in range(8)] == [True, True, False, False, False, False, False, False]
+    assert status.name(status.NEAR_AXIS) == "NEAR_AXIS"
+    assert [status.solved(c) for c in range(9)] == [True, True, False, False, False, False, False, False, False]
     assert [kinematics.rule_code(r) for r in ("min", "up", "down")] == [MIN_MOTION, PREFER_UP, PREFER_DOWN]
     with pytest.raises(ValueError):
         kinematics.rule_code("sideways")
@@ -408,3 +409,80 @@ def test_fk_error_on_the_base_axis_with_the_base_turned():
     assert s == status.OK and q[0] == pytest.approx(-80.0)        # turned: nearer to the current q2..q4
     assert max(arm5_misses(target, np.radians(q), current)) < 1e-9
     assert max(ARM5.fk_error(target, np.radians(q), current)) < 1e-9
+
+
+# -- tool offset and roll (boards' arm.tool_mm) --------------------------------
+
+def _chain_tip(solver, q, tool):
+    """The tool tip by a chain of rotation matrices (written out here, not the firmware's FK)."""
+    def rz(a):
+        return np.array([[math.cos(a), -math.sin(a), 0], [math.sin(a), math.cos(a), 0], [0, 0, 1]])
+
+    def ry(a):
+        return np.array([[math.cos(a), 0, math.sin(a)], [0, 1, 0], [-math.sin(a), 0, math.cos(a)]])
+    frame = rz(q[0])
+    point = np.array([0.0, 0.0, solver.base])
+    for length, angle in ((solver.l1, q[1]), (solver.l2, q[2]), (solver.l3, q[3])):
+        frame = frame @ ry(angle)
+        point = point + frame @ np.array([0.0, 0.0, length])
+    return point + frame @ rz(q[4]) @ np.array(tool, float)
+
+
+def _with_tool(tool):
+    from armfw.kinematics import Arm5Solver
+    s = solver_only("sim_arm5.json")
+    return Arm5Solver(s.l1, s.l2, s.l3, s.base, s.names, s.lo, s.hi, s.home, tool)
+
+
+@pytest.mark.parametrize("tool", [(0.0, 12.0, 0.0), (4.0, 12.0, 25.0), (-6.0, -9.0, 40.0)])
+def test_tool_offset_fk_and_ik_round_trip(tool):
+    solver = _with_tool(tool)
+    rng = np.random.default_rng(14)
+    solved = 0
+    for _ in range(2000):
+        q = list(rng.uniform(-2.3, 2.3, 5))
+        p = solver.fk(q, [0.0] * 4)
+        assert p[:3] == pytest.approx(list(_chain_tip(solver, q, tool)), abs=1e-9)
+        out = [0.0] * 5
+        current = [q[0], 0.0, 0.0, 0.0, q[4]]
+        st = solver.ik(p, out, current)
+        if status.solved(st):
+            solved += 1
+            assert out[4] == q[4]                       # the roll the IK was given stays
+            assert list(_chain_tip(solver, out, tool)) == pytest.approx(list(p[:3]), abs=1e-6)
+    assert solved > 1000
+
+
+def test_lateral_offset_base_angle_by_hand():
+    # Lateral offset 12 mm, tool horizontal, roll 0: the tip at (300, 12) lies on the
+    # line the base faces shifted 12 mm to its left, so the base stays at yaw 0; at
+    # (300, -12) it turns by -2 asin(12 / r), r = hypot(300, 12).
+    solver = _with_tool((0.0, 12.0, 0.0))
+    out = [0.0] * 5
+    assert status.solved(solver.ik([300.0, 12.0, 250.0, math.pi / 2], out, [0.0] * 5))
+    assert out[0] == pytest.approx(0.0, abs=1e-12)
+    assert status.solved(solver.ik([300.0, -12.0, 250.0, math.pi / 2], out, [0.0] * 5))
+    assert out[0] == pytest.approx(-2 * math.asin(12 / math.hypot(300, 12)), abs=1e-12)
+
+
+def test_near_the_axis_inside_the_lateral_offset_is_its_own_status():
+    solver = _with_tool((0.0, 12.0, 0.0))
+    out = [0.0] * 5
+    for r in (0.0, 6.0, 11.99):
+        assert solver.ik([r, 0.0, 500.0, 0.0], out, [0.0] * 5) == status.NEAR_AXIS
+    assert status.solved(solver.ik([12.01, 0.0, 500.0, 0.0], out, [0.0] * 5))
+    # Rolled a quarter turn the lateral part is the across part (0 here): the cylinder is gone.
+    assert status.solved(solver.ik([3.0, 0.0, 500.0, 0.0], out, [0.0, 0.0, 0.0, 0.0, math.pi / 2]))
+
+
+def test_zero_offset_is_the_original_solver_bit_for_bit():
+    plain = solver_only("sim_arm5.json")
+    zero = _with_tool((0.0, 0.0, 0.0))
+    rng = np.random.default_rng(3)
+    for _ in range(500):
+        target = [float(v) for v in rng.uniform(-300, 300, 3)] + [float(rng.uniform(-3, 3))]
+        current = [float(v) for v in rng.uniform(-2, 2, 5)]
+        a, b = [0.0] * 5, [0.0] * 5
+        assert plain.ik(target, a, current) == zero.ik(target, b, current)
+        assert a == b
+        assert plain.fk(current, [0.0] * 4) == zero.fk(current, [0.0] * 4)
