@@ -396,3 +396,92 @@ def test_grids_under_micropython(micropython, report):
         report("grid %s under MicroPython: %d targets, %d violations, %d not judged (%s)"
                % (geom.kind, n, len(problems), skipped, summary(statuses)))
         assert not problems, "\n".join(problems)
+
+
+# -- the arm with a tool offset (sim_arm5_tool): the frame-by-frame oracle ------------------
+
+def tool_targets(count, seed):
+    """Targets for sim_arm5_tool: a grid in and beyond the workspace (the base axis's
+    NEAR_AXIS cylinder included) and the tips of random joints; rolls from the current poses."""
+    g = derive.Geometry("sim_arm5_tool.json")
+    yaw = np.radians(np.linspace(-180.0, 180.0, 9))
+    r = np.concatenate([[0.0, 5.0, 11.0, 13.0], np.linspace(30.0, 420.0, 8)])
+    z = np.linspace(-100.0, 650.0, 9)
+    pitch = np.radians([-90.0, 0.0, 60.0, 90.0, 135.0, 180.0])
+    Y, R, Z, P = (v.ravel() for v in np.meshgrid(yaw, r, z, pitch, indexing="ij"))
+    grid = np.stack([R * np.cos(Y), R * np.sin(Y), Z, P], axis=1)
+    rng = np.random.default_rng(seed)
+    tips = []
+    for q in np.radians(rng.uniform(-130.0, 130.0, (count, 5))):
+        tip, tool = derive.fk_chain(g, q)
+        tips.append([tip[0], tip[1], tip[2], math.atan2(math.hypot(tool[0], tool[1]), tool[2])])
+    targets = np.concatenate([grid, np.array(tips)])
+    current = np.radians(rng.uniform(-130.0, 130.0, (len(targets), 5)))
+    rules = [RULES[i % 3] for i in range(len(targets))]
+    return g, targets, current, rules
+
+
+def judge_tool(g, targets, current, rules, statuses, answers):
+    """Violations against derive_vectors' frame-by-frame answer; a disagreement the
+    oracle itself flips on within 1e-7 mm / rad of the target is not judged (counted)."""
+    problems = []
+    skipped = 0
+    for i, t in enumerate(targets):
+        cur = list(current[i])
+        want_status, want_q = derive.expected(g, list(t), rules[i], cur)
+        got = status.name(statuses[i])
+        q = answers[i]
+        if q is not None and not all(math.isfinite(a) for a in q):
+            problems.append("target %s: non-finite answer %r" % (list(t), q))
+            continue
+        same = got == want_status and (q is None) == (want_q is None)
+        if same and q is not None and max(abs(a - b) for a, b in zip(q, want_q)) > 1e-6:
+            same = False
+        if same:
+            continue
+        # On a threshold (reach, limit, NEAR_AXIS cylinder, SINGULAR, a tie) either side is right.
+        near = []
+        for d in (1e-7, -1e-7):
+            for k in range(4):
+                moved = list(t)
+                moved[k] += d
+                near.append(derive.expected(g, moved, rules[i], cur)[0])
+        if got in near or (got in ("OK", "SINGULAR") and want_status in ("OK", "SINGULAR") and
+                           set(near) >= {"OK", "SINGULAR"}):
+            skipped += 1
+            continue
+        if len(problems) < 20:
+            problems.append("target %s rule %s current %s: %s %s, oracle %s %s" % (
+                list(t), rules[i], cur, got, q, want_status, want_q))
+    return problems, skipped
+
+
+def test_tool_offset_grid(report):
+    g, targets, current, rules = tool_targets(3000, 11)
+    arm = solver_only("sim_arm5_tool.json")
+    statuses, answers = solve_all(arm, targets, rules, current)
+    problems, skipped = judge_tool(g, targets, current, rules, statuses, answers)
+    report("grid arm5 with tool offset: %d targets, %d violations, %d on a threshold (%s)"
+           % (len(targets), len(problems), skipped, summary(statuses)))
+    assert not problems, "\n".join(problems)
+    assert skipped < len(targets) // 500
+    assert {status.name(s) for s in statuses} >= {"OK", "SINGULAR", "TOO_FAR", "JOINT_LIMIT", "NEAR_AXIS"}
+
+
+def test_tool_offset_grid_under_micropython(micropython, report):
+    g, targets, current, rules = tool_targets(600, 12)
+    pick = np.random.default_rng(5).choice(len(targets), 2000, replace=False)
+    targets, current = targets[pick], current[pick]
+    rules = [rules[i] for i in pick]
+    lines = ["%s %s | %s" % (rules[i], " ".join(repr(float(v)) for v in t), " ".join(repr(float(v)) for v in current[i]))
+             for i, t in enumerate(targets)]
+    run = upy.run(MP_SCRIPTS / "grid_check.py", BOARDS / "sim_arm5_tool.json", stdin="\n".join(lines) + "\n")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout.splitlines()
+    assert out[-1] == "done %d" % len(targets)
+    statuses = [CODES[line.split()[0]] for line in out[:-1]]
+    answers = [[float(v) for v in line.split()[1:]] or None for line in out[:-1]]
+    problems, skipped = judge_tool(g, targets, current, rules, statuses, answers)
+    report("grid arm5 with tool offset under MicroPython: %d targets, %d violations, %d on a threshold"
+           % (len(targets), len(problems), skipped))
+    assert not problems, "\n".join(problems)
