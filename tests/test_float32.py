@@ -138,13 +138,15 @@ def arm32(board_file):
     home = [F32(v) for v in arm.home]
     if arm.kind == "planar":
         return kinematics.PlanarSolver(F32(arm.l1), F32(arm.l2), arm.names, lo, hi, home)
-    return kinematics.Arm5Solver(F32(arm.l1), F32(arm.l2), F32(arm.l3), F32(arm.base), arm.names, lo, hi, home)
+    return kinematics.Arm5Solver(F32(arm.l1), F32(arm.l2), F32(arm.l3), F32(arm.base), arm.names, lo, hi, home,
+                                 [F32(v) for v in arm.tool])
 
 
 @pytest.fixture
 def single(monkeypatch):
     Libm32(seed=32).install(monkeypatch)
-    return {"planar": arm32("sim_planar.json"), "arm5": arm32("sim_arm5.json")}
+    return {"planar": arm32("sim_planar.json"), "arm5": arm32("sim_arm5.json"),
+            "arm5_tool": arm32("sim_arm5_tool.json")}
 
 
 def planar_ring(radius, count=720):
@@ -418,7 +420,8 @@ def test_vectors_in_float32(single, report):
     count = 0
     for name in test_vectors.FILES:
         doc = test_vectors.load_doc(name)
-        arm = single["planar" if doc["board"] == "sim_planar.json" else "arm5"]
+        arm = single[{"sim_planar.json": "planar", "sim_arm5.json": "arm5",
+                      "sim_arm5_tool.json": "arm5_tool"}[doc["board"]]]
         for case in doc["cases"]:
             if any(isinstance(v, float) and abs(v) > FLOAT32_MAX for v in case["target"]):
                 continue    # 1e200 is inf in float32: BAD_INPUT there, honestly
@@ -442,3 +445,46 @@ def test_float32_overflow_is_too_far(single):
         for target in ([F32(1e20), F32(0.0), F32(300.0), F32(1.0)], [F32(-3e19), F32(3e19), F32(0.0), F32(0.0)]):
             assert single["arm5"].ik(target, [0.0] * 5) == status.TOO_FAR
         assert single["planar"].ik([F32(1e20), F32(1e20)], [0.0] * 2) == status.TOO_FAR
+
+
+def test_float32_tool_offset_never_nan_and_honest(single, report):
+    """2,000 targets for the arm with a tool offset (rolls included) in float32: no NaN; every
+    status as in double, or one a nudge of the target in double also gives (a threshold)."""
+    rng = np.random.default_rng(33)
+    arm = single["arm5_tool"]
+    double_arm = solver_only("sim_arm5_tool.json")
+    yaw = rng.uniform(-math.pi, math.pi, 2000)
+    r = np.concatenate([rng.uniform(0.0, 20.0, 300), rng.uniform(0.0, 400.0, 1700)])
+    targets = np.stack([r * np.cos(yaw), r * np.sin(yaw), rng.uniform(-100.0, 600.0, 2000),
+                        rng.uniform(-math.pi, math.pi, 2000)], axis=1)
+    rolls = rng.uniform(-2.3, 2.3, 2000)
+    out = [0.0] * 5
+    ref = [0.0] * 5
+    judged = 0
+    worst_mm = 0.0
+    for t, roll in zip(targets, rolls):
+        t32 = [F32(v) for v in t]
+        t64 = [float(v) for v in t32]
+        current = [F32(0.0)] * 4 + [F32(roll)]
+        st = arm.ik(t32, out, current, kinematics.PREFER_UP)
+        st64 = double_arm.ik(t64, ref, [0.0] * 4 + [float(current[4])], kinematics.PREFER_UP)
+        if status.solved(st):
+            assert all(math.isfinite(a) for a in out), t
+            mm, rad = double_arm.fk_error(t64, [float(a) for a in out])
+            assert rad < 1e-4, (t, rad)
+            if st == status.OK:
+                assert mm < 0.02, (t, mm)
+                worst_mm = max(worst_mm, mm)
+        if st == st64:
+            judged += 1
+            continue
+        nudged = set()
+        for k in range(4):
+            for d in (1e-3, -1e-3) if k < 3 else (1e-5, -1e-5):
+                moved = list(t64)
+                moved[k] += d
+                nudged.add(double_arm.ik(moved, ref, [0.0] * 4 + [float(current[4])], kinematics.PREFER_UP))
+        assert st in nudged, (t, roll, status.name(st), status.name(st64))
+    assert judged > 1950
+    report("float32 emulation, tool offset: 2000 targets: no NaN, %d statuses as in double, the rest at "
+           "a threshold; OK answers within %.2g mm" % (judged, worst_mm))

@@ -450,6 +450,8 @@ def test_tool_offset_fk_and_ik_round_trip(tool):
             solved += 1
             assert out[4] == q[4]                       # the roll the IK was given stays
             assert list(_chain_tip(solver, out, tool)) == pytest.approx(list(p[:3]), abs=1e-6)
+            mm, rad = solver.fk_error(p, out, current)
+            assert mm < 1e-6 and rad < 1e-9
     assert solved > 1000
 
 

@@ -404,6 +404,13 @@ class Arm5Solver(Solver):
         dx = p[0] - target[0]
         dy = p[1] - target[1]
         dz = p[2] - target[2]
+        if self._offset:
+            # With a tool offset the base need not face the tip: the pitch is read
+            # in the plane the base faces, negated when the arm leans back over itself.
+            along = p[0] * cos(q[0]) + p[1] * sin(q[0])
+            want = target[3] if along >= 0.0 else -target[3]
+            d = p[3] - want
+            return sqrt(dx * dx + dy * dy + dz * dz), abs(atan2(sin(d), cos(d)))
         # Compare tool directions, not pitch numbers: a base turned half a turn
         # reaches the same tool direction with the opposite pitch.
         tx = target[0]
