@@ -129,7 +129,7 @@ def test_twolink_bad_input():
 
 # --- whole arms, every rule ---
 
-@pytest.mark.parametrize("board_name", ["sim_planar.json", "sim_arm5.json"])
+@pytest.mark.parametrize("board_name", ["sim_planar.json", "sim_arm5.json", "sim_arm5_tool.json"])
 @pytest.mark.parametrize("rule", RULES)
 def test_ik_matches_firmware_on_random_targets(board_name, rule):
     arm = load(board_name).solver
@@ -234,7 +234,7 @@ def numeric_cases(doc, arm):
     return out
 
 
-@pytest.mark.parametrize("vector_file", ["planar.json", "arm5.json"])
+@pytest.mark.parametrize("vector_file", ["planar.json", "arm5.json", "arm5_tool.json"])
 def test_shared_vectors(vector_file):
     path = VECTORS / vector_file
     if not path.exists():

@@ -252,7 +252,7 @@ def test_cross_check_with_shared_vectors(path, report):
     data = json.loads(path.read_text())
     b = _vector_board(data["board"])
     pitch_in_deg = "pitch deg" in data.get("units", {}).get("target", "")
-    ok_targets, far_targets = [], []
+    ok_targets, far_targets, ok_seeds = [], [], []
     for case in data["cases"]:
         target = case["target"]
         if (len(target) != len(b.solver.targets)
@@ -262,6 +262,9 @@ def test_cross_check_with_shared_vectors(path, report):
             target = target[:3] + [math.radians(target[3])]
         if case["status"] == "OK":
             ok_targets.append(target)
+            # With a tool offset the answer depends on the roll the case's current pose gives.
+            current = case["current_deg"] or [math.degrees(a) for a in b.solver.home]
+            ok_seeds.append([math.radians(v) for v in current])
         elif case["status"] == "TOO_FAR":
             far_targets.append(target)
     for method in numik.METHODS:
@@ -269,14 +272,16 @@ def test_cross_check_with_shared_vectors(path, report):
             targets = np.array(ok_targets)
             # CCD in position mode with three times its default sweeps, as in
             # the success-rate test (the vectors include near-stretch targets).
+            # With a tool offset the roll is the case's (it moves the tip; numik holds it).
+            seeds = np.array(ok_seeds) if any(getattr(b.solver, "tool", (0, 0, 0))) else None
             if method == "ccd":
                 result = numik.solve_batch(b, targets[:, :3], method=method, mode="position",
-                                           max_iter=3 * numik.CCD_MAX_SWEEPS)
+                                           max_iter=3 * numik.CCD_MAX_SWEEPS, seed=seeds)
             else:
-                result = numik.solve_batch(b, targets, method=method)
+                result = numik.solve_batch(b, targets, method=method, seed=seeds)
             hit = 0
             for i, t in enumerate(ok_targets):
-                miss = b.solver.fk_error(t, list(result.q[i]))[0]
+                miss = b.solver.fk_error(t, list(result.q[i]), ok_seeds[i])[0]
                 assert miss == pytest.approx(result.error_mm[i], abs=1e-6)
                 if result.ok[i]:
                     assert miss <= numik.TOL_MM
@@ -488,3 +493,42 @@ def test_acceptance_check_refuses_solutions(arm5, arm5_targets):
     none = numik.solve_batch(arm5, picked[:5], mode="position", restarts=1,
                              accept=lambda q: np.zeros(len(q), dtype=bool))
     assert np.all(none.status == fw_status.NOT_CONVERGED) and np.all(none.refused)
+
+
+# -- a tool offset (sim_arm5_tool): the chain carries it, DLS follows ----------------
+
+def test_chain_of_a_tool_offset_board_is_the_firmware_fk():
+    b = board_without_zones("sim_arm5_tool.json")
+    c = chain.from_board(b)
+    rng = np.random.default_rng(14)
+    q = rng.uniform(-2.3, 2.3, (200, 5))
+    tips = c.fk(q)
+    for row, tip in zip(q, tips):
+        assert list(tip[:3]) == pytest.approx(b.solver.fk(list(row), [0.0] * 4)[:3], abs=1e-9)
+
+
+def test_dls_reaches_tool_offset_targets_with_the_pitch_in_the_facing_plane():
+    """Tips and pitches of random facing poses of the arm with a tool offset: DLS (seeded
+    away from the answer, the roll given by the seed) reaches them, the tool pointing at the
+    pitch in the plane the base faces (armfw's meaning), within the tolerances."""
+    b = board_without_zones("sim_arm5_tool.json")
+    solver = b.solver
+    rng = np.random.default_rng(15)
+    reached = 0
+    tried = 0
+    while tried < 40:
+        q = list(rng.uniform(-1.2, 1.2, 5))
+        q[1], q[2], q[3] = abs(q[1]) * 0.8, abs(q[2]), abs(q[3]) * 0.5     # reaching forward
+        p = solver.fk(q, [0.0] * 4)
+        out = [0.0] * 5
+        if solver.ik(p, out, [q[0], 0.0, 0.0, 0.0, q[4]]) not in (fw_status.OK,):
+            continue
+        tried += 1
+        seed = [q[0] + 0.2, q[1] - 0.2, q[2] + 0.2, q[3], q[4]]
+        r = numik.solve(b, list(p), seed=seed, analytic_seed=False)
+        if r.ok:
+            reached += 1
+            mm, rad = solver.fk_error(p, list(r.q), seed)
+            assert mm <= numik.TOL_MM * 1.01 and rad <= numik.TOL_RAD * 1.01
+            assert r.q[4] == pytest.approx(q[4], abs=0.05)      # the roll stays near the seed's
+    assert reached >= 36, reached

@@ -26,7 +26,7 @@ import numpy as np
 from armfw import kinematics, twolink
 from armfw.kinematics import AXIS_EPS, LIMIT_EPS, UP, DOWN, MIN_MOTION, PREFER_UP, PREFER_DOWN
 from armfw.numeric import TWO_PI
-from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
+from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT, NEAR_AXIS
 
 # The rule penalty of armfw.kinematics.Solver._choose: a non-preferred branch
 # costs more than any real motion.
@@ -118,6 +118,55 @@ def _arm5_candidates(arm, targets, current):
         cst = st.copy()
         _fit_limits(arm, q, cst)
         candidates.append((cst, q, elbow))
+    return candidates
+
+
+def _arm5_tool_candidates(arm, targets, current):
+    """The four candidates of Arm5Solver._candidates_offset (an arm with a tool offset)."""
+    x, y, z, pitch = np.ascontiguousarray(targets.T)
+    n = len(targets)
+    sp = np.sin(pitch)
+    cp = np.cos(pitch)
+    pitch = np.arctan2(sp, cp)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.sqrt(x * x + y * y)
+    roll = np.zeros(n) if current is None else current[:, 4]
+    tx, ty, tz = arm.tool
+    cr = np.cos(roll)
+    sr = np.sin(roll)
+    u0 = tx * cr - ty * sr
+    b = tx * sr + ty * cr
+    near = r * r < b * b
+    candidates = []
+    for side in range(2):
+        a4 = pitch if side == 0 else -pitch
+        ca = np.cos(a4)
+        sa = np.sin(a4)
+        va = u0 * ca + tz * sa
+        vc = tz * ca - u0 * sa
+        with np.errstate(invalid="ignore", over="ignore"):
+            reach = np.sqrt(np.where(near, 0.0, r * r - b * b))
+            if side == 1:
+                reach = -reach
+            yaw = np.arctan2(y, x) - np.arctan2(b, reach)
+            on_axis = r < AXIS_EPS
+            if on_axis.any():
+                axis_yaw = np.zeros(n) if current is None else current[:, 0]
+                if side == 1:
+                    axis_yaw = np.where(axis_yaw > 0, axis_yaw - np.pi, axis_yaw + np.pi)
+                yaw = np.where(on_axis, axis_yaw, yaw)
+            st, phi, beta, gamma = _pair(arm.l1, arm.l2, z - vc - arm.base - arm.l3 * ca,
+                                         reach - va - arm.l3 * sa)
+        st[np.isinf(r)] = TOO_FAR
+        st[near] = NEAR_AXIS
+        for e, elbow in enumerate((UP, DOWN)):
+            # Facing: up is q3 >= 0; leaning back the mirror, up is q3 <= 0.
+            positive = (elbow == UP) == (side == 0)
+            q2, q3 = (phi - beta, gamma) if positive else (phi + beta, -gamma)
+            q = np.stack([yaw, q2, q3, a4 - q2 - q3, roll], axis=1)
+            cst = st.copy()
+            _fit_limits(arm, q, cst)
+            candidates.append((cst, q, elbow))
     return candidates
 
 
@@ -287,7 +336,9 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
     safe_targets = np.where(bad[:, None], 0.0, targets) if any_bad else targets
     safe_current = None if current is None else (np.where(bad[:, None], 0.0, current) if any_bad else current)
 
-    fast = _arm5_min_motion(arm, safe_targets, safe_current) if arm.kind == "arm5" and rule == MIN_MOTION else None
+    offset = arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0)))
+    fast = _arm5_min_motion(arm, safe_targets, safe_current) \
+        if arm.kind == "arm5" and rule == MIN_MOTION and not offset else None
     if fast is not None:
         status, q_out, elbow_out = fast
         status[bad] = BAD_INPUT
@@ -296,6 +347,8 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
         return status, q_out, elbow_out
     if arm.kind == "planar":
         candidates = _planar_candidates(arm, safe_targets, safe_current)
+    elif offset:
+        candidates = _arm5_tool_candidates(arm, safe_targets, safe_current)
     elif arm.kind == "arm5":
         candidates = _arm5_candidates(arm, safe_targets, safe_current)
     else:

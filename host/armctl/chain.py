@@ -98,7 +98,7 @@ class Chain:
     """
 
     def __init__(self, fixed, axes, tool, lo, hi, home, names, tool_axis=(0.0, 0.0, 1.0),
-                 kind="chain", solver=None):
+                 kind="chain", solver=None, held=()):
         self.fixed = np.asarray(fixed, dtype=float)
         axes = np.asarray(axes, dtype=float)
         self.axes = axes / np.linalg.norm(axes, axis=1, keepdims=True)
@@ -112,6 +112,9 @@ class Chain:
         self.tool_axis = ta / np.linalg.norm(ta)
         self.kind = kind
         self.solver = solver      # the firmware solver this chain mirrors, or None
+        # Joints the numerical solvers keep at the seed: the arm5 wrist roll, when a
+        # tool offset makes it move the tip (armfw takes the roll as given, not solved).
+        self.held = tuple(held)
         if not (self.fixed.shape == (self.n, 4, 4) and self.axes.shape == (self.n, 3)
                 and self.lo.shape == self.hi.shape == self.home.shape == (self.n,)):
             raise ValueError("chain: fixed, axes, lo, hi, home and names disagree on the joint count")
@@ -217,12 +220,16 @@ def from_board(board):
         fixed = [np.eye(4), translation((0.0, 0.0, arm.base)), translation((0.0, 0.0, arm.l1)),
                  translation((0.0, 0.0, arm.l2)), np.eye(4)]
         axes = [(0, 0, 1), (0, 1, 0), (0, 1, 0), (0, 1, 0), (0, 0, 1)]
-        tool = translation((0.0, 0.0, arm.l3))
+        # The tool offset (across, lateral, along) sits in the rolled tool frame;
+        # the l3 link runs along the roll axis, so the two add up.
+        t = getattr(arm, "tool", (0.0, 0.0, 0.0))
+        tool = translation((t[0], t[1], arm.l3 + t[2]))
         tool_axis = (0.0, 0.0, 1.0)
     else:
         raise ValueError("chain: unknown arm kind %r" % arm.kind)
+    held = (4,) if arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0))) else ()
     return Chain(fixed, axes, tool, arm.lo, arm.hi, arm.home, arm.names, tool_axis,
-                 kind=arm.kind, solver=arm)
+                 kind=arm.kind, solver=arm, held=held)
 
 
 def _vector(d, key, where, default):

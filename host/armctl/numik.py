@@ -188,8 +188,14 @@ def default_mode(chain, width):
     return PITCH if width == 6 else POSITION
 
 
-def _task(chain, targets, mode, yaw):
-    """Target positions (B, 3) and tool directions (B, 3) or None; ValueError on a bad width."""
+def _task(chain, targets, mode, seed):
+    """Target positions (B, 3) and tool directions (B, 3) or None; ValueError on a bad width.
+
+    arm5 pitch targets point the tool at the pitch in the plane the base faces:
+    atan2(y, x), or with a lateral tool offset b (at the seed's roll) the plane
+    turned by asin(b / r), as armfw.kinematics.Arm5Solver faces it.
+    """
+    yaw = seed[:, 0]
     width = targets.shape[1]
     if chain.kind == "planar":
         if width != 2 or mode != POSITION:
@@ -200,7 +206,13 @@ def _task(chain, targets, mode, yaw):
             return targets[:, :3].copy(), None
         if mode == PITCH and width == 4:
             x, y, pitch = targets[:, 0], targets[:, 1], targets[:, 3]
-            az = np.where(np.hypot(x, y) < AXIS_EPS, yaw, np.arctan2(y, x))
+            r = np.hypot(x, y)
+            az = np.where(r < AXIS_EPS, yaw, np.arctan2(y, x))
+            t = getattr(chain.solver, "tool", None) if chain.solver is not None else None
+            if t is not None and (t[0] or t[1]):
+                lateral = t[0] * np.sin(seed[:, 4]) + t[1] * np.cos(seed[:, 4])
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    az = az - np.arcsin(np.clip(lateral / np.maximum(r, AXIS_EPS), -1.0, 1.0))
             d = np.column_stack([np.sin(pitch) * np.cos(az), np.sin(pitch) * np.sin(az), np.cos(pitch)])
             return targets[:, :3].copy(), d
         raise ValueError("arm5: target is (x, y, z) mm for position mode, (x, y, z, pitch rad) for pitch mode")
@@ -277,6 +289,8 @@ def _run_dls(chain, q, pos, dirs, tol_mm, tol_rad, max_iter):
         d_sub = None if dirs is None else dirs[idx]
         e, jt, _, _ = _residual_system(chain, qa, pos[idx], d_sub)
         free = np.ones_like(qa)
+        if chain.held:
+            free[:, list(chain.held)] = 0.0
         step = _dls_step(jt, e, lam2[idx], free)
         # A joint on a limit that the step pushes outward leaves the step,
         # so the others do the work instead of the clip eating it.
@@ -330,6 +344,7 @@ class _PlainDLS:
         self.step = [0.0] * n
         self.trial = [0.0] * n
         self.free = [True] * n
+        self.held = chain.held
 
     @staticmethod
     def _miss(p, pos, dirs):
@@ -414,6 +429,7 @@ class _PlainDLS:
     def run(self, q, pos, dirs, tol_mm, tol_rad, max_iter):
         """DLS from pose q (list) to one target; returns (q, tip miss, direction miss, iterations, capped)."""
         n, lo, hi, free, step = self.n, self.lo, self.hi, self.free, self.step
+        held = self.held
         pose = self.kinematics.pose
         q = list(q)
         trial = self.trial
@@ -430,7 +446,7 @@ class _PlainDLS:
                 self._normal_equations(p, pos, dirs)
                 fresh = False
             for i in range(n):
-                free[i] = True
+                free[i] = i not in held
             self._step(lam2)
             # A joint on a limit that the step pushes outward leaves the step,
             # so the others do the work instead of the clip eating it.
@@ -545,7 +561,7 @@ def _run_ccd(chain, q, pos, dirs, tol_mm, tol_rad, max_sweeps):
             scale = np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1) + (w2 if dirs is not None else 0.0)
             idle = np.hypot(a, b) <= 1e-12 * (scale + 1e-300)
             new = _best_turn(a, b, qa[:, j], chain.lo[j], chain.hi[j])
-            new = np.where(idle, qa[:, j], new)
+            new = np.where(idle | (j in chain.held), qa[:, j], new)
             turn = new - qa[:, j]
             qa[:, j] = new
             tip = chain_mod.rotate_about(tip, ax, o, turn)
@@ -654,7 +670,7 @@ def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", res
     absurd = good & np.any(np.abs(targets[:, :3]) > ABSURD_MM, axis=1)
     good &= ~absurd
     safe_targets = np.where(good[:, None], targets, 0.0)
-    pos, dirs = _task(chain, safe_targets, mode, q0[:, 0])
+    pos, dirs = _task(chain, safe_targets, mode, q0)
     if method == "ccd":
         run = _run_ccd
     else:
@@ -664,6 +680,15 @@ def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", res
     verdict, start = None, q0
     if analytic_seed:
         verdict, start = _analytic(chain, safe_targets, pos, mode, q0, good)
+        if chain.held and dirs is not None:
+            # With a tool offset the pitch is read in the plane the base faces, and
+            # facing and leaning back point the tool differently: where the closed form
+            # answers, its own pose says which (the firmware's meaning of the target).
+            answered = verdict <= SINGULAR
+            answered &= verdict >= 0
+            if answered.any():
+                dirs = dirs.copy()
+                dirs[answered] = chain.tool_direction(start[answered])
     # A run is done when it is as near as the geometry allows.
     enough_mm = floor + tol_mm
     q, e_mm, e_rad, iters, capped = run(chain, start, pos, dirs, enough_mm, tol_rad, cap)
