@@ -58,6 +58,11 @@ def test_moves_positions_and_modes(arm):
     assert arm.request("G90") == ["ok"]
     assert arm.request("G1X150Z150")[-1].startswith("ok OK")        # words without spaces
     assert m114(arm)["X"] == pytest.approx(150, abs=1e-3)
+    assert arm.request("G1 B30")[-1].startswith("ok OK")            # B: the wrist roll
+    assert m114(arm)["B"] == pytest.approx(30, abs=1e-3) and m114(arm)["X"] == pytest.approx(150, abs=1e-3)
+    assert arm.request("G91") == ["ok"] and arm.request("G0 B-45")[-1].startswith("ok OK")
+    assert m114(arm)["B"] == pytest.approx(-15, abs=1e-3)
+    assert arm.request("G90") == ["ok"]
     assert arm.request("G4 P50") == ["ok"] and arm.request("M400") == ["ok"]
     assert arm.request("G28")[-1].startswith("ok OK 0.000 0.000 90.000 0.000 0.000")
 
@@ -86,7 +91,6 @@ def test_refused_motion_moves_nothing_and_locks_the_rest(arm):
 
 @pytest.mark.parametrize("line, word", [
     ("G92 X0", "error BAD_INPUT G92 refused"),
-    ("G1 B30", "error BAD_INPUT B (wrist roll) is not supported"),
     ("G1 X1 X2", "error BAD_INPUT X given twice"),
     ("G1 Q5", "error BAD_INPUT G0/G1 take X Y Z A B F, not Q"),
     ("G1 Xabc", "error BAD_INPUT not a G-code word: X"),         # letters are words: X, A, B, C

@@ -212,9 +212,7 @@ class GCode:
         for letter in args:
             if letter not in AXES and letter != "F":
                 raise self.Refused(status.NAMES[status.BAD_INPUT], "G0/G1 take X Y Z A B F, not %s" % letter)
-        if "B" in args:
-            raise self.Refused(status.NAMES[status.BAD_INPUT], "B (wrist roll) is not supported: set it with `joints`")
-        if nt == 2 and ("Z" in args or "A" in args):
+        if nt == 2 and ("Z" in args or "A" in args or "B" in args):
             raise self.Refused(status.NAMES[status.BAD_INPUT], "a planar arm has X and Y only")
         now = p.controller.tool()
         out = []
@@ -224,6 +222,12 @@ class GCode:
             if letter in args:
                 v = v + args[letter] if self.relative else args[letter]
             out.append(repr(v))
+        if "B" in args:
+            # The wrist roll (degrees), absolute or relative like the axes.
+            roll = args["B"]
+            if self.relative:
+                roll += p.controller.q[4] / DEG
+            out.append(repr(roll))
         return out
 
     def _move(self, args):

@@ -672,6 +672,17 @@ def main():
     }
     res["arm5"]["safe_answers"], res["arm5"]["textbook_answers"] = check_arm(arm5, 2000)
 
+    # A tool offset (sim_arm5_tool: 4, 12, 25 mm) takes the general closed form
+    # (per half turn of the base: the lateral offset's base angle, then the plane).
+    tool_arm = board.load(ROOT + "/boards/sim_arm5_tool.json").solver
+    tool_arm.zones = None
+    t_rates = side_by_side((run_arm_ik, a_targets, arm5, out5, a_home),
+                           (run_arm_ik, a_targets, tool_arm, out5, a_home))
+    res["tool_offset"] = {
+        "without_per_s": t_rates[0], "with_per_s": t_rates[1], "cost_ratio": ratio(t_rates[1], t_rates[0]),
+        "without_heap_bytes": heap_per_item(run_arm_ik, ah, arm5, out5, a_home),
+        "with_heap_bytes": heap_per_item(run_arm_ik, ah, tool_arm, out5, a_home)}
+
     res["arm5"]["breakdown"] = arm5_breakdown(arm5, a_targets, a_home, out5)
     res["zones"] = zone_figures(arm5, arm5_zoned, a_targets, a_poses, a_home, out5)
 

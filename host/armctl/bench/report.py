@@ -49,6 +49,12 @@ def firmware_lines(fw):
     if isinstance(parts, dict):
         lines.append("  5-joint ik time shares: " + ", ".join(
             "%s %s" % (k, _pct(v["share"])) for k, v in parts.items()))
+    t = fw.get("tool_offset")
+    if isinstance(t, dict):
+        lines.append("  5-joint ik with a tool offset (4, 12, 25 mm): %s vs %s without (%.2fx the time), "
+                     "%d B vs %d B heap per solve"
+                     % (_rate(t["with_per_s"]), _rate(t["without_per_s"]), t["cost_ratio"],
+                        t["with_heap_bytes"], t["without_heap_bytes"]))
     z = fw.get("zones")
     if isinstance(z, dict):
         lines.append("  zone check per step (%s, %d links): %.1f us, %d B heap; one check = %s of a 5-joint ik; "
