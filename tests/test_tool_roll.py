@@ -58,3 +58,14 @@ def test_tool_offset_board_puts_its_tip_on_the_target(tool_arm):
         assert [float(f[k]) for k in ("x", "y", "z")] == pytest.approx(list(target[:3]), abs=1e-3)
     reply = tool_arm.request("ik 5 5 500 0 0")[-1]
     assert reply.startswith("error NEAR_AXIS no solution for 5 5 500 0")
+
+
+def test_zones_check_the_tool_link_to_the_offset_tip():
+    """The tool link of an arm with a tool offset ends at the real tip (the FK's), not at the l3 tip."""
+    from armfw import board as boardlib
+    b = boardlib.load(str(BOARDS / "sim_arm5_tool.json"))
+    zones = b.solver.zones
+    q = [0.0, 1.2, 1.2, 0.5, 0.0]          # reaching forward and down
+    pts = zones.points(q)
+    tip = b.solver.fk(q, [0.0] * 4)
+    assert pts[9:12] == pytest.approx(tip[:3], abs=1e-9)

@@ -127,6 +127,7 @@ class Zones:
             self._grown.append(row)
         # Joint points, x y z each: arm5 J2 axis, elbow, wrist, tip; planar shoulder, elbow, tip.
         self._pts = [0.0] * (3 * (nl + 1))
+        self._tip = [0.0, 0.0, 0.0, 0.0]     # the tool tip of an arm with a tool offset
         self.hit_zone = -1
         self.hit_link = -1
         self.nearest_zone = -1
@@ -161,6 +162,12 @@ class Zones:
             p[9] = r3 * cy
             p[10] = r3 * sy
             p[11] = z2 + a.l3 * cos(a4)
+            if getattr(a, "_offset", False):
+                # A tool offset: the tool link ends at the real tip.
+                tip = a.fk(q, self._tip)
+                p[9] = tip[0]
+                p[10] = tip[1]
+                p[11] = tip[2]
         else:
             t12 = q[0] + q[1]
             x1 = a.l1 * cos(q[0])

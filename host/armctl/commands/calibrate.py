@@ -35,7 +35,8 @@ The tool offset and the point are fitted by least squares; a touch whose
 residual is over --max-residual mm is asked for again; orientations too
 alike to separate offset and point are refused (exit 1, nothing written).
 The offset goes into calibration.json as "tool_mm" (across, lateral, along
-the tool; mm), the joints keep the calibration the board has.
+the tool; mm; the solver puts the tool tip on targets with it, see
+docs/KINEMATICS.md), the joints keep the calibration the board has.
 
 Written to the board as calibration.json (via calibration.json.tmp and a
 rename, so a power cut keeps the old file), then the board restarts; and to
