@@ -416,7 +416,7 @@ def test_vectors_in_float32(single, report):
     """Every shared vector solved with emulated float32: the same status; angles within float32 error."""
     import test_vectors
     runner = test_vectors.load_runner()
-    worst = {"OK": 0.0, "SINGULAR": 0.0}
+    worst = {"OK": 0.0, "SINGULAR": 0.0, "OK with a tool offset": 0.0}
     count = 0
     for name in test_vectors.FILES:
         doc = test_vectors.load_doc(name)
@@ -431,12 +431,17 @@ def test_vectors_in_float32(single, report):
             assert status.name(st) == case["status"], (case["id"], status.name(st))
             if case["q_deg"] is not None:
                 off = max(abs(math.degrees(a) - b) for a, b in zip(out, case["q_deg"]))
-                worst[case["status"]] = max(worst[case["status"]], off)
+                key = case["status"]
+                if key == "OK" and doc["board"] == "sim_arm5_tool.json":
+                    key = "OK with a tool offset"
+                worst[key] = max(worst[key], off)
             count += 1
     assert worst["OK"] < 1e-3, worst
+    # The offset adds a rotation and the base angle's asin(b / r): a few more roundings.
+    assert worst["OK with a tool offset"] < 3e-3, worst
     report("float32 emulation: %d shared vectors, every status as in double; angles within %.2g deg "
-           "(OK) and %.2g deg (SINGULAR, where an angle goes with the square root of the rounding)"
-           % (count, worst["OK"], worst["SINGULAR"]))
+           "(OK; %.2g deg with a tool offset) and %.2g deg (SINGULAR, where an angle goes with the square "
+           "root of the rounding)" % (count, worst["OK"], worst["OK with a tool offset"], worst["SINGULAR"]))
 
 
 def test_float32_overflow_is_too_far(single):
