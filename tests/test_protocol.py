@@ -123,7 +123,7 @@ def test_ik_fk_round_trip(arm5):
     ("ik 600 0 0 90", "TOO_FAR"),
     ("ik 200 0 200 90", "JOINT_LIMIT"),
     ("ik 1 2 3", "BAD_INPUT"),
-    ("ik 1 2 3 4 5", "BAD_INPUT"),
+    ("ik 1 2 3 4 5 6", "BAD_INPUT"),     # X Y Z PITCH [ROLL]: six is one too many
     ("ik nan 0 0 0", "BAD_INPUT"),
     ("ik inf 0 0 0", "BAD_INPUT"),
     ("ik -inf 0 0 0", "BAD_INPUT"),

@@ -187,7 +187,7 @@ VECTOR_FILES = sorted(VECTORS.glob("*.json"))
 
 def test_vectors_exist():
     """The vectors are written by the IK helper; this part must not silently vanish."""
-    assert [p.name for p in VECTOR_FILES] == ["arm5.json", "planar.json"]
+    assert [p.name for p in VECTOR_FILES] == ["arm5.json", "arm5_tool.json", "planar.json"]
 
 
 def load_runner():
