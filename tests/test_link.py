@@ -9,12 +9,13 @@ import select
 import subprocess
 import sys
 import threading
+import time
 import tty
 
 import pytest
 
 from armctl import cli, link
-from armctl.link import Link, LinkError
+from armctl.link import BoardAtRepl, Link, LinkError
 from armctl.sim import Simulator
 
 from conftest import BOARDS
@@ -26,6 +27,7 @@ class FakeBoard:
     def __init__(self, answers):
         self.answers = answers
         self.received = []
+        self.syncs = 0
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)
         self.port = os.ttyname(self.slave)
@@ -45,8 +47,17 @@ class FakeBoard:
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
                 text = line.decode().strip()
-                self.received.append(text)
-                for out in self.answers.get(text, ["error BAD_INPUT unknown command"]):
+                if text.startswith("sync ") or not text:
+                    # The link's resynchronisation, answered as the firmware does.
+                    self.syncs += 1
+                    replies = ["ok " + text[5:]] if text else ["ok"]
+                else:
+                    self.received.append(text)
+                    replies = self.answers.get(text, ["error BAD_INPUT unknown command"])
+                for out in replies:
+                    if out.startswith("@"):     # "@0.5 text": the board takes 0.5 s for this line
+                        delay, _, out = out[1:].partition(" ")
+                        time.sleep(float(delay))
                     os.write(self.master, (out + "\r\n").encode())
 
     def close(self):
@@ -62,6 +73,8 @@ def fake():
         "ik 900 0 0 90": ["error TOO_FAR target is 900.0 mm away"],
         "silent": [],
         "half": ["# working"],
+        "late": ["@0.6 ok late"],
+        "progress": ["@0.4 # moving", "@0.4 # moving", "@0.4 # moving", "@0.4 ok arrived"],
     })
     yield board
     board.close()
@@ -241,3 +254,93 @@ def test_send_to_the_simulator_exit_codes(sim):
     refused = _armctl("send", "--port", sim.port, "-", stdin="where\nmove 900 0 0 90\n")
     assert refused.returncode == cli.EXIT_REFUSED
     assert refused.stdout.splitlines()[-1].startswith("error TOO_FAR")
+
+
+def test_a_late_reply_is_never_taken_for_the_next_requests(fake):
+    with Link(fake.port, timeout=0.3) as lk:
+        with pytest.raises(LinkError, match="no answer"):
+            lk.request("late")
+        # "ok late" arrives now; the link resynchronises before the next request.
+        reply = lk.request("help")
+    assert reply.raw == ["# commands: help ik", "ok"]
+
+
+def test_silence_decides_not_total_time(fake):
+    # 1.6 s in all, never more than 0.4 s without a line: progress keeps the link alive.
+    with Link(fake.port, timeout=1.0) as lk:
+        reply = lk.request("progress")
+    assert reply.final == "ok arrived" and reply.info_lines == ["moving"] * 3
+
+
+def test_every_open_resynchronises_before_the_first_request(fake):
+    with Link(fake.port, timeout=2) as lk:
+        lk.request("help")
+        lk.request("help")
+    assert fake.syncs == 2          # the leading LF and the sync line of one resync, no more
+
+
+@pytest.fixture
+def realtime_sim(micropython, tmp_path):
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, flash_dir=tmp_path / "flash", realtime=True) as s:
+        yield s
+
+
+def _start_slow_move(port):
+    """From home (elbow 90 deg) to all zeros at 30 deg/s: 3 s of motion, then the port is closed."""
+    import serial
+    with serial.Serial(port, 115200, timeout=5) as raw:
+        raw.write(b"speed 30\n")
+        assert raw.readline().startswith(b"ok 30.000")
+        raw.write(b"joints 0 0 0 0 0\n")
+        time.sleep(0.2)
+
+
+def test_board_still_moving_when_the_host_connects(realtime_sim):
+    _start_slow_move(realtime_sim.port)
+    out = _armctl("send", "--port", realtime_sim.port, "where")
+    assert out.returncode == cli.EXIT_OK, out.stderr
+    lines = out.stdout.splitlines()
+    # Its own reply: `where` (grip=), not the move's (steps=), at the pose the move reached.
+    assert lines[0] == "> where" and len(lines) == 2
+    assert "grip=" in lines[1] and "steps=" not in lines[1]
+    assert lines[1].startswith("ok SINGULAR 0.000 0.000 0.000 0.000 0.000 ")
+
+
+def test_long_motion_is_not_a_dead_link(realtime_sim):
+    # 3 s of motion against a 1 s silence timeout: the move's own length is allowed for.
+    out = _armctl("send", "--port", realtime_sim.port, "--timeout", "1", "speed 30", "joints 0 0 0 0 0")
+    assert out.returncode == cli.EXIT_OK, out.stderr
+    assert "steps=" in out.stdout.splitlines()[-1]
+
+
+def test_board_at_the_repl_is_recognised(sim):
+    import serial
+    with serial.Serial(sim.port, 115200, timeout=0.1) as raw:
+        raw.write(b"\x03")
+        got = b""
+        deadline = time.monotonic() + 10
+        while not got.endswith(b">>> ") and time.monotonic() < deadline:
+            got += raw.read(256)
+    try:
+        out = _armctl("send", "--port", sim.port, "where")
+        assert out.returncode == cli.EXIT_REPL, out.stdout + out.stderr
+        assert "MicroPython REPL" in out.stderr and "Ctrl-D" in out.stderr and "armctl deploy" in out.stderr
+        with Link(sim.port, timeout=5) as lk, pytest.raises(BoardAtRepl):
+            lk.request("where")
+    finally:
+        with Link(sim.port, timeout=5) as lk:
+            lk.write_raw(b"\x04")                # soft reset: main.py runs again
+            assert lk.wait_ready(timeout=10).ok
+
+
+def test_plain_micropython_without_firmware_is_recognised(micropython, tmp_path):
+    flash = tmp_path / "flash"
+    with Simulator(BOARDS / "sim_arm5.json", flash_dir=flash) as s:
+        pass
+    (flash / "main.py").write_text("")          # a board that runs nothing: its REPL
+    with Simulator(flash_dir=flash, pty=True) as bare:
+        started = time.monotonic()
+        out = _armctl("shell", "--port", bare.port, stdin="where\n")
+        assert out.returncode == cli.EXIT_REPL, out.stdout + out.stderr
+        assert "armctl deploy" in out.stderr
+        assert time.monotonic() - started < 8       # recognised at once, not after the 10 s timeout

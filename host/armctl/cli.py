@@ -2,8 +2,10 @@
 
 Exit codes: 0 success, 1 the arm or solver said no (unreachable, refused),
 2 bad usage or bad input file, 3 no link to the board (port missing, busy,
-timeout). A command's run() returns its code; a BoardError (bad board file)
-or LinkError (no link) it lets through is turned into 2 or 3 here.
+timeout), 4 the board is at the MicroPython REPL instead of the arm protocol
+(soft-reset it, or deploy the firmware). A command's run() returns its code;
+a BoardError (bad board file), LinkError (no link) or BoardAtRepl it lets
+through is turned into 2, 3 or 4 here.
 """
 
 import argparse
@@ -12,13 +14,14 @@ import pkgutil
 import sys
 
 from armctl import commands
-from armctl.link import LinkError
+from armctl.link import BoardAtRepl, LinkError
 from armfw.board import BoardError
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_LINK = 3
+EXIT_REPL = 4
 
 
 def _command_modules():
@@ -32,7 +35,8 @@ def build_parser():
         prog="armctl",
         description="Drive a servo robot arm from a MicroPython board, or its simulator.",
         epilog="exit codes: 0 done, 1 refused by the arm or solver, 2 bad usage or input file, "
-               "3 no link to the board. `armctl COMMAND --help` for each command.")
+               "3 no link to the board, 4 the board is at the MicroPython REPL (soft-reset it or deploy). "
+               "`armctl COMMAND --help` for each command.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():
@@ -51,6 +55,9 @@ def main(argv=None):
     except BoardError as e:
         print("armctl %s: %s" % (args.command, e), file=sys.stderr)
         return EXIT_USAGE
+    except BoardAtRepl as e:
+        print("armctl %s: %s" % (args.command, e), file=sys.stderr)
+        return EXIT_REPL
     except LinkError as e:
         print("armctl %s: %s" % (args.command, e), file=sys.stderr)
         return EXIT_LINK

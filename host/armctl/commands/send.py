@@ -5,6 +5,7 @@ import sys
 
 from armctl import cli
 from armctl.link import DEFAULT_BAUD, DEFAULT_TIMEOUT_S, Link
+from armctl.pacing import Pacer
 
 NAME = "send"
 HELP = "Send protocol commands to the board and print every reply line."
@@ -15,9 +16,15 @@ examples:
   printf 'home\\nwhere\\n' | armctl send --port /dev/pts/5 -
 
 Each request is printed after "> ", then the board's reply lines ("# " info
-lines, then one "ok"/"error" line). Exit status: 0 every reply was ok, 1 at
-least one error reply (the board refused), 2 nothing to send, 3 no link (port
-missing or busy, board silent). Sending stops at the first link failure.
+lines, then one "ok"/"error" line). --timeout is silence: every line from
+the board restarts it, and a motion request also gets the time its path needs
+at the speed in force (the board is silent while it moves). Before the first
+request the link resynchronises, so a reply left over from an earlier run
+(a board still finishing a motion) is never printed as this one's.
+Exit status: 0 every reply was ok, 1 at least one error reply (the board
+refused), 2 nothing to send, 3 no link (port missing or busy, board silent),
+4 the board is at the MicroPython REPL (soft-reset it, or `armctl deploy`).
+Sending stops at the first link failure.
 """
 
 
@@ -27,7 +34,8 @@ def add_link_arguments(parser):
                         help="serial port of the board (/dev/ttyACM0, COM3, or the pty `armctl sim --pty` prints)")
     parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                        help="seconds to wait for each reply line (default %(default)s)")
+                        help="seconds of silence before the board counts as gone; a motion also gets "
+                             "the time its path needs (default %(default)s)")
 
 
 def add_arguments(parser):
@@ -53,9 +61,11 @@ def run(args):
     refused = False
     sent = 0
     with Link(args.port, args.baud, args.timeout) as link:
+        pacer = Pacer(link)
         for request in _requests(args.commands, sys.stdin):
             print("> " + request, flush=True)
-            reply = link.request(request, on_line=lambda text: print(text, flush=True))
+            reply = link.request(request, on_line=lambda text: print(text, flush=True),
+                                 motion_s=pacer.allowance(request))
             sent += 1
             refused = refused or not reply.ok
     if sent == 0:
