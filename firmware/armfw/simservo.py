@@ -15,7 +15,9 @@ Records, for tests and for `armctl sim`:
   each (us 0: that channel was switched off; channel -1: all were), so a
   test can read what the simulator did from outside its process. The log
   path comes from the driver settings ("log") or the environment
-  (ARMFW_PULSE_LOG); ARMFW_SIM_REALTIME=1 (or "realtime": true) makes
+  (ARMFW_PULSE_LOG), or it is the file the simulator opened before it
+  mounted the flash as the root (pulse_log, set from outside: the log lies
+  outside the flash); ARMFW_SIM_REALTIME=1 (or "realtime": true) makes
   sleep_ms really sleep, as a board would.
 """
 
@@ -32,6 +34,8 @@ except ImportError:     # CPython
 
 KEEP = 1024
 ALL_CHANNELS = -1
+# An already open pulse log (the simulator's boot sets it), else the path is opened.
+pulse_log = None
 
 
 def _env(name):
@@ -55,7 +59,7 @@ class SimServo:
         self._ch = array("i", [0] * KEEP)
         self._us = array("i", [0] * KEEP)
         path = cfg.get("log") or _env("ARMFW_PULSE_LOG")
-        self._log = open(path, "a") if path else None
+        self._log = pulse_log if pulse_log is not None else (open(path, "a") if path else None)
 
     def _record(self, channel, us):
         i = self.count % KEEP

@@ -37,7 +37,8 @@ INFO_PREFIX = "# "
 STOP_BYTES = b"!\x18"
 # Lines only the MicroPython REPL prints, never the protocol.
 REPL_LINES = (">>> ", "Traceback (most recent call last)", "raw REPL; CTRL-B to exit")
-REPL_PROMPTS = (b">>> ", b">>>")
+# Silence after which a resync sends its sync line again.
+RESYNC_REPEAT_S = 1.0
 
 
 class LinkError(Exception):
@@ -185,6 +186,7 @@ class Link:
         self._serial = None
         self._pending = b""
         self._stale = True
+        self._sync_reply = None
         # Seconds a request cut short may still keep the board busy (its motion).
         self._busy_s = 0.0
         self.open()
@@ -277,29 +279,42 @@ class Link:
         """Make sure the next line read answers the next request: `sync TOKEN`, drop all before `ok TOKEN`.
 
         timeout: seconds of silence allowed (default the link's, plus what a
-        motion cut short may still need). BoardAtRepl if the REPL answers.
+        motion cut short may still need). The sync line is sent again every
+        RESYNC_REPEAT_S of silence (a board that was resetting lost it); the
+        token stays the same, and its extra answers are skipped by request().
+        BoardAtRepl if the REPL answers.
         """
         wait = (self.timeout + self._busy_s) if timeout is None else timeout
         token = "h" + secrets.token_hex(6)
-        # The LF first ends whatever half line the board holds (stop bytes, a cut-off request).
-        self.write_raw(b"\nsync " + token.encode() + b"\n")
-        expected = "ok " + token
+        self._sync_reply = "ok " + token
+        probe = b"sync " + token.encode() + b"\n"
+        # The LF first ends whatever half line the board holds (stop bytes, a cut-off request);
+        # only the first probe has it, or each repeat would leave a late bare "ok" behind.
+        self.write_raw(b"\n")
+        silent_until = time.monotonic() + wait
+        self.write_raw(probe)
         while True:
+            left = silent_until - time.monotonic()
             try:
-                text = self.readline(wait, repl_check=True)
+                text = self.readline(min(RESYNC_REPEAT_S, max(left, 0.0)), repl_check=True)
             except BoardAtRepl:
                 self._stale = True
                 raise
             except LinkError as e:
+                if self._serial is not None and time.monotonic() < silent_until:
+                    self.write_raw(probe)
+                    continue
                 self._stale = True
-                raise LinkError("%s while resynchronising (the board may still be busy with a long "
-                                "motion: wait, or give a longer --timeout)" % e)
-            if text.strip() == expected:
+                raise LinkError("no answer from %s within %.1f s while resynchronising (the board may "
+                                "still be busy with a long motion: wait, or give a longer --timeout)"
+                                % (self.port, wait) if self._serial is not None else str(e))
+            if text.strip() == self._sync_reply:
                 self._stale = False
                 self._busy_s = 0.0
                 return
             if text.startswith("error") and "sync" in text and "unknown command" in text:
                 raise LinkError("the firmware on %s predates `sync`: update it with `armctl deploy`" % self.port)
+            silent_until = time.monotonic() + wait
 
     def interrupt(self):
         """Stop the arm (GRBL-style `!` then Ctrl-X), then resynchronise on the next request."""
@@ -347,8 +362,8 @@ class Link:
                     self._busy_s = max(0.0, busy_until - time.monotonic())
                     raise LinkError("%s (request %r%s)" % (
                         e, line, ", not resent: the board may have acted on it" if lines else ""))
-                if not text.strip() or (not lines and text.strip() == line):
-                    continue  # blank lines and a terminal's echo of the request
+                if not text.strip() or (not lines and text.strip() in (line, self._sync_reply)):
+                    continue  # blank lines, a terminal's echo, a repeated resync's late answers
                 lines.append(text)
                 if on_line is not None:
                     on_line(text)
