@@ -300,7 +300,7 @@ def test_keyboard_on_a_terminal(micropython, tmp_path):
             os.write(master, b"\x1b[B")                      # down arrow: -1 us
             wait_for(b"wrist_roll 2176 us")
             os.write(master, b"D")                           # back to the board's own pulse
-            wait_for(b"wrist_roll 2177 us")
+            wait_for(b"wrist_roll 2176 us\r\n  wrist_roll 2177 us")
             os.write(master, b"a")
             wait_for(b"wrist_roll 2167 us")
             os.write(master, b"\r")
@@ -349,3 +349,99 @@ def test_boot_ignores_a_calibration_tmp_beside_the_real_one(tmp_path):
     with Simulator(flash_dir=flash) as sim:
         assert sim.request("where")[-1].startswith("ok")
         assert _first_pulse(sim, 0) == round(1500 + math.radians(5) * 318.31)
+
+
+def _args(sim, tmp_path, joints, fresh=False):
+    return argparse.Namespace(port=sim.port, board=str(BOARDS / "sim_arm5.json"), joints=joints,
+                              poses=[0.0, 90.0], measure=False, save=str(tmp_path / "cal.json"),
+                              baud=115200, fresh=fresh)
+
+
+class Script:
+    """Presses the given keys in order, and notes which pose each key was pressed at."""
+
+    def __init__(self, keys):
+        self.keys = list(keys)
+        self.asked = []
+
+    def read(self, task):
+        self.asked.append((task.joint, task.pose_deg))
+        return self.keys.pop(0)
+
+
+def test_a_pose_pair_with_one_pulse_is_explained_and_measured_again(micropython, tmp_path):
+    board = boardlib.load(str(BOARDS / "sim_arm5.json"))
+    down = board.servos.pulse(4, 90 * RAD) - board.servos.pulse(4, 0.0)     # 667 us for wrist_roll
+    assert down == 667
+    # First try: Enter at 0 deg, then jog the +90 deg pose back to the 0 deg pulse (6 x 100, 6 x 10, 7 x 1).
+    # Second try: Enter at each start pulse (the board's own values).
+    script = Script(["\n"] + ["z"] * 6 + ["a"] * 6 + ["A"] * 7 + ["\n", "\n", "\n"])
+    with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
+        out = io.StringIO()
+        code = calibrate_command.run(_args(sim, tmp_path, [5]), keys=script, out=out)
+    assert code == cli.EXIT_OK, out.getvalue()
+    text = out.getvalue()
+    assert "hardly changes" in text and "measure wrist_roll again" in text
+    assert script.asked[-2:] == [(4, 0.0), (4, 90.0)]
+    assert not (tmp_path / "cal.json.progress.json").exists()      # done: no progress left behind
+
+
+def test_an_interrupted_calibration_resumes_where_it_stopped(micropython, tmp_path):
+    with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
+        first = Script(["\n", "a", "\n", "\n", "q"])    # shoulder: 0 and +90 deg; elbow: 0 deg; quit
+        assert calibrate_command.run(_args(sim, tmp_path, [2, 3]), keys=first, out=io.StringIO()) == \
+            cli.EXIT_REFUSED
+        kept = json.loads((tmp_path / "cal.json.progress.json").read_text())
+        board = boardlib.load(str(BOARDS / "sim_arm5.json"))
+        start = [board.servos.pulse(j, d * RAD) for j, d in ((1, 0), (1, 90), (2, 0))]
+        assert kept["pulses"] == {"1": [start[0], start[1] - 10], "2": [start[2], None]}
+        out = io.StringIO()
+        second = Script(["\n"])                              # only the elbow's +90 deg is left
+        assert calibrate_command.run(_args(sim, tmp_path, [2, 3]), keys=second, out=out) == cli.EXIT_OK, \
+            out.getvalue()
+        assert second.asked == [(2, 90.0)]
+        assert "resuming" in out.getvalue()
+        saved = json.loads((tmp_path / "cal.json").read_text())
+    # Shoulder: the line through its two recorded pulses, the second 10 us below the board's.
+    assert saved["joints"][1]["us_per_rad"] == pytest.approx((start[1] - 10 - start[0]) / (math.pi / 2), abs=0.001)
+    assert not (tmp_path / "cal.json.progress.json").exists()
+
+
+def test_jog_keys_typed_ahead_are_dropped_and_u_undoes(micropython, tmp_path):
+    """On a terminal: 20 jog keys at once move the servo one step, not twenty; u goes back."""
+    with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
+        master, slave = os.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "calibrate", "--port", sim.port,
+                                 "--board", str(BOARDS / "sim_arm5.json"), "--joints", "5",
+                                 "--save", str(tmp_path / "cal.json")],
+                                stdin=slave, stdout=slave, stderr=slave)
+        os.close(slave)
+        seen = b""
+
+        def wait_for(text):
+            nonlocal seen
+            while text not in seen:
+                assert select.select([master], [], [], 10)[0], "waited for %r, saw %r" % (text, seen)
+                seen += os.read(master, 4096)
+
+        try:
+            wait_for(b"to +0 deg")
+            os.write(master, b"\r")
+            wait_for(b"to +90 deg (now 2167 us)")
+            os.write(master, b"d" * 20)                       # one write: all typed ahead of the first jog
+            wait_for(b"wrist_roll 2177 us")
+            os.write(master, b"u")
+            wait_for(b"wrist_roll 2167 us (undone)")
+            os.write(master, b"\r")
+            assert proc.wait(timeout=30) == cli.EXIT_OK
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            os.close(master)
+        assert b"2187" not in seen
+        jogged = [us for _, ch, us in sim.pulses() if ch == sim_channel(4)]
+    assert max(jogged) == 2177
+
+
+def sim_channel(joint):
+    return boardlib.load(str(BOARDS / "sim_arm5.json")).servos.channels[joint]

@@ -6,6 +6,7 @@ answers lines); the end-to-end tests talk to the MicroPython simulator.
 
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -344,3 +345,56 @@ def test_plain_micropython_without_firmware_is_recognised(micropython, tmp_path)
         assert out.returncode == cli.EXIT_REPL, out.stdout + out.stderr
         assert "armctl deploy" in out.stderr
         assert time.monotonic() - started < 8       # recognised at once, not after the 10 s timeout
+
+
+class Terminal:
+    """`armctl shell` on a pseudo-terminal, as a person runs it."""
+
+    def __init__(self, port, tmp_path):
+        env = dict(os.environ, ARMCTL_HISTORY=str(tmp_path / "history"))
+        self.master, slave = os.openpty()
+        self.proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "shell", "--port", port],
+                                     stdin=slave, stdout=slave, stderr=slave, env=env)
+        os.close(slave)
+        self.seen = b""
+
+    def until(self, marker, timeout=20):
+        """Screen output up to marker (from where the last call stopped)."""
+        deadline = time.monotonic() + timeout
+        while marker not in self.seen:
+            assert time.monotonic() < deadline, "no %r in %r" % (marker, self.seen[-500:])
+            if select.select([self.master], [], [], 0.1)[0]:
+                self.seen += os.read(self.master, 4096)
+        got, _, self.seen = self.seen.partition(marker)
+        return got + marker
+
+    def type(self, keys):
+        os.write(self.master, keys)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        os.close(self.master)
+
+
+def test_shell_completes_commands_and_ctrl_c_stops_the_arm(realtime_sim, tmp_path):
+    term = Terminal(realtime_sim.port, tmp_path)
+    try:
+        term.until(b"arm> ")
+        term.type(b"wh\t\r")                          # Tab completes the board's own command words
+        assert b"grip=" in term.until(b"arm> ")
+        term.type(b"speed 30\r")
+        term.until(b"arm> ")
+        term.type(b"joints 0 0 0 0 0\r")              # 3 s of motion
+        time.sleep(0.5)
+        term.proc.send_signal(signal.SIGINT)
+        assert b"stopping the arm" in term.until(b"stopped")
+        term.until(b"arm> ")
+        term.type(b"where\r")
+        reply = term.until(b"arm> ")
+        assert b"grip=" in reply and b"steps=" not in reply   # its own reply, not the move's
+        term.type(b"\x04")
+        assert term.proc.wait(timeout=10) == cli.EXIT_OK
+    finally:
+        term.close()

@@ -262,7 +262,8 @@ class Link:
                     raise BoardAtRepl(self.port, text)
                 return text
             if repl_check and self._pending.rstrip(b" ") in (b">>>", b"\r>>>"):
-                raise BoardAtRepl(self.port, self._pending.decode("utf-8", "replace"))
+                prompt, self._pending = self._pending, b""
+                raise BoardAtRepl(self.port, prompt.decode("utf-8", "replace"))
             if time.monotonic() >= deadline:
                 raise LinkError("no answer from %s within %.1f s" % (self.port, wait))
             if self._serial is None:
