@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Boot: load the board, build the arm, answer the line protocol on the console.
 
 The board file is board.json in the flash root (`armctl deploy` copies the
@@ -7,20 +8,17 @@ argument name other files. A board that cannot be loaded (or a driver that
 cannot start) does not stop the console: every request is answered with
 "error BAD_BOARD <why>" so the host sees what is wrong.
 
-Ctrl-C leaves the protocol for the MicroPython REPL with the arm as the global
-`arm` (None if it could not be built) for Python calls, e.g. arm.q.
+Ctrl-C leaves the protocol for the MicroPython REPL with the arm controller
+(armfw.motion.ArmController) as the global `controller` (None if it could not
+be built) for Python calls, e.g. controller.q or controller.move(...).
 """
 
 import sys
 
-try:
-    from os import getenv
-except ImportError:     # boards have no environment
-    def getenv(name):
-        return None
-
 from armfw import board as board_file
+from armfw.compat import getenv
 from armfw.protocol import Protocol
+from armfw.status import BAD_BOARD
 
 BOARD = "board.json"
 CALIBRATION = "calibration.json"
@@ -51,21 +49,21 @@ def _calibration():
 
 
 def build():
-    """(arm, None) or (None, message why not)."""
+    """(controller, None) or (None, message why not)."""
     path = getenv("ARMFW_BOARD") or (sys.argv[1] if len(sys.argv) > 1 else BOARD)
     cal = _calibration()
     try:
         b = board_file.load(path, calibration=cal)
         from armfw import drivers
-        from armfw.motion import Arm
+        from armfw.motion import ArmController
         driver = drivers.make(b)
         gripper = None
         if b.gripper is not None:
             from armfw.gripper import Gripper
             gripper = Gripper(driver, b.gripper)
-        a = Arm(b, driver, gripper)
-        a.park()
-        return a, None
+        controller = ArmController(b, driver, gripper)
+        controller.park()
+        return controller, None
     except Exception as e:  # a bad board file or a missing device must not end the console
         return None, "%s: %s" % (type(e).__name__, e)
 
@@ -75,12 +73,12 @@ def _write(line):
     sys.stdout.write("\n")
 
 
-arm, boot_error = build()
+controller, boot_error = build()
 if boot_error is not None:
-    _write("error BAD_BOARD " + boot_error)
+    _write("error %s %s" % (BAD_BOARD, boot_error))
 try:
-    Protocol(arm, _write, boot_error).serve(sys.stdin.buffer)
+    Protocol(controller, _write, boot_error).serve(sys.stdin.buffer)
     if sys.platform == "linux":
         sys.exit(0)     # the host closed our input: a Unix-port simulator ends here
 except KeyboardInterrupt:
-    _write("# protocol stopped (Ctrl-C): Python REPL, the arm is `arm`")
+    _write("# protocol stopped (Ctrl-C): Python REPL, the arm controller is `controller`")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,20 @@ def micropython():
     """The real MicroPython Unix port; its absence is a failure, never a skip."""
     from armctl import upy
     return upy.command()
+
+
+def board_without_zones(board_name):
+    """boards/<board_name> with its solver's keep-out zones off: the solver's geometry alone
+    (zones have their own tests, tests/test_zones.py)."""
+    from armfw import board
+    b = board.load(str(BOARDS / board_name))
+    b.solver.zones = None
+    return b
+
+
+def solver_only(board_name):
+    """The solver of board_without_zones(board_name)."""
+    return board_without_zones(board_name).solver
 
 
 _SUMMARY = []

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.calibrate: servo and link-length fits, and the guided session end to end on the simulator."""
 
 import argparse
@@ -56,7 +57,7 @@ def test_servo_fit_refuses_degenerate_input():
 def test_length_fit_planar_by_hand():
     # True arm 110/90 mm against the board's 100/80: stretched along x the tip
     # is at 200 mm, stretched along y at (0, 200), elbow at +90 deg at (110, 90).
-    arm = boardlib.load(str(BOARDS / "sim_planar.json")).arm
+    arm = boardlib.load(str(BOARDS / "sim_planar.json")).solver
     report = cal.fit_lengths(arm, [[0, 0], [math.pi / 2, 0], [0, math.pi / 2]],
                              [[200, 0], [0, 200], [110, 90]])
     assert report["lengths"] == {"l1_mm": pytest.approx(110, abs=1e-6), "l2_mm": pytest.approx(90, abs=1e-6)}
@@ -66,10 +67,10 @@ def test_length_fit_planar_by_hand():
 
 
 def test_length_fit_arm5_recovers_lengths_and_reports_noise():
-    # Measurements from the arm5 closed form (SPEC.md frame) with other
+    # Measurements from the arm5 closed form (docs/KINEMATICS.md frame) with other
     # lengths, plus +-0.5 mm of alternating "ruler" noise.
     l1, l2, l3, base = 135.0, 118.0, 160.0, 180.0
-    arm = boardlib.load(str(BOARDS / "sim_arm5.json")).arm
+    arm = boardlib.load(str(BOARDS / "sim_arm5.json")).solver
     poses = [[d * RAD for d in pose] for pose in cal.MEASURE_POSES["arm5"]]
     measured = []
     for k, q in enumerate(poses):
@@ -86,7 +87,7 @@ def test_length_fit_arm5_recovers_lengths_and_reports_noise():
 
 
 def test_length_fit_refuses_poses_that_cannot_separate_lengths():
-    arm = boardlib.load(str(BOARDS / "sim_planar.json")).arm
+    arm = boardlib.load(str(BOARDS / "sim_planar.json")).solver
     # Elbow straight in every pose: only l1 + l2 is observable.
     with pytest.raises(ValueError, match="varied"):
         cal.fit_lengths(arm, [[0, 0], [0.5, 0], [1.0, 0]], [[180, 0], [158, 86], [97, 151]])
@@ -148,7 +149,7 @@ class Person:
     def __init__(self, sim, truth):
         self.sim = sim
         self.truth = truth.servos
-        self.arm = kinematics.Arm5(*TRUE_LENGTHS, truth.arm.names, truth.arm.lo, truth.arm.hi, truth.arm.home)
+        self.solver = kinematics.Arm5Solver(*TRUE_LENGTHS, truth.solver.names, truth.solver.lo, truth.solver.hi, truth.solver.home)
         self.keys = 0
 
     def servo_now(self, channel):
@@ -173,7 +174,7 @@ class Person:
     def measure(self, prompt):
         """The tip as a ruler would find it: true lengths, angles the servos really took."""
         q = [self.truth.angle(j, self.servo_now(ch)) for j, ch in enumerate(self.truth.channels)]
-        x, y, z, _ = self.arm.fk(q, [0.0] * 4)
+        x, y, z, _ = self.solver.fk(q, [0.0] * 4)
         return "%.2f %.2f %.2f" % (x, y, z)
 
 
@@ -351,9 +352,9 @@ def test_boot_ignores_a_calibration_tmp_beside_the_real_one(tmp_path):
         assert _first_pulse(sim, 0) == round(1500 + math.radians(5) * 318.31)
 
 
-def _args(sim, tmp_path, joints, fresh=False):
+def _args(sim, tmp_path, joints, fresh=False, poses=(0.0, 90.0)):
     return argparse.Namespace(port=sim.port, board=str(BOARDS / "sim_arm5.json"), joints=joints,
-                              poses=[0.0, 90.0], measure=False, save=str(tmp_path / "cal.json"),
+                              poses=list(poses), measure=False, save=str(tmp_path / "cal.json"),
                               baud=115200, fresh=fresh)
 
 
@@ -386,24 +387,31 @@ def test_a_pose_pair_with_one_pulse_is_explained_and_measured_again(micropython,
     assert not (tmp_path / "cal.json.progress.json").exists()      # done: no progress left behind
 
 
+POSES = (0.0, 30.0)
+
+
 def test_an_interrupted_calibration_resumes_where_it_stopped(micropython, tmp_path):
     with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
         first = Script(["\n", "a", "\n", "\n", "q"])    # shoulder: 0 and +90 deg; elbow: 0 deg; quit
-        assert calibrate_command.run(_args(sim, tmp_path, [2, 3]), keys=first, out=io.StringIO()) == \
+        first_out = io.StringIO()
+        # Small poses: +90 deg at the shoulder would put the tool into the floor zone.
+        assert calibrate_command.run(_args(sim, tmp_path, [2, 3], poses=POSES), keys=first, out=first_out) == \
             cli.EXIT_REFUSED
+        assert "refused" not in first_out.getvalue()
         kept = json.loads((tmp_path / "cal.json.progress.json").read_text())
         board = boardlib.load(str(BOARDS / "sim_arm5.json"))
-        start = [board.servos.pulse(j, d * RAD) for j, d in ((1, 0), (1, 90), (2, 0))]
+        start = [board.servos.pulse(j, d * RAD) for j, d in ((1, POSES[0]), (1, POSES[1]), (2, POSES[0]))]
         assert kept["pulses"] == {"1": [start[0], start[1] - 10], "2": [start[2], None]}
         out = io.StringIO()
         second = Script(["\n"])                              # only the elbow's +90 deg is left
-        assert calibrate_command.run(_args(sim, tmp_path, [2, 3]), keys=second, out=out) == cli.EXIT_OK, \
-            out.getvalue()
-        assert second.asked == [(2, 90.0)]
+        assert calibrate_command.run(_args(sim, tmp_path, [2, 3], poses=POSES), keys=second, out=out) == \
+            cli.EXIT_OK, out.getvalue()
+        assert second.asked == [(2, POSES[1])]
         assert "resuming" in out.getvalue()
         saved = json.loads((tmp_path / "cal.json").read_text())
     # Shoulder: the line through its two recorded pulses, the second 10 us below the board's.
-    assert saved["joints"][1]["us_per_rad"] == pytest.approx((start[1] - 10 - start[0]) / (math.pi / 2), abs=0.001)
+    assert saved["joints"][1]["us_per_rad"] == pytest.approx(
+        (start[1] - 10 - start[0]) / ((POSES[1] - POSES[0]) * RAD), abs=0.001)
     assert not (tmp_path / "cal.json.progress.json").exists()
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """firmware/PROTOCOL.md's examples are real transcripts: each is replayed against the simulator.
 
 A block marked `<!-- transcript: boards/X.json -->` is a fresh board's

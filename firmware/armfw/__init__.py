@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Robot-arm firmware: kinematics, servo bridge, drivers, motion and the line protocol.
 
 Everything in this package runs unmodified on MicroPython (RP2040, ESP32, the

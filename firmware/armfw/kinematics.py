@@ -1,10 +1,11 @@
+# SPDX-License-Identifier: MIT
 """Arm kinematics: inverse (analytic, with branch choice) and forward.
 
 Two arm kinds, both described by data (see armfw.board):
 
 - "planar": a two-link planar arm. Target (x, y) in mm; joints t1, t2 in
   radians from the x axis, counter-clockwise.
-- "arm5": the 5-joint teaching arm of SPEC.md. J1 base yaw; J2, J3, J4 pitch
+- "arm5": the 5-joint teaching arm of docs/KINEMATICS.md. J1 base yaw; J2, J3, J4 pitch
   joints about parallel horizontal axes, angles from the vertical Z axis (all
   zero: the arm stands straight up); J5 wrist roll, redundant for position.
   Target (x, y, z, pitch): tool tip in mm, tool pitch in radians from vertical
@@ -17,21 +18,21 @@ status from armfw.status. Candidates live in buffers allocated once per arm.
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
-from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, solved
+from armfw.compat import const
+from armfw.numeric import TWO_PI, all_finite, finite
+from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, COLLISION, solved
 
 # Branch rules. MIN_MOTION picks the valid solution nearest the current pose
 # (a silent branch flip mid-path swings the arm violently); PREFER_UP and
 # PREFER_DOWN fall back to the other branch only when theirs is not valid.
-MIN_MOTION = 0
-PREFER_UP = 1
-PREFER_DOWN = 2
+MIN_MOTION = const(0)
+PREFER_UP = const(1)
+PREFER_DOWN = const(2)
 RULES = ("min", "up", "down")
 
-UP = 1
-DOWN = -1
+UP = const(1)
+DOWN = const(-1)
 ELBOW_NAMES = {UP: "up", DOWN: "down"}
-
-TWO_PI = 2.0 * pi
 
 # Angles this far (radians, ~0.0006 deg, 0.004 us of a 270-degree servo) past
 # a joint limit still count as inside: a pose exactly on a limit must survive
@@ -59,12 +60,13 @@ def fit_angle(q, lo, hi):
     return q
 
 
-class Arm:
+class Solver:
     """What both arm kinds share: limits, candidate buffers, branch choice."""
 
     kind = ""
     targets = ()      # names of the target coordinates, in order
     n_candidates = 0
+    zones = None        # armfw.zones.Zones, set by the board loader; None: no zone check
 
     def __init__(self, names, lo, hi, home):
         self.names = names          # joint names
@@ -75,6 +77,7 @@ class Arm:
         self.elbow = UP             # branch of the last solution ik() returned
         self._q = [[0.0] * self.n for _ in range(self.n_candidates)]
         self._status = [OK] * self.n_candidates
+        self._cost = [0.0] * self.n_candidates
         self._elbow = [UP] * self.n_candidates
         self._pair = [0.0, 0.0, 0.0, 0.0]      # twolink.solve_pair's answer
         # The limits as compared, LIMIT_EPS included, computed once.
@@ -87,7 +90,7 @@ class Arm:
         hi = self._hi_eps
         for i in range(self.n):
             a = q[i]
-            if not twolink.finite(a) or a < lo[i] or a > hi[i]:
+            if not finite(a) or a < lo[i] or a > hi[i]:
                 return False
         return True
 
@@ -106,10 +109,9 @@ class Arm:
 
     def _choose(self, current, rule, out):
         """Copy the best valid candidate into out; return its status or the honest failure."""
-        best = -1
-        best_cost = 0.0
         status = self._status
         elbow = self._elbow
+        costs = self._cost
         n = self.n
         for c in range(self.n_candidates):
             if status[c] > SINGULAR:
@@ -123,15 +125,27 @@ class Arm:
             if (rule == PREFER_UP and elbow[c] != UP) or (
                     rule == PREFER_DOWN and elbow[c] != DOWN):
                 cost += 1e9
-            if best < 0 or cost < best_cost:
-                best = c
-                best_cost = cost
-        if best < 0:
-            # Reachable but forbidden is its own answer; otherwise the primary
-            # candidate's geometric verdict (TOO_FAR / TOO_CLOSE / BAD_INPUT).
+            costs[c] = cost
+        while True:
+            best = -1
+            best_cost = 0.0
             for c in range(self.n_candidates):
-                if self._status[c] == JOINT_LIMIT:
-                    return JOINT_LIMIT
+                if status[c] <= SINGULAR and (best < 0 or costs[c] < best_cost):
+                    best = c
+                    best_cost = costs[c]
+            # Zone hook (armfw.zones): the best candidate that is clear wins, so
+            # a clear branch beats minimum motion; usually one check per solve.
+            if best < 0 or self.zones is None or self.zones.clear(self._q[best]):
+                break
+            status[best] = COLLISION
+        if best < 0:
+            # Reachable but forbidden is its own answer (a zone before a joint
+            # limit: a pose exists, something is in its way); otherwise the
+            # primary candidate's geometric verdict (TOO_FAR / TOO_CLOSE / BAD_INPUT).
+            for forbidden in (COLLISION, JOINT_LIMIT):
+                for c in range(self.n_candidates):
+                    if self._status[c] == forbidden:
+                        return forbidden
             return self._status[0]
         q = self._q[best]
         for i in range(self.n):
@@ -162,7 +176,7 @@ class Arm:
         raise NotImplementedError
 
 
-class PlanarArm(Arm):
+class PlanarSolver(Solver):
     """Two-link planar arm; joints (t1, t2)."""
 
     kind = "planar"
@@ -173,7 +187,7 @@ class PlanarArm(Arm):
         self.l1 = l1
         self.l2 = l2
         self.reach = l1 + l2
-        Arm.__init__(self, names, lo, hi, home)
+        Solver.__init__(self, names, lo, hi, home)
         # Elbow up (the elbow above the line to a target on +x) is t2 <= 0.
         self._elbow[0] = UP
         self._elbow[1] = DOWN
@@ -204,7 +218,7 @@ class PlanarArm(Arm):
         return sqrt(dx * dx + dy * dy), 0.0
 
 
-class Arm5(Arm):
+class Arm5Solver(Solver):
     """The 5-joint teaching arm; joints (yaw, shoulder, elbow, wrist pitch, wrist roll).
 
     Candidates: the base faces the target (yaw = atan2(y, x)) or turns away
@@ -225,7 +239,7 @@ class Arm5(Arm):
         self.l3 = l3
         self.base = base    # height of the J2 axis above the base plane, mm
         self.reach = l1 + l2
-        Arm.__init__(self, names, lo, hi, home)
+        Solver.__init__(self, names, lo, hi, home)
         self._elbow[0] = UP
         self._elbow[1] = DOWN
         self._elbow[2] = UP
@@ -329,7 +343,7 @@ def _finite_vector(values, n):
             return False
     except TypeError:
         return False
-    return twolink.all_finite(values)
+    return all_finite(values)
 
 
 def _asin_clamped(v):

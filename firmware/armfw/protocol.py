@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The line protocol spoken on the USB serial console (firmware/PROTOCOL.md describes it).
 
 One request line; any number of informational lines starting "# "; exactly
@@ -6,26 +7,24 @@ bounded buffer allocated once; anything that is not a well-formed command
 gets one "error" line and moves nothing.
 """
 
-from math import pi, sin
+from math import sin
 
-from armfw import status
+from armfw import motion, status
+from armfw.compat import const
 from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
-from armfw.twolink import finite, SINGULAR_SIN
-from armfw import motion
-
-DEG = pi / 180.0
+from armfw.numeric import DEG, finite, wrap_angle
+from armfw.status import BAD_BOARD, BAD_COMMAND, INTERNAL
+from armfw.twolink import SINGULAR_SIN
 
 # Longest accepted request (bytes, without the line end); the longest valid
 # command is about 60.
-MAX_LINE = 128
+MAX_LINE = const(128)
 
-BAD_COMMAND = "BAD_COMMAND"
-BAD_INPUT = "BAD_INPUT"
-BAD_BOARD = "BAD_BOARD"
+BAD_INPUT = status.NAMES[status.BAD_INPUT]
 
-TAB = 9
-LF = 10
-CR = 13
+_TAB = const(9)
+_LF = const(10)
+_CR = const(13)
 
 HELP = (
     "ik X Y [Z PITCH] [elbow=up|down]  solve, do not move: ok STATUS q1..qn elbow= err_mm=",
@@ -34,19 +33,19 @@ HELP = (
     "line X Y [Z PITCH]        straight tool line (IK every step, whole path checked first)",
     "joints Q1..QN             move to joint angles (deg)",
     "servo CH US               raw pulse on one channel (wiring check), inside its window",
-    "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch=] grip=",
+    "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch=] grip= clear_mm= zone= link=",
     "home                      move to the board's home pose",
     "grip open|close           open or close the gripper",
     "pick X Y [Z]              above, down, close gripper, lift (arm5: tool pointing down)",
     "place X Y [Z]             above, down, open gripper, lift",
     "speed [DEG_PER_S]         show or set the joint speed limit",
-    "info                      board name, arm kind, joint names",
+    "info                      board name, arm kind, joint names, zones, clearance",
     "help                      this list",
     "sync TOKEN                answers ok TOKEN (host resynchronisation)",
 )
 
 # A sync token: letters, digits, "-" and "_", at most this long.
-MAX_TOKEN = 32
+MAX_TOKEN = const(32)
 
 
 class Refused(Exception):
@@ -99,15 +98,15 @@ def _number(word):
 
 
 class Protocol:
-    """Answers request lines for an arm (armfw.motion.Arm).
+    """Answers request lines for an arm (armfw.motion.ArmController).
 
     write(text): sends one reply line (without its line end).
-    boot_error: when the arm could not be built (arm None), the message every
+    boot_error: when the arm could not be built (controller None), the message every
     request but help is answered with.
     """
 
-    def __init__(self, arm, write, boot_error=None):
-        self.arm = arm
+    def __init__(self, controller, write, boot_error=None):
+        self.controller = controller
         self.write = write
         self.boot_error = boot_error
         self._buf = bytearray(MAX_LINE)
@@ -115,9 +114,9 @@ class Protocol:
         self._overflow = False
         self._after_cr = False
         self._byte = bytearray(1)
-        if arm is not None:
-            self._n = arm.kin.n
-            self._nt = len(arm.kin.targets)
+        if controller is not None:
+            self._n = controller.solver.n
+            self._nt = len(controller.solver.targets)
             self._q = [0.0] * self._n
             self._target = [0.0] * self._nt
             self._tool = [0.0] * self._nt
@@ -140,11 +139,11 @@ class Protocol:
 
     def feed(self, c):
         """Take one input byte; a line end (LF, CR or CR LF) answers the line."""
-        if c == LF or c == CR:
-            if c == LF and self._after_cr:
+        if c == _LF or c == _CR:
+            if c == _LF and self._after_cr:
                 self._after_cr = False
                 return
-            self._after_cr = c == CR
+            self._after_cr = c == _CR
             if self._overflow:
                 self._overflow = False
                 self._len = 0
@@ -167,7 +166,7 @@ class Protocol:
         """Answer one request line given as bytes without its line end."""
         try:
             for c in raw:
-                if c < 32 and c != TAB or c == 127:
+                if c < 32 and c != _TAB or c == 127:
                     raise Refused(BAD_COMMAND, "control character 0x%02x in line" % c)
                 if c > 127:
                     raise Refused(BAD_COMMAND, "not ASCII text")
@@ -179,13 +178,13 @@ class Protocol:
             command = self._commands.get(name)
             if command is None:
                 raise Refused(BAD_COMMAND, "unknown command %s (try help)" % words[0][:20])
-            if self.arm is None and name != "help" and name != "sync":
+            if self.controller is None and name != "help" and name != "sync":
                 raise Refused(BAD_BOARD, self.boot_error)
             self.write(command(words[1:]))
         except Refused as e:
             self.write("error %s %s" % (e.word, e.message))
         except Exception as e:  # the last line of defence (Ctrl-C is no Exception): an answer, never a traceback
-            self.write("error INTERNAL %s: %s" % (type(e).__name__, e))
+            self.write("error %s %s: %s" % (INTERNAL, type(e).__name__, e))
 
     # -- argument parsing -----------------------------------------------
 
@@ -218,11 +217,11 @@ class Protocol:
         if self._nt == 4:
             # Whole turns of pitch are the same tool direction; reduced here,
             # an absurd 1e300 deg is just an angle.
-            t[3] = (180.0 - (180.0 - v[3]) % 360.0) * DEG
+            t[3] = wrap_angle(v[3], 180.0) * DEG
         return rule
 
     def _parse_joints(self, args):
-        kin = self.arm.kin
+        kin = self.controller.solver
         v = self._numbers(args, self._n, " ".join(kin.names))
         q = self._q
         for i in range(self._n):
@@ -238,10 +237,10 @@ class Protocol:
         return status.SINGULAR if -SINGULAR_SIN < s < SINGULAR_SIN else status.OK
 
     def _pose_reply(self, extra=""):
-        arm = self.arm
-        p = arm.tool(self._tool)
+        controller = self.controller
+        p = controller.tool(self._tool)
         keys = ("x", "y") if self._nt == 2 else ("x", "y", "z")
-        text = "ok %s %s" % (status.name(self._pose_status(arm.q)), _degrees(arm.q, self._n))
+        text = "ok %s %s" % (status.name(self._pose_status(controller.q)), _degrees(controller.q, self._n))
         for i in range(len(keys)):
             text += " %s=%s" % (keys[i], _fmt(p[i]))
         if self._nt == 4:
@@ -250,71 +249,84 @@ class Protocol:
 
     def _done(self, ran):
         """The pose reply after a motion that ran, or the refusal of one that did not."""
-        arm = self.arm
+        controller = self.controller
         if not ran:
-            raise Refused(status.name(arm.fail_status), self._refusal())
-        return self._pose_reply(" steps=%d" % arm.steps)
+            raise Refused(status.name(controller.fail_status), self._refusal())
+        return self._pose_reply(" steps=%d" % controller.steps)
 
     def _refusal(self):
-        arm = self.arm
-        if arm.fail_reason == motion.REASON_GRIPPER:
+        controller = self.controller
+        if controller.fail_reason == motion.REASON_GRIPPER:
             return "no gripper on this board"
-        text = "%s step %d" % (motion.OP_NAMES[arm.fail_kind], arm.fail_step)
-        if arm.fail_kind != motion.JOINTS:
-            p = arm.fail_point
+        text = "%s step %d" % (motion.OP_NAMES[controller.fail_kind], controller.fail_step)
+        if controller.fail_kind != motion.JOINTS:
+            p = controller.fail_point
             text += " at " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
-        if arm.fail_joint >= 0:
-            text += " joint %s" % arm.kin.names[arm.fail_joint]
-        return text + ": " + arm.fail_reason
+        if controller.fail_joint >= 0:
+            text += " joint %s" % controller.solver.names[controller.fail_joint]
+        if controller.fail_status == status.COLLISION:
+            return text + ": " + self._zone_hit()
+        return text + ": " + controller.fail_reason
+
+    def _zone_hit(self):
+        """'<link> would enter zone <name>' for the last failed zone check."""
+        z = self.controller.solver.zones
+        return "%s would enter zone %s" % (z.link_names[z.hit_link], z.zone_names[z.hit_zone])
+
+    def _unsolved(self, st, args):
+        if st == status.COLLISION:
+            return Refused(status.name(st), "every solution for %s: %s" % (
+                " ".join(args[:self._nt]), self._zone_hit()))
+        return Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
 
     # -- commands -------------------------------------------------------
 
     def ik(self, args):
         rule = self._parse_target(args, True)
-        kin = self.arm.kin
+        kin = self.controller.solver
         q = self._q
-        st = kin.ik(self._target, q, self.arm.q, rule)
+        st = kin.ik(self._target, q, self.controller.q, rule)
         if not status.solved(st):
-            raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
-        err_mm, _ = kin.fk_error(self._target, q, self.arm.q)
+            raise self._unsolved(st, args)
+        err_mm, _ = kin.fk_error(self._target, q, self.controller.q)
         self._note_branch(rule)
         return "ok %s %s elbow=%s err_mm=%s" % (status.name(st), _degrees(q, self._n),
                                                 ELBOW_NAMES[kin.elbow], _fmt(err_mm))
 
     def _note_branch(self, rule):
-        if rule != MIN_MOTION and RULES[rule] != ELBOW_NAMES[self.arm.kin.elbow]:
+        if rule != MIN_MOTION and RULES[rule] != ELBOW_NAMES[self.controller.solver.elbow]:
             self.write("# elbow %s has no valid solution here; elbow %s"
-                       % (RULES[rule], ELBOW_NAMES[self.arm.kin.elbow]))
+                       % (RULES[rule], ELBOW_NAMES[self.controller.solver.elbow]))
 
     def fk(self, args):
         q = self._parse_joints(args)
-        p = self.arm._tool_of(q, self._tool)
+        p = self.controller.tool_of(q, self._tool)
         return "ok " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
 
     def move(self, args):
         rule = self._parse_target(args, True)
-        st = self.arm.kin.ik(self._target, self._q, self.arm.q, rule)
+        st = self.controller.solver.ik(self._target, self._q, self.controller.q, rule)
         if not status.solved(st):
-            raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
+            raise self._unsolved(st, args)
         self._note_branch(rule)
-        return self._done(self.arm.move(self._target, rule))
+        return self._done(self.controller.move(self._target, rule))
 
     def line(self, args):
         self._parse_target(args, False)
-        return self._done(self.arm.line(self._target))
+        return self._done(self.controller.line(self._target))
 
     def joints(self, args):
         q = self._parse_joints(args)
-        kin = self.arm.kin
+        kin = self.controller.solver
         for i in range(self._n):
             if not (kin.lo[i] - 1e-9 <= q[i] <= kin.hi[i] + 1e-9):
                 raise Refused(status.name(status.JOINT_LIMIT), "%s %s deg is outside %s..%s" % (
                     kin.names[i], _fmt(q[i] / DEG), _fmt(kin.lo[i] / DEG), _fmt(kin.hi[i] / DEG)))
-        return self._done(self.arm.joints(q))
+        return self._done(self.controller.joints(q))
 
     def home(self, args):
         self._numbers(args, 0, "none")
-        return self._done(self.arm.home())
+        return self._done(self.controller.home())
 
     def servo(self, args):
         v = self._numbers(args, 2, "CH US")
@@ -322,31 +334,41 @@ class Protocol:
             raise Refused(BAD_INPUT, "channel and pulse are whole numbers")
         ch = int(v[0])
         us = int(v[1])
-        arm = self.arm
-        g = arm.gripper
+        controller = self.controller
+        g = controller.gripper
         if g is not None and ch == g.channel:
             if us < g.min_us or us > g.max_us:
                 raise Refused(BAD_INPUT, "gripper pulse %d outside %d..%d us" % (us, g.min_us, g.max_us))
             g.set_us(us)
             return "ok %d %d" % (ch, us)
-        joint = arm.joint_of_channel(ch)
+        joint = controller.joint_of_channel(ch)
         if joint < 0:
             raise Refused(BAD_INPUT, "no servo on channel %d" % ch)
-        s = arm.servos
-        if not arm.raw_pulse_plan(joint, us):
+        s = controller.servos
+        if not controller.raw_pulse_plan(joint, us):
             raise Refused(BAD_INPUT, "pulse %d outside %s's window %d..%d us" % (
-                us, arm.kin.names[joint], s.min_us[joint], s.max_us[joint]))
-        return self._done(arm.run())
+                us, controller.solver.names[joint], s.min_us[joint], s.max_us[joint]))
+        return self._done(controller.run())
 
     def where(self, args):
         self._numbers(args, 0, "none")
-        g = self.arm.gripper
-        return self._pose_reply(" grip=%s" % ("none" if g is None else (g.state or "unknown")))
+        g = self.controller.gripper
+        return self._pose_reply(" grip=%s%s" % ("none" if g is None else (g.state or "unknown"),
+                                                self._clearance()))
+
+    def _clearance(self):
+        """' clear_mm=<gap> zone=<name> link=<link>': the commanded pose's nearest zone."""
+        z = self.controller.solver.zones
+        if z is None or z.n_zones == 0:
+            return " clear_mm=none"
+        gap = z.clearance(self.controller.q)
+        return " clear_mm=%s zone=%s link=%s" % (_fmt(gap), z.zone_names[z.nearest_zone],
+                                                z.link_names[z.nearest_link])
 
     def grip(self, args):
         if len(args) != 1 or args[0].lower() not in ("open", "close"):
             raise Refused(BAD_INPUT, "grip open|close")
-        g = self.arm.gripper
+        g = self.controller.gripper
         if g is None:
             raise Refused(BAD_COMMAND, "no gripper on this board")
         if args[0].lower() == "open":
@@ -356,11 +378,11 @@ class Protocol:
         return "ok %s" % g.state
 
     def _pick_place(self, args, pick):
-        if self.arm.gripper is None:
+        if self.controller.gripper is None:
             raise Refused(BAD_COMMAND, "no gripper on this board")
         n = self._nt - 1 if self._nt == 4 else self._nt
         v = self._numbers(args, n, "X Y Z" if n == 3 else "X Y")
-        return self._done(self.arm.pick(v) if pick else self.arm.place(v))
+        return self._done(self.controller.pick(v) if pick else self.controller.place(v))
 
     def pick(self, args):
         return self._pick_place(args, True)
@@ -369,21 +391,24 @@ class Protocol:
         return self._pick_place(args, False)
 
     def speed(self, args):
-        arm = self.arm
+        controller = self.controller
         if args:
             v = self._numbers(args, 1, "DEG_PER_S")[0]
-            if not arm.set_speed(v):
+            if not controller.set_speed_deg_s(v):
                 raise Refused(BAD_INPUT, "speed must be %s..%s deg/s" % (
-                    _fmt(motion.MIN_SPEED_DEG_S), _fmt(arm.max_speed / DEG)))
-        return "ok %s" % _fmt(arm.speed / DEG)
+                    _fmt(motion.MIN_SPEED_DEG_S), _fmt(controller.max_speed_rad_s / DEG)))
+        return "ok %s" % _fmt(controller.speed_rad_s / DEG)
 
     def info(self, args):
         self._numbers(args, 0, "none")
-        arm = self.arm
-        b = arm.board
-        return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d line_step_mm=%s" % (
-            b.name, arm.kin.kind, ",".join(arm.kin.names),
-            "none" if arm.gripper is None else arm.gripper.channel, arm.step_ms, _fmt(arm.line_step_mm))
+        controller = self.controller
+        b = controller.board
+        z = controller.solver.zones
+        return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d line_step_mm=%s zones=%s%s" % (
+            b.name, controller.solver.kind, ",".join(controller.solver.names),
+            "none" if controller.gripper is None else controller.gripper.channel, controller.step_ms,
+            _fmt(controller.line_step_mm),
+            ",".join(z.zone_names) if z is not None and z.n_zones else "none", self._clearance())
 
     def sync(self, args):
         # The host can tell this reply from any earlier one: everything before it is stale.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The simulated servo driver: records pulses instead of driving pins.
 
 Same interface as every driver (see armfw.drivers): set_us(channel, us),
@@ -15,32 +16,18 @@ Records, for tests and for `armctl sim`:
   each (us 0: that channel was switched off; channel -1: all were), so a
   test can read what the simulator did from outside its process. The log
   path comes from the driver settings ("log") or the environment
-  (ARMFW_PULSE_LOG), or it is the file the simulator opened before it
-  mounted the flash as the root (pulse_log, set from outside: the log lies
-  outside the flash); ARMFW_SIM_REALTIME=1 (or "realtime": true) makes
+  (ARMFW_PULSE_LOG); ARMFW_SIM_REALTIME=1 (or "realtime": true) makes
   sleep_ms really sleep, as a board would.
 """
 
-import os
 from array import array
 
-try:
-    from time import sleep_ms as _sleep_ms
-except ImportError:     # CPython
-    from time import sleep as _sleep
+from armfw.compat import const, getenv, sleep_ms as _sleep_ms
 
-    def _sleep_ms(ms):
-        _sleep(ms / 1000)
-
-KEEP = 1024
-ALL_CHANNELS = -1
+KEEP = const(1024)
+ALL_CHANNELS = const(-1)
 # An already open pulse log (the simulator's boot sets it), else the path is opened.
 pulse_log = None
-
-
-def _env(name):
-    getenv = getattr(os, "getenv", None)
-    return getenv(name) if getenv is not None else None
 
 
 class SimServo:
@@ -51,14 +38,14 @@ class SimServo:
         self.period_us = 1000000 // freq
         realtime = cfg.get("realtime")
         if realtime is None:
-            realtime = _env("ARMFW_SIM_REALTIME") in ("1", "yes", "true")
+            realtime = getenv("ARMFW_SIM_REALTIME") in ("1", "yes", "true")
         self.realtime = bool(realtime)
         self.now_ms = 0
         self.count = 0
         self._t = array("i", [0] * KEEP)
         self._ch = array("i", [0] * KEEP)
         self._us = array("i", [0] * KEEP)
-        path = cfg.get("log") or _env("ARMFW_PULSE_LOG")
+        path = cfg.get("log") or getenv("ARMFW_PULSE_LOG")
         self._log = pulse_log if pulse_log is not None else (open(path, "a") if path else None)
 
     def _record(self, channel, us):
@@ -81,10 +68,17 @@ class SimServo:
         self._record(ALL_CHANNELS if channel is None else channel, 0)
 
     def deinit(self):
+        """Record that every channel stopped; close the log."""
         self.off()
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.deinit()
 
     def sleep_ms(self, ms):
         """Advance the virtual clock by ms; sleep for real only when realtime."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """How long a motion request may keep a silent board busy: the extra wait for its reply.
 
 The firmware says nothing while the arm moves, so a long motion must not look

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The simulated board: the unmodified firmware on the real MicroPython Unix port.
 
 A folder plays the board's flash: the firmware (main.py, armfw/) and the
@@ -34,11 +35,10 @@ import time
 import tty
 from pathlib import Path
 
-from armctl import FIRMWARE_DIR, upy
+from armctl import FIRMWARE_DIR, sim_boot, upy
 
 LOG_NAME = "pulses.log"
 LOCK_SUFFIX = ".lock"
-BOOT_SCRIPT = Path(__file__).with_name("sim_boot.py")
 # machine.reset() ends the interpreter with this code: a hard reset, main.py runs next.
 HARD_RESET_EXIT = 99
 RAW_REPL_BANNER = b"raw REPL; CTRL-B to exit\r\n"
@@ -159,7 +159,8 @@ class Simulator:
     def __exit__(self, *exc):
         self.close()
 
-    def _env(self):
+    def env(self):
+        """The environment the firmware runs in: its flash directory on the path, the pulse log."""
         e = upy.env(self.flash_dir)
         e["MICROPYPATH"] = "%s:%s/lib:.frozen" % (self.flash_dir, self.flash_dir)
         e["ARMFW_PULSE_LOG"] = str(self.pulse_log)
@@ -168,10 +169,10 @@ class Simulator:
             e.pop(key, None)
         return e
 
-    def _argv(self, main=True, interactive=True):
-        """The boot (flash as root), then main.py when main; then the REPL, when interactive."""
+    def argv(self, main=True, interactive=True):
+        """The command line: the boot (flash as root), then main.py when main; then the REPL, when interactive."""
         boot = "FLASH = %r\nPULSE_LOG = %r\nRUN_MAIN = %r\nHARD_RESET_EXIT = %d\n%s" % (
-            str(self.flash_dir), str(self.pulse_log), main, HARD_RESET_EXIT, BOOT_SCRIPT.read_text())
+            str(self.flash_dir), str(self.pulse_log), main, HARD_RESET_EXIT, sim_boot.SOURCE)
         return [upy.command(), "-i", "-c", boot] if interactive or not main else [upy.command(), "-c", boot]
 
     def start(self):
@@ -179,8 +180,8 @@ class Simulator:
         if self.pty:
             self._start_pty()
         else:
-            self._proc = subprocess.Popen(self._argv(interactive=False), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, cwd=self.flash_dir, env=self._env())
+            self._proc = subprocess.Popen(self.argv(interactive=False), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, cwd=self.flash_dir, env=self.env())
             self.boots = 1
         return self
 
@@ -315,8 +316,8 @@ class Simulator:
             os.setsid()
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-        self._proc = subprocess.Popen(self._argv(main), stdin=slave, stdout=slave, stderr=slave,
-                                      cwd=self.flash_dir, env=self._env(),
+        self._proc = subprocess.Popen(self.argv(main), stdin=slave, stdout=slave, stderr=slave,
+                                      cwd=self.flash_dir, env=self.env(),
                                       preexec_fn=controlling_terminal, close_fds=True)
         self.boots += 1
 

@@ -1,10 +1,15 @@
-# MicroPython code the simulator runs first (`micropython -c`), before main.py,
-# so the Unix port looks like a board to every client: the flash folder is
-# the root of the filesystem and nothing outside it is reachable (MicroPython's
-# VfsPosix mounted with a root), `mpremote fs ls` gets sizes, and
-# machine.reset() restarts the board (the simulator sees exit code
-# HARD_RESET_EXIT and runs main.py again). armctl.sim prefixes the settings:
-# FLASH, PULSE_LOG, RUN_MAIN, HARD_RESET_EXIT. Not imported by CPython.
+# SPDX-License-Identifier: MIT
+"""SOURCE: MicroPython code the simulator runs first (`micropython -c`), before main.py,
+so the Unix port looks like a board to every client: the flash folder is
+the root of the filesystem and nothing outside it is reachable (MicroPython's
+VfsPosix mounted with a root), `mpremote fs ls` gets sizes, and
+machine.reset() restarts the board (the simulator sees exit code
+HARD_RESET_EXIT and runs main.py again). armctl.sim puts the settings
+FLASH, PULSE_LOG, RUN_MAIN and HARD_RESET_EXIT in front of it. Text here:
+CPython never runs it.
+"""
+
+SOURCE = r'''
 import sys
 import os
 import vfs
@@ -56,3 +61,4 @@ sys.modules["machine"] = _Machine()
 del _Flash, _Machine
 if RUN_MAIN:
     exec(compile(open("main.py").read(), "main.py", "exec"))
+'''

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl shell: an interactive protocol terminal for a person at the keyboard."""
 
 import argparse
@@ -6,7 +7,6 @@ import sys
 from pathlib import Path
 
 from armctl import cli
-from armctl.commands.send import add_link_arguments
 from armctl.link import Link
 from armctl.pacing import Pacer
 
@@ -34,7 +34,7 @@ is at the MicroPython REPL (soft-reset it, or `armctl deploy`).
 def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    add_link_arguments(parser)
+    cli.add_link_options(parser)
 
 
 def _start_readline(words):
