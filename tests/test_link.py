@@ -30,6 +30,7 @@ class FakeBoard:
         self.answers = answers
         self.received = []
         self.syncs = 0
+        self.max_waiting = 0        # most request lines received and not yet answered at once
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)
         self.port = os.ttyname(self.slave)
@@ -46,6 +47,7 @@ class FakeBoard:
             if not chunk:
                 return
             pending += chunk
+            self.max_waiting = max(self.max_waiting, pending.count(b"\n"))
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
                 text = line.decode().strip()
@@ -76,6 +78,7 @@ def fake():
         "silent": [],
         "half": ["# working"],
         "late": ["@0.6 ok late"],
+        "slow": ["@0.02 ok slow"],
         "progress": ["@0.4 # moving", "@0.4 # moving", "@0.4 # moving", "@0.4 ok arrived"],
     })
     yield board
@@ -399,3 +402,29 @@ def test_shell_completes_commands_and_ctrl_c_stops_the_arm(realtime_sim, tmp_pat
         assert term.proc.wait(timeout=10) == cli.EXIT_OK
     finally:
         term.close()
+
+
+def test_pipelined_requests_stay_inside_their_window(fake):
+    requests = ["slow", "help", "ik 900 0 0 90"] * 10
+    with Link(fake.port, timeout=2) as lk:
+        replies = lk.pipeline(requests, window=4)
+        assert lk.request("help").ok                  # in step afterwards
+    assert [r.final for r in replies] == ["ok slow", "ok", "error TOO_FAR target is 900.0 mm away"] * 10
+    assert fake.received[:30] == requests
+    assert 1 < fake.max_waiting <= 4
+
+
+def test_pipelined_replies_match_one_at_a_time_on_the_simulator(sim):
+    requests = ["ik 150 %d 300 90" % y for y in range(-40, 41, 8)] + ["ik 600 0 0 90", "fk 0 10 20 30 0", "where"]
+    with Link(sim.port, timeout=5) as lk:
+        one_by_one = [lk.request(r).raw for r in requests]
+        pipelined = [r.raw for r in lk.pipeline(requests, window=8)]
+    assert pipelined == one_by_one
+
+
+def test_send_window_pipelines_and_keeps_motions_in_step(sim):
+    lines = "ik 150 0 300 90\nfk 0 0 0 0 0\nhome\nwhere\nik 600 0 0 90\n"
+    one = _armctl("send", "--port", sim.port, "-", stdin=lines)
+    piped = _armctl("send", "--port", sim.port, "--window", "4", "-", stdin=lines)
+    assert piped.returncode == one.returncode == cli.EXIT_REFUSED, piped.stderr
+    assert piped.stdout == one.stdout

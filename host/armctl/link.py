@@ -28,6 +28,7 @@ link failure, it is the board's answer.
 import os
 import secrets
 import time
+from collections import deque
 
 import serial
 
@@ -42,6 +43,11 @@ STOP_BYTES = b"!\x18"
 REPL_LINES = (">>> ", "Traceback (most recent call last)", "raw REPL; CTRL-B to exit")
 # Silence after which a resync sends its sync line again.
 RESYNC_REPEAT_S = 1.0
+# Pipelined requests: at most this many, and this many bytes, sent ahead of
+# their replies (GRBL's senders keep under its 128-byte receive buffer; the
+# firmware reads one line at a time, the rest waits in the port's buffer).
+PIPELINE_WINDOW = 8
+PIPELINE_BYTES = 128
 
 
 class LinkError(Exception):
@@ -375,6 +381,56 @@ class Link:
             self._stale = True
             self._busy_s = max(0.0, busy_until - time.monotonic())
             raise
+
+    def pipeline(self, requests, window=PIPELINE_WINDOW, max_bytes=PIPELINE_BYTES, timeout=None, on_line=None):
+        """Send requests ahead of their replies (bounded window), match replies in order; returns the Replies.
+
+        For requests the board answers at once (ik, fk, where, info, ...):
+        only silence counts, no motion allowance. At most window requests and
+        max_bytes bytes are in flight. on_line(text) sees every reply line.
+        A link failure leaves the link to resynchronise before its next use.
+        """
+        lines_out = []
+        for line in requests:
+            line = line.strip()
+            if not line or "\n" in line or "\r" in line:
+                raise ValueError("a request is one non-empty line, got %r" % line)
+            lines_out.append(line)
+        if self._serial is None:
+            self.reconnect()
+        if self._stale:
+            self.resync()
+        silence = self.timeout if timeout is None else timeout
+        in_flight = deque()         # (request, bytes) sent, reply not yet complete
+        flight_bytes = 0
+        sent = 0
+        replies = []
+        got = []
+        try:
+            while len(replies) < len(lines_out):
+                while sent < len(lines_out) and len(in_flight) < window:
+                    data = (lines_out[sent] + "\n").encode()
+                    if in_flight and flight_bytes + len(data) > max_bytes:
+                        break
+                    self.write_raw(data)
+                    in_flight.append((lines_out[sent], len(data)))
+                    flight_bytes += len(data)
+                    sent += 1
+                text = self.readline(silence, repl_check=True)
+                head = in_flight[0][0]
+                if not text.strip() or (not got and text.strip() in (head, self._sync_reply)):
+                    continue
+                got.append(text)
+                if on_line is not None:
+                    on_line(text)
+                if is_final(text):
+                    replies.append(parse(got))
+                    got = []
+                    flight_bytes -= in_flight.popleft()[1]
+        except (LinkError, KeyboardInterrupt):
+            self._stale = True
+            raise
+        return replies
 
     def wait_ready(self, timeout=10.0, probe="help", probe_timeout=2.0):
         """Wait until the board answers the protocol (after a reset); returns its Reply to probe.

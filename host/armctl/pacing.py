@@ -26,6 +26,12 @@ GRIPPER_S = 0.5
 MARGIN_S = 1.0
 
 
+def is_motion(request):
+    """True for a request that moves the arm (its reply waits for the motion)."""
+    words = request.split()
+    return bool(words) and words[0].lower() in MOTION_COMMANDS
+
+
 class Pacer:
     """Motion allowances (seconds) for requests sent over link."""
 
