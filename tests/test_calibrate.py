@@ -21,7 +21,7 @@ from armctl.sim import Simulator
 from armfw import board as boardlib
 from armfw import kinematics
 
-from conftest import BOARDS
+from conftest import BOARDS, OnATerminal
 
 RAD = math.pi / 180
 
@@ -275,47 +275,34 @@ def test_calibrating_one_joint_keeps_the_others_calibration(micropython, tmp_pat
     assert on_flash["joints"][3] == earlier["joints"][3]
 
 
+def calibrate_on_a_terminal(sim, tmp_path):
+    """`armctl calibrate --joints 5` on a pseudo-terminal."""
+    return OnATerminal([sys.executable, "-m", "armctl.cli", "calibrate", "--port", sim.port,
+                        "--board", str(BOARDS / "sim_arm5.json"), "--joints", "5",
+                        "--save", str(tmp_path / "cal.json")])
+
+
 def test_keyboard_on_a_terminal(micropython, tmp_path):
     """`armctl calibrate` on a real terminal: single keys without Enter, arrow keys."""
     with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
-        master, slave = os.openpty()
-        proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "calibrate", "--port", sim.port,
-                                 "--board", str(BOARDS / "sim_arm5.json"), "--joints", "5",
-                                 "--save", str(tmp_path / "cal.json")],
-                                stdin=slave, stdout=slave, stderr=slave)
-        os.close(slave)
-        seen = b""
-
-        def wait_for(text):
-            nonlocal seen
-            while text not in seen:
-                assert select.select([master], [], [], 10)[0], "waited for %r, saw %r" % (text, seen)
-                seen += os.read(master, 4096)
-
+        term = calibrate_on_a_terminal(sim, tmp_path)
         try:
-            wait_for(b"to +0 deg")
-            os.write(master, b"\r")                          # record the start pulse at 0 deg
-            wait_for(b"to +90 deg")
-            os.write(master, b"\x1b[C")                      # right arrow: +10 us
-            wait_for(b"wrist_roll 2177 us")
-            os.write(master, b"\x1b[B")                      # down arrow: -1 us
-            wait_for(b"wrist_roll 2176 us")
-            os.write(master, b"D")                           # back to the board's own pulse
-            wait_for(b"wrist_roll 2176 us\r\n  wrist_roll 2177 us")
-            os.write(master, b"a")
-            wait_for(b"wrist_roll 2167 us")
-            os.write(master, b"\r")
-            assert proc.wait(timeout=30) == cli.EXIT_OK
-            try:
-                while True:
-                    seen += os.read(master, 4096)
-            except OSError:
-                pass
+            term.until(b"to +0 deg")
+            term.type(b"\r")                                 # record the start pulse at 0 deg
+            term.until(b"to +90 deg")
+            term.type(b"\x1b[C")                             # right arrow: +10 us
+            term.until(b"wrist_roll 2177 us")
+            term.type(b"\x1b[B")                             # down arrow: -1 us
+            term.until(b"wrist_roll 2176 us")
+            term.type(b"D")                                  # back to the board's own pulse
+            term.until(b"wrist_roll 2177 us")
+            term.type(b"a")
+            term.until(b"wrist_roll 2167 us")
+            term.type(b"\r")
+            assert term.finish() == cli.EXIT_OK
         finally:
-            if proc.poll() is None:
-                proc.kill()
-            os.close(master)
-        assert b"the board's values give every recorded pulse; kept" in seen
+            term.close()
+        assert b"the board's values give every recorded pulse; kept" in term.screen
         saved = json.loads((sim.flash_dir / "calibration.json").read_text())
     assert saved["joints"][4] == {"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500}
 
@@ -418,35 +405,20 @@ def test_an_interrupted_calibration_resumes_where_it_stopped(micropython, tmp_pa
 def test_jog_keys_typed_ahead_are_dropped_and_u_undoes(micropython, tmp_path):
     """On a terminal: 20 jog keys at once move the servo one step, not twenty; u goes back."""
     with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
-        master, slave = os.openpty()
-        proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "calibrate", "--port", sim.port,
-                                 "--board", str(BOARDS / "sim_arm5.json"), "--joints", "5",
-                                 "--save", str(tmp_path / "cal.json")],
-                                stdin=slave, stdout=slave, stderr=slave)
-        os.close(slave)
-        seen = b""
-
-        def wait_for(text):
-            nonlocal seen
-            while text not in seen:
-                assert select.select([master], [], [], 10)[0], "waited for %r, saw %r" % (text, seen)
-                seen += os.read(master, 4096)
-
+        term = calibrate_on_a_terminal(sim, tmp_path)
         try:
-            wait_for(b"to +0 deg")
-            os.write(master, b"\r")
-            wait_for(b"to +90 deg (now 2167 us)")
-            os.write(master, b"d" * 20)                       # one write: all typed ahead of the first jog
-            wait_for(b"wrist_roll 2177 us")
-            os.write(master, b"u")
-            wait_for(b"wrist_roll 2167 us (undone)")
-            os.write(master, b"\r")
-            assert proc.wait(timeout=30) == cli.EXIT_OK
+            term.until(b"to +0 deg")
+            term.type(b"\r")
+            term.until(b"to +90 deg (now 2167 us)")
+            term.type(b"d" * 20)                             # one write: all typed ahead of the first jog
+            term.until(b"wrist_roll 2177 us")
+            term.type(b"u")
+            term.until(b"wrist_roll 2167 us (undone)")
+            term.type(b"\r")
+            assert term.finish() == cli.EXIT_OK
         finally:
-            if proc.poll() is None:
-                proc.kill()
-            os.close(master)
-        assert b"2187" not in seen
+            term.close()
+        assert b"2187" not in term.screen
         jogged = [us for _, ch, us in sim.pulses() if ch == sim_channel(4)]
     assert max(jogged) == 2177
 

@@ -20,7 +20,7 @@ from armctl import cli, link
 from armctl.link import BoardAtRepl, Link, LinkError
 from armctl.sim import Simulator
 
-from conftest import BOARDS
+from conftest import BOARDS, OnATerminal
 
 
 class FakeBoard:
@@ -351,39 +351,9 @@ def test_plain_micropython_without_firmware_is_recognised(micropython, tmp_path)
         assert time.monotonic() - started < 8       # recognised at once, not after the 10 s timeout
 
 
-class Terminal:
-    """`armctl shell` on a pseudo-terminal, as a person runs it."""
-
-    def __init__(self, port, tmp_path):
-        env = dict(os.environ, ARMCTL_HISTORY=str(tmp_path / "history"))
-        self.master, slave = os.openpty()
-        self.proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "shell", "--port", port],
-                                     stdin=slave, stdout=slave, stderr=slave, env=env)
-        os.close(slave)
-        self.seen = b""
-
-    def until(self, marker, timeout=20):
-        """Screen output up to marker (from where the last call stopped)."""
-        deadline = time.monotonic() + timeout
-        while marker not in self.seen:
-            assert time.monotonic() < deadline, "no %r in %r" % (marker, self.seen[-500:])
-            if select.select([self.master], [], [], 0.1)[0]:
-                self.seen += os.read(self.master, 4096)
-        got, _, self.seen = self.seen.partition(marker)
-        return got + marker
-
-    def type(self, keys):
-        os.write(self.master, keys)
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        os.close(self.master)
-
-
 def test_shell_completes_commands_and_ctrl_c_stops_the_arm(realtime_sim, tmp_path):
-    term = Terminal(realtime_sim.port, tmp_path)
+    term = OnATerminal([sys.executable, "-m", "armctl.cli", "shell", "--port", realtime_sim.port],
+                       env=dict(os.environ, ARMCTL_HISTORY=str(tmp_path / "history")))
     try:
         term.until(b"arm> ")
         term.type(b"wh\t\r")                          # Tab completes the board's own command words
@@ -399,7 +369,7 @@ def test_shell_completes_commands_and_ctrl_c_stops_the_arm(realtime_sim, tmp_pat
         reply = term.until(b"arm> ")
         assert b"grip=" in reply and b"steps=" not in reply   # its own reply, not the move's
         term.type(b"\x04")
-        assert term.proc.wait(timeout=10) == cli.EXIT_OK
+        assert term.finish() == cli.EXIT_OK
     finally:
         term.close()
 
