@@ -5,9 +5,6 @@ import argparse
 import io
 import json
 import math
-import os
-import select
-import subprocess
 import sys
 
 import pytest

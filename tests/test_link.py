@@ -51,10 +51,11 @@ class FakeBoard:
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
                 text = line.decode().strip()
-                if text.startswith("sync ") or not text:
-                    # The link's resynchronisation, answered as the firmware does.
+                if text.startswith("sync ") or not text.replace("\x02", ""):
+                    # The link's resynchronisation (Ctrl-B LF, then sync), answered as the firmware does.
                     self.syncs += 1
-                    replies = ["ok " + text[5:]] if text else ["ok"]
+                    replies = (["ok " + text[5:]] if text.startswith("sync ")
+                               else ["error BAD_COMMAND control character 0x02 in line"] if text else ["ok"])
                 else:
                     self.received.append(text)
                     replies = self.answers.get(text, ["error BAD_INPUT unknown command"])
@@ -335,6 +336,29 @@ def test_board_at_the_repl_is_recognised(sim):
     finally:
         with Link(sim.port, timeout=5) as lk:
             lk.write_raw(b"\x04")                # soft reset: main.py runs again
+            assert lk.wait_ready(timeout=10).ok
+
+
+def test_board_left_in_the_raw_repl_is_recognised(sim):
+    # What a file tool (ampy, rshell) interrupted half way leaves: the raw REPL, which says nothing.
+    import serial
+    with serial.Serial(sim.port, 115200, timeout=0.1) as raw:
+        raw.write(b"\x03")
+        got = b""
+        deadline = time.monotonic() + 10
+        while not got.endswith(b">>> ") and time.monotonic() < deadline:
+            got += raw.read(256)
+        raw.write(b"\r\x01")
+        while b"raw REPL; CTRL-B to exit\r\n>" not in got and time.monotonic() < deadline:
+            got += raw.read(256)
+    try:
+        started = time.monotonic()
+        out = _armctl("send", "--port", sim.port, "where")
+        assert out.returncode == cli.EXIT_REPL, out.stdout + out.stderr
+        assert time.monotonic() - started < 8           # at once, not after the 10 s timeout
+    finally:
+        with Link(sim.port, timeout=5) as lk:
+            lk.write_raw(b"\x04")
             assert lk.wait_ready(timeout=10).ok
 
 

@@ -295,9 +295,11 @@ class Link:
         token = "h" + secrets.token_hex(6)
         self._sync_reply = "ok " + token
         probe = b"sync " + token.encode() + b"\n"
-        # The LF first ends whatever half line the board holds (stop bytes, a cut-off request);
-        # only the first probe has it, or each repeat would leave a late bare "ok" behind.
-        self.write_raw(b"\n")
+        # First Ctrl-B and LF: the LF ends whatever half line the board holds (stop bytes, a
+        # cut-off request; the protocol answers it with an error, dropped here), and a board a
+        # file tool left in the raw REPL (silent) leaves it and shows the `>>>` prompt. Only the
+        # first probe has them, or each repeat would leave a late answer behind.
+        self.write_raw(b"\x02\n")
         silent_until = time.monotonic() + wait
         self.write_raw(probe)
         while True:
