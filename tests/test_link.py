@@ -313,8 +313,8 @@ def test_board_still_moving_when_the_host_connects(realtime_sim):
 
 
 def test_long_motion_is_not_a_dead_link(realtime_sim):
-    # 3 s of motion against a 1 s silence timeout: the move's own length is allowed for.
-    out = _armctl("send", "--port", realtime_sim.port, "--timeout", "1", "speed 30", "joints 0 0 0 0 0")
+    # 3 s of motion against a 2 s silence timeout: the move's own length is allowed for.
+    out = _armctl("send", "--port", realtime_sim.port, "--timeout", "2", "speed 30", "joints 0 0 0 0 0")
     assert out.returncode == cli.EXIT_OK, out.stderr
     assert "steps=" in out.stdout.splitlines()[-1]
 
@@ -384,8 +384,12 @@ def test_shell_completes_commands_and_ctrl_c_stops_the_arm(realtime_sim, tmp_pat
         assert b"grip=" in term.until(b"arm> ")
         term.type(b"speed 30\r")
         term.until(b"arm> ")
+        before = len(realtime_sim.pulses())
         term.type(b"joints 0 0 0 0 0\r")              # 3 s of motion
-        time.sleep(0.5)
+        deadline = time.monotonic() + 10
+        while len(realtime_sim.pulses()) <= before:    # the arm is moving: the request is out
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
         term.proc.send_signal(signal.SIGINT)
         assert b"stopping the arm" in term.until(b"stopped")
         term.until(b"arm> ")
@@ -422,3 +426,20 @@ def test_send_window_pipelines_and_keeps_motions_in_step(sim):
     piped = _armctl("send", "--port", sim.port, "--window", "4", "-", stdin=lines)
     assert piped.returncode == one.returncode == cli.EXIT_REFUSED, piped.stderr
     assert piped.stdout == one.stdout
+
+
+def test_shell_shows_progress_lines_as_they_arrive(fake, tmp_path):
+    term = OnATerminal([sys.executable, "-m", "armctl.cli", "shell", "--port", fake.port],
+                       env=dict(os.environ, ARMCTL_HISTORY=str(tmp_path / "history")))
+    try:
+        term.until(b"arm> ")
+        term.type(b"progress\r")                 # "# moving" every 0.4 s, then "ok arrived"
+        term.until(b"# moving")
+        first = time.monotonic()
+        term.until(b"ok arrived")
+        assert time.monotonic() - first > 0.6     # the first line was shown long before the reply ended
+        term.until(b"arm> ")
+        term.type(b"\x04")
+        assert term.finish() == cli.EXIT_OK
+    finally:
+        term.close()
