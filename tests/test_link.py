@@ -5,6 +5,7 @@ The framing tests use a tiny fake board on a pseudo-terminal (a thread that
 answers lines); the end-to-end tests talk to the MicroPython simulator.
 """
 
+import contextlib
 import os
 import select
 import signal
@@ -319,47 +320,41 @@ def test_long_motion_is_not_a_dead_link(realtime_sim):
     assert "steps=" in out.stdout.splitlines()[-1]
 
 
-def test_board_at_the_repl_is_recognised(sim):
+@contextlib.contextmanager
+def at_the_repl(sim, raw=False):
+    """The simulator left at its REPL (Ctrl-C), or its raw REPL (then Ctrl-A, what a file tool
+    interrupted half way leaves: it says nothing); main.py runs again afterwards."""
     import serial
-    with serial.Serial(sim.port, 115200, timeout=0.1) as raw:
-        raw.write(b"\x03")
+    with serial.Serial(sim.port, 115200, timeout=0.1) as port:
         got = b""
         deadline = time.monotonic() + 10
-        while not got.endswith(b">>> ") and time.monotonic() < deadline:
-            got += raw.read(256)
+        for keys, shown in ((b"\x03", b">>> "), (b"\r\x01", b"raw REPL; CTRL-B to exit\r\n>"))[:1 + raw]:
+            port.write(keys)
+            while not got.endswith(shown) and time.monotonic() < deadline:
+                got += port.read(256)
     try:
-        out = _armctl("send", "--port", sim.port, "where")
-        assert out.returncode == cli.EXIT_REPL, out.stdout + out.stderr
-        assert "MicroPython REPL" in out.stderr and "Ctrl-D" in out.stderr and "armctl deploy" in out.stderr
-        with Link(sim.port, timeout=5) as lk, pytest.raises(BoardAtRepl):
-            lk.request("where")
+        yield
     finally:
         with Link(sim.port, timeout=5) as lk:
             lk.write_raw(b"\x04")                # soft reset: main.py runs again
             assert lk.wait_ready(timeout=10).ok
 
 
+def test_board_at_the_repl_is_recognised(sim):
+    with at_the_repl(sim):
+        out = _armctl("send", "--port", sim.port, "where")
+        assert out.returncode == cli.EXIT_REPL, out.stdout + out.stderr
+        assert "MicroPython REPL" in out.stderr and "Ctrl-D" in out.stderr and "armctl deploy" in out.stderr
+        with Link(sim.port, timeout=5) as lk, pytest.raises(BoardAtRepl):
+            lk.request("where")
+
+
 def test_board_left_in_the_raw_repl_is_recognised(sim):
-    # What a file tool (ampy, rshell) interrupted half way leaves: the raw REPL, which says nothing.
-    import serial
-    with serial.Serial(sim.port, 115200, timeout=0.1) as raw:
-        raw.write(b"\x03")
-        got = b""
-        deadline = time.monotonic() + 10
-        while not got.endswith(b">>> ") and time.monotonic() < deadline:
-            got += raw.read(256)
-        raw.write(b"\r\x01")
-        while b"raw REPL; CTRL-B to exit\r\n>" not in got and time.monotonic() < deadline:
-            got += raw.read(256)
-    try:
+    with at_the_repl(sim, raw=True):
         started = time.monotonic()
         out = _armctl("send", "--port", sim.port, "where")
         assert out.returncode == cli.EXIT_REPL, out.stdout + out.stderr
         assert time.monotonic() - started < 8           # at once, not after the 10 s timeout
-    finally:
-        with Link(sim.port, timeout=5) as lk:
-            lk.write_raw(b"\x04")
-            assert lk.wait_ready(timeout=10).ok
 
 
 def test_plain_micropython_without_firmware_is_recognised(micropython, tmp_path):

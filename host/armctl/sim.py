@@ -149,6 +149,7 @@ class Simulator:
         self._host_master = self._host_slave = None
         self._lock_fd = None
         self._proc_exit = None
+        self._ready_fd = None
 
     # -- lifetime -------------------------------------------------------
 
@@ -169,10 +170,13 @@ class Simulator:
             e.pop(key, None)
         return e
 
-    def argv(self, main=True, interactive=True):
-        """The command line: the boot (flash as root), then main.py when main; then the REPL, when interactive."""
-        boot = "FLASH = %r\nPULSE_LOG = %r\nRUN_MAIN = %r\nHARD_RESET_EXIT = %d\n%s" % (
-            str(self.flash_dir), str(self.pulse_log), main, HARD_RESET_EXIT, sim_boot.SOURCE)
+    def argv(self, main=True, interactive=True, ready_fd=-1):
+        """The command line: the boot (flash as root), then main.py when main; then the REPL, when interactive.
+
+        ready_fd: a pipe the boot writes one byte to once the interpreter takes Ctrl-C.
+        """
+        boot = "FLASH = %r\nPULSE_LOG = %r\nRUN_MAIN = %r\nHARD_RESET_EXIT = %d\nREADY_FD = %d\n%s" % (
+            str(self.flash_dir), str(self.pulse_log), main, HARD_RESET_EXIT, ready_fd, sim_boot.SOURCE)
         return [upy.command(), "-i", "-c", boot] if interactive or not main else [upy.command(), "-c", boot]
 
     def start(self):
@@ -191,13 +195,13 @@ class Simulator:
             self._thread.join(5)
             self._thread = None
         self._end_process()
-        for fd in (self._sim_master, self._sim_slave, self._host_master, self._host_slave):
+        for fd in (self._sim_master, self._sim_slave, self._host_master, self._host_slave, self._ready_fd):
             if fd is not None:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self._sim_master = self._sim_slave = self._host_master = self._host_slave = None
+        self._sim_master = self._sim_slave = self._host_master = self._host_slave = self._ready_fd = None
         if self._lock_fd is not None:
             # Only the simulator that holds the lock owns the link path.
             if os.path.islink(self.link):
@@ -316,9 +320,16 @@ class Simulator:
             os.setsid()
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-        self._proc = subprocess.Popen(self.argv(main), stdin=slave, stdout=slave, stderr=slave,
+        # Until the interpreter handles Ctrl-C itself, a SIGINT would just end it: the relay
+        # holds the host's bytes until the boot says it is ready.
+        if self._ready_fd is not None:
+            os.close(self._ready_fd)
+        ready, ready_w = os.pipe()
+        self._proc = subprocess.Popen(self.argv(main, ready_fd=ready_w), stdin=slave, stdout=slave, stderr=slave,
                                       cwd=self.flash_dir, env=self.env(),
-                                      preexec_fn=controlling_terminal, close_fds=True)
+                                      preexec_fn=controlling_terminal, close_fds=True, pass_fds=(ready_w,))
+        os.close(ready_w)
+        self._ready_fd = ready
         self.boots += 1
 
     def _to_host(self, data):
@@ -348,7 +359,8 @@ class Simulator:
         host_after_cr = False
         while not self._stop.is_set():
             writing = [self._host_master] if self._backlog else []
-            ready, writable, _ = select.select([self._host_master, self._sim_master], writing, [], 0.05)
+            waiting = [self._host_master, self._sim_master] + ([self._ready_fd] if self._ready_fd is not None else [])
+            ready, writable, _ = select.select(waiting, writing, [], 0.05)
             if writable:
                 self._flush_host()
             if self._sim_master in ready:
@@ -381,7 +393,12 @@ class Simulator:
                     # (unlike a board's) takes the LF as a second Enter.
                     data, host_after_cr = _one_enter(data, host_after_cr)
                 held += data
-            if held and time.monotonic() >= hold_until and self._proc is not None and not inject_raw:
+            if self._ready_fd is not None and self._ready_fd in ready:
+                os.read(self._ready_fd, 16)         # the boot's byte (or its end, if it died)
+                os.close(self._ready_fd)
+                self._ready_fd = None
+            if held and time.monotonic() >= hold_until and self._proc is not None and not inject_raw \
+                    and self._ready_fd is None:
                 cut = held.find(bytes([CTRL_C]))
                 if cut >= 0:
                     os.write(self._sim_master, held[:cut + 1])

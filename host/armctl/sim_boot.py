@@ -5,7 +5,7 @@ the root of the filesystem and nothing outside it is reachable (MicroPython's
 VfsPosix mounted with a root), `mpremote fs ls` gets sizes, and
 machine.reset() restarts the board (the simulator sees exit code
 HARD_RESET_EXIT and runs main.py again). armctl.sim puts the settings
-FLASH, PULSE_LOG, RUN_MAIN and HARD_RESET_EXIT in front of it. Text here:
+FLASH, PULSE_LOG, RUN_MAIN, HARD_RESET_EXIT and READY_FD in front of it. Text here:
 CPython never runs it.
 """
 
@@ -50,6 +50,12 @@ class _Machine:
         sys.exit(HARD_RESET_EXIT)
 
 
+if READY_FD >= 0:
+    # The interpreter now turns Ctrl-C into KeyboardInterrupt: the simulator may pass input on.
+    _ready = open("/dev/fd/%d" % READY_FD, "w")
+    _ready.write("1")
+    _ready.close()
+    del _ready
 if PULSE_LOG:
     import armfw.simservo
     armfw.simservo.pulse_log = open(PULSE_LOG, "a")
