@@ -162,7 +162,7 @@ G28
 
 
 def _pty_arm(tmp_path):
-    return Simulator(ARM5, pty=True, link=tmp_path / "arm")
+    return Simulator(ARM5, pty=True, link=str(tmp_path / "arm"))
 
 
 def test_printcore_streams_a_file_with_line_numbers_and_checksums(micropython, tmp_path):

@@ -7,6 +7,7 @@ import sys
 
 from armctl import cli
 from armctl.link import Link
+from armctl.pacing import Pacer
 
 NAME = "poses"
 HELP = "The board's named poses (poses.json on its flash): list, save, go, del, export, import."
@@ -81,6 +82,8 @@ def run(args, out=sys.stdout):
                 print("%s: %s" % (name, reply.final), file=out)
                 refused = refused or not reply.ok
             return cli.EXIT_REFUSED if refused else cli.EXIT_OK
-        reply = link.request("pose %s %s" % (args.action, args.name), timeout=max(args.timeout, 60.0))
+        # `pose go` is a joint move to angles the host does not know: a full turn's time at most.
+        motion_s = Pacer(link).allowance("home") if args.action == "go" else 0.0
+        reply = link.request("pose %s %s" % (args.action, args.name), motion_s=motion_s)
         print(reply.final, file=out)
         return cli.EXIT_OK if reply.ok else cli.EXIT_REFUSED

@@ -6,6 +6,8 @@ import sys
 
 from armctl import cli
 from armctl.link import Link
+from armctl.pacing import Pacer
+from armfw.gcode import is_gcode
 
 NAME = "run"
 HELP = "Stream a G-code or protocol file: check it whole first (nothing moves), then run it."
@@ -27,6 +29,9 @@ are printed; in the check nothing moved), 2 bad file, 3 no link.
 """
 
 PROGRESS_WIDTH = 30
+# G-code motion lines: how long one may keep the board silent (the pacer
+# estimates protocol motions; a G-code line's path it does not parse).
+GCODE_MOTION_CODES = ("G0", "G1", "G00", "G01", "G28", "G4", "G04", "M3", "M5", "M03", "M05")
 
 
 def add_arguments(parser):
@@ -36,6 +41,8 @@ def add_arguments(parser):
     parser.add_argument("file", help="G-code or protocol file")
     parser.add_argument("--check-only", action="store_true", help="check the file, do not run it")
     parser.add_argument("--no-check", action="store_true", help="run without checking first (not advised)")
+    parser.add_argument("--gcode-motion-s", type=float, default=120.0, metavar="S",
+                        help="how long one G-code motion line may keep the board silent (default %(default)s)")
 
 
 def program_lines(text):
@@ -57,10 +64,22 @@ def _progress(done, total, err):
     err.flush()
 
 
-def _stream(link, path, lines, motion_timeout, out, err, show_progress):
-    """Send every line, one reply each; (True, None) or (False, the failing line and reply)."""
+def _allowance(pacer, line, gcode_motion_s):
+    """Seconds a line's motion may keep the board silent (0 in check mode: nothing moves)."""
+    if pacer is None:
+        return 0.0
+    if is_gcode(line):
+        head = line.split()[0].upper()
+        return gcode_motion_s if head.split("*")[0] in GCODE_MOTION_CODES else 0.0
+    return pacer.allowance(line)
+
+
+def _stream(link, path, lines, pacer, gcode_motion_s, err, show_progress):
+    """Send every line, one reply each; (True, None) or (False, the failing line and reply).
+
+    pacer: None in check mode (nothing moves, every answer comes at once)."""
     for k, (number, line) in enumerate(lines):
-        reply = link.request(line, timeout=motion_timeout)
+        reply = link.request(line, motion_s=_allowance(pacer, line, gcode_motion_s))
         if not reply.ok:
             if show_progress:
                 err.write("\n")
@@ -82,7 +101,7 @@ def run(args, out=sys.stdout, err=sys.stderr):
         raise cli.UsageError("%s: nothing to run" % args.file)
     if args.check_only and args.no_check:
         raise cli.UsageError("--check-only and --no-check exclude each other")
-    motion_timeout = max(args.timeout, 120.0)
+    gcode_motion_s = getattr(args, "gcode_motion_s", 120.0)
     with Link(args.port, args.baud, args.timeout) as link:
         if not args.no_check:
             reply = link.request("check on")
@@ -90,7 +109,7 @@ def run(args, out=sys.stdout, err=sys.stderr):
                 print("armctl run: the board has no check mode: %s" % reply.final, file=err)
                 return cli.EXIT_REFUSED
             try:
-                ok, failure = _stream(link, args.file, lines, motion_timeout, out, err, False)
+                ok, failure = _stream(link, args.file, lines, None, gcode_motion_s, err, False)
             finally:
                 link.request("check off")
             if not ok:
@@ -99,7 +118,7 @@ def run(args, out=sys.stdout, err=sys.stderr):
             print("checked %d lines: all valid" % len(lines), file=out)
             if args.check_only:
                 return cli.EXIT_OK
-        ok, failure = _stream(link, args.file, lines, motion_timeout, out, err, True)
+        ok, failure = _stream(link, args.file, lines, Pacer(link), gcode_motion_s, err, True)
         if not ok:
             print("armctl run: stopped: %s" % failure, file=err)
             return cli.EXIT_REFUSED
