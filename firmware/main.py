@@ -7,8 +7,12 @@ argument name other files. A board that cannot be loaded (or a driver that
 cannot start) does not stop the console: every request is answered with
 "error BAD_BOARD <why>" so the host sees what is wrong.
 
+At boot the servos get no pulse (the board file's "boot": "home" sends the
+home pose at once instead); one "# " banner line says what to do next.
+
 Ctrl-C leaves the protocol for the MicroPython REPL with the arm as the global
-`arm` (None if it could not be built) for Python calls, e.g. arm.q.
+`arm` (None if it could not be built) for Python calls, e.g. arm.q;
+armfw.serve() goes back to the protocol, the arm where it was.
 """
 
 import sys
@@ -19,7 +23,10 @@ except ImportError:     # boards have no environment
     def getenv(name):
         return None
 
+import armfw
 from armfw import board as board_file
+from armfw import session
+from armfw.console import Console
 from armfw.protocol import Protocol
 
 BOARD = "board.json"
@@ -64,23 +71,28 @@ def build():
             from armfw.gripper import Gripper
             gripper = Gripper(driver, b.gripper)
         a = Arm(b, driver, gripper)
-        a.park()
+        if b.boot == board_file.BOOT_HOME:
+            a.park()
         return a, None
     except Exception as e:  # a bad board file or a missing device must not end the console
         return None, "%s: %s" % (type(e).__name__, e)
 
 
-def _write(line):
-    sys.stdout.write(line)
-    sys.stdout.write("\n")
+def banner(a):
+    if a.pose_known():
+        then = "at home: ready"
+    else:
+        then = "servos off: send home (help lists the commands)"
+    return "# armfw %s on %s: %s" % (armfw.VERSION, a.board.name, then)
 
 
 arm, boot_error = build()
+console = Console(sys.stdin.buffer, sys.stdin, sys.stdout.write, None)
+protocol = Protocol(arm, console.write_line, boot_error, console)
 if boot_error is not None:
-    _write("error BAD_BOARD " + boot_error)
-try:
-    Protocol(arm, _write, boot_error).serve(sys.stdin.buffer)
+    console.write_line("error BAD_BOARD " + boot_error)
+else:
+    console.write_line(banner(arm))
+if session.run(session.Session(protocol, console, arm.driver if arm is not None else None)):
     if sys.platform == "linux":
         sys.exit(0)     # the host closed our input: a Unix-port simulator ends here
-except KeyboardInterrupt:
-    _write("# protocol stopped (Ctrl-C): Python REPL, the arm is `arm`")
