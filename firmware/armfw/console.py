@@ -156,16 +156,20 @@ class Console:
         self._typed = 0
         self._overflow = False
         if self.queued >= QUEUE_LINES:
-            if n > 0:
-                self._refused[:n] = self._typing[:n]
+            self._copy(self._refused, n)
             self._refused_len = n
             self.refused = True
             return
         slot = (self._head + self.queued) % QUEUE_LINES
-        if n > 0:
-            self._lines[slot][:n] = self._typing[:n]
+        self._copy(self._lines[slot], n)
         self._lengths[slot] = n
         self.queued += 1
+
+    def _copy(self, to, n):
+        # Byte by byte: a slice would allocate a copy.
+        typing = self._typing
+        for i in range(n):
+            to[i] = typing[i]
 
     def clear_typing(self):
         """Forget the line being typed (an abort drops it)."""
