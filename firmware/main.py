@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Boot: load the board, build the arm, answer the line protocol on the console.
 
 The board file is board.json in the flash root (`armctl deploy` copies the
@@ -10,24 +11,21 @@ cannot start) does not stop the console: every request is answered with
 At boot the servos get no pulse (the board file's "boot": "home" sends the
 home pose at once instead); one "# " banner line says what to do next.
 
-Ctrl-C leaves the protocol for the MicroPython REPL with the arm as the global
-`arm` (None if it could not be built) for Python calls, e.g. arm.q;
+Ctrl-C leaves the protocol for the MicroPython REPL with the arm controller
+(armfw.motion.ArmController) as the global `controller` (None if it could not
+be built) for Python calls, e.g. controller.q or controller.move(...);
 armfw.serve() goes back to the protocol, the arm where it was.
 """
 
 import sys
 
-try:
-    from os import getenv
-except ImportError:     # boards have no environment
-    def getenv(name):
-        return None
-
 import armfw
 from armfw import board as board_file
 from armfw import session
+from armfw.compat import getenv
 from armfw.console import Console
 from armfw.protocol import Protocol
+from armfw.status import BAD_BOARD
 
 BOARD = "board.json"
 CALIBRATION = "calibration.json"
@@ -58,41 +56,42 @@ def _calibration():
 
 
 def build():
-    """(arm, None) or (None, message why not)."""
+    """(controller, None) or (None, message why not)."""
     path = getenv("ARMFW_BOARD") or (sys.argv[1] if len(sys.argv) > 1 else BOARD)
     cal = _calibration()
     try:
         b = board_file.load(path, calibration=cal)
         from armfw import drivers
-        from armfw.motion import Arm
+        from armfw.motion import ArmController
         driver = drivers.make(b)
         gripper = None
         if b.gripper is not None:
             from armfw.gripper import Gripper
             gripper = Gripper(driver, b.gripper)
-        a = Arm(b, driver, gripper)
+        controller = ArmController(b, driver, gripper)
         if b.boot == board_file.BOOT_HOME:
-            a.park()
-        return a, None
+            controller.park()
+        return controller, None
     except Exception as e:  # a bad board file or a missing device must not end the console
         return None, "%s: %s" % (type(e).__name__, e)
 
 
-def banner(a):
-    if a.pose_known():
+def banner(controller):
+    """The one line said at boot: firmware version, board, what to do next."""
+    if controller.pose_known():
         then = "at home: ready"
     else:
         then = "servos off: send home (help lists the commands)"
-    return "# armfw %s on %s: %s" % (armfw.VERSION, a.board.name, then)
+    return "# armfw %s on %s: %s" % (armfw.VERSION, controller.board.name, then)
 
 
-arm, boot_error = build()
+controller, boot_error = build()
 console = Console(sys.stdin.buffer, sys.stdin, sys.stdout.write, None)
-protocol = Protocol(arm, console.write_line, boot_error, console)
+protocol = Protocol(controller, console.write_line, boot_error, console)
 if boot_error is not None:
-    console.write_line("error BAD_BOARD " + boot_error)
+    console.write_line("error %s %s" % (BAD_BOARD, boot_error))
 else:
-    console.write_line(banner(arm))
-if session.run(session.Session(protocol, console, arm.driver if arm is not None else None)):
+    console.write_line(banner(controller))
+if session.run(session.Session(protocol, console, controller.driver if controller is not None else None)):
     if sys.platform == "linux":
         sys.exit(0)     # the host closed our input: a Unix-port simulator ends here

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Derive the shared inverse-kinematics test vectors, independently of the firmware.
 
     .venv/bin/python tests/derive_vectors.py      # rewrites tests/vectors/*.json
@@ -394,7 +395,7 @@ def arm5_cases():
     add("spec-example-min", spec, "min", [0.0, -40.0, 90.0, 40.0, 0.0], spec_note + "; current pose near up")
     add("spec-example-min-from-down", spec, "min", [0.0, 55.0, -105.0, 135.0, 0.0],
         spec_note + "; current pose at the forbidden down branch: still up (the only valid one)")
-    # A target that only a branch like the SPEC's forbidden one would reach.
+    # A target that only a branch like the worked example's forbidden one would reach.
     add("only-forbidden-wrist-would-do", [39.0, 0.0, 300.0, 60.0], "down", None,
         "found by a grid search in this file: up needs q2 = -135.78 < -135, down needs q4 = 195.78 "
         "(= -164.22 by whole turns), beyond +-135; the turned base needs yaw 180 -> JOINT_LIMIT")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Fakes for machine-dependent code: a register-level PCA9685 on a fake I2C bus,
 a busio-style adapter for Adafruit's driver, fake machine.PWM/Pin, a recording driver.
 
@@ -16,16 +17,7 @@ What the fake cannot show: bus timing, clock stretching, NACKs from a
 missing chip (a real machine.I2C raises OSError), the analogue output.
 """
 
-try:
-    from time import ticks_us, ticks_diff
-except ImportError:  # CPython
-    from time import perf_counter_ns
-
-    def ticks_us():
-        return perf_counter_ns() // 1000
-
-    def ticks_diff(a, b):
-        return a - b
+from armfw.compat import ticks_us, ticks_diff
 
 MODE1 = 0x00
 MODE2 = 0x01

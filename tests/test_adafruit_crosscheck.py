@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Our PCA9685 driver and Adafruit's adafruit_pca9685 (PyPI, 3.4.x) on the same chip model.
 
 Both drivers talk to one register-level model of the chip (tests/fake_i2c.py;

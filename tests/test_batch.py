@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.batch (numpy twin of the firmware's analytic IK) against the firmware itself.
 
 The twin exists only for speed, so it must give the firmware's answer on
@@ -131,7 +132,7 @@ def test_twolink_bad_input():
 @pytest.mark.parametrize("board_name", ["sim_planar.json", "sim_arm5.json"])
 @pytest.mark.parametrize("rule", RULES)
 def test_ik_matches_firmware_on_random_targets(board_name, rule):
-    arm = load(board_name).arm
+    arm = load(board_name).solver
     rng = np.random.default_rng(100 + rule)
     targets = random_targets(arm, 2000, rng)
     per_row = arm.lo + (np.array(arm.hi) - arm.lo) * rng.random((len(targets), arm.n))
@@ -147,7 +148,7 @@ def test_ik_matches_firmware_on_random_targets(board_name, rule):
 
 
 def test_rules_choose_the_branch():
-    arm = load("sim_planar.json").arm
+    arm = load("sim_planar.json").solver
     targets = np.array([[120.0, 60.0], [60.0, 120.0], [-20.0, 140.0]])
     _, _, up = batch.ik(arm, targets, None, "up")
     _, q_down, down = batch.ik(arm, targets, None, "down")
@@ -159,7 +160,7 @@ def test_rules_choose_the_branch():
 
 
 def test_arm5_target_on_base_axis_keeps_current_yaw():
-    arm = load("sim_arm5.json").arm
+    arm = load("sim_arm5.json").solver
     top = arm.base + arm.l1 + arm.l2 + arm.l3 - 40.0
     targets = np.array([[0.0, 0.0, top, 0.0]] * 2)
     current = np.array([[0.4, 0.0, 0.1, 0.0, 0.2], [-0.7, 0.0, 0.1, 0.0, 0.0]])
@@ -169,7 +170,7 @@ def test_arm5_target_on_base_axis_keeps_current_yaw():
 
 
 def test_bad_rows_leave_the_others_alone():
-    arm = load("sim_arm5.json").arm
+    arm = load("sim_arm5.json").solver
     good = np.array([[157.3, 0.0, 342.4, math.pi / 2], [250.0, -60.0, 200.0, math.pi / 2]])
     mixed = np.array([good[0], [np.nan, 0, 300, 1.0], good[1], [100.0, 0, np.inf, 1.0]])
     st, q, el = batch.ik(arm, mixed)
@@ -188,13 +189,13 @@ def test_huge_finite_targets_are_too_far():
     for name, huge in (("sim_planar.json", [[1e200, 0.0], [3e154, 3e154]]),
                        ("sim_arm5.json", [[1e200, 0.0, 100.0, 1.0], [3e154, 3e154, 0.0, 0.0],
                                           [100.0, 0.0, 1e300, 0.0]])):
-        arm = load(name).arm
+        arm = load(name).solver
         st, _, _ = assert_same(arm, np.array(huge), None, MIN_MOTION)
         assert st.tolist() == [status.TOO_FAR] * len(huge)
 
 
 def test_shapes_are_checked():
-    arm = load("sim_arm5.json").arm
+    arm = load("sim_arm5.json").solver
     with pytest.raises(ValueError):
         batch.ik(arm, np.zeros((3, 3)))
     with pytest.raises(ValueError):
@@ -239,7 +240,7 @@ def test_shared_vectors(vector_file):
     if not path.exists():
         pytest.fail("%s is missing" % path)
     doc = json.loads(path.read_text())
-    arm = load(doc["board"]).arm
+    arm = load(doc["board"]).solver
     cases = numeric_cases(doc, arm)
     assert len(cases) >= 0.9 * len(doc["cases"]) - 10
     for case, target, current in cases:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`armctl bench --short`: runs end to end and writes sane figures.
 
 Structure and sanity only (rates positive, fractions in [0, 1], heap figures

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Board descriptions: every file loads under CPython and, with the same firmware
 code, under the real MicroPython; a bad file is refused with a message that
 names the bad field (the full JSON path), identically on both interpreters.
@@ -53,8 +54,8 @@ def test_board_loads_and_matches_its_json(path):
     assert b.driver["kind"] == data["driver"]["kind"]
     for i, j in enumerate(data["joints"]):
         assert b.servos.channels[i] == j["channel"]
-        assert math.isclose(b.arm.lo[i], math.radians(j["min_deg"]))
-        assert math.isclose(b.arm.hi[i], math.radians(j["max_deg"]))
+        assert math.isclose(b.solver.lo[i], math.radians(j["min_deg"]))
+        assert math.isclose(b.solver.hi[i], math.radians(j["max_deg"]))
         # hand formula from the raw JSON: centre + (offset + sign * angle) * us/rad, rounded
         home = math.radians(j.get("home_deg", 0))
         expected = round(j["center_us"] + (math.radians(j["offset_deg"]) + j["sign"] * home) * j["us_per_rad"])
@@ -65,7 +66,7 @@ def test_board_loads_and_matches_its_json(path):
 
 
 def test_spec_servo_scale_on_the_arm5_boards():
-    """SPEC: 270-degree servos, pulse = 1500 + rad / 0.002356, so +-135 deg is 500..2500 us."""
+    """docs/KINEMATICS.md: 270-degree servos, pulse = 1500 + rad / 0.002356, so +-135 deg is 500..2500 us."""
     for name in ("sim_arm5.json", "pico_pca9685.json", "esp32_pca9685.json", "esp32_pwm.json"):
         b = board.load(str(BOARDS / name))
         for i in range(5):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.calibrate: servo and link-length fits, and the guided session end to end on the simulator."""
 
 import argparse
@@ -56,7 +57,7 @@ def test_servo_fit_refuses_degenerate_input():
 def test_length_fit_planar_by_hand():
     # True arm 110/90 mm against the board's 100/80: stretched along x the tip
     # is at 200 mm, stretched along y at (0, 200), elbow at +90 deg at (110, 90).
-    arm = boardlib.load(str(BOARDS / "sim_planar.json")).arm
+    arm = boardlib.load(str(BOARDS / "sim_planar.json")).solver
     report = cal.fit_lengths(arm, [[0, 0], [math.pi / 2, 0], [0, math.pi / 2]],
                              [[200, 0], [0, 200], [110, 90]])
     assert report["lengths"] == {"l1_mm": pytest.approx(110, abs=1e-6), "l2_mm": pytest.approx(90, abs=1e-6)}
@@ -66,10 +67,10 @@ def test_length_fit_planar_by_hand():
 
 
 def test_length_fit_arm5_recovers_lengths_and_reports_noise():
-    # Measurements from the arm5 closed form (SPEC.md frame) with other
+    # Measurements from the arm5 closed form (docs/KINEMATICS.md frame) with other
     # lengths, plus +-0.5 mm of alternating "ruler" noise.
     l1, l2, l3, base = 135.0, 118.0, 160.0, 180.0
-    arm = boardlib.load(str(BOARDS / "sim_arm5.json")).arm
+    arm = boardlib.load(str(BOARDS / "sim_arm5.json")).solver
     poses = [[d * RAD for d in pose] for pose in cal.MEASURE_POSES["arm5"]]
     measured = []
     for k, q in enumerate(poses):
@@ -86,7 +87,7 @@ def test_length_fit_arm5_recovers_lengths_and_reports_noise():
 
 
 def test_length_fit_refuses_poses_that_cannot_separate_lengths():
-    arm = boardlib.load(str(BOARDS / "sim_planar.json")).arm
+    arm = boardlib.load(str(BOARDS / "sim_planar.json")).solver
     # Elbow straight in every pose: only l1 + l2 is observable.
     with pytest.raises(ValueError, match="varied"):
         cal.fit_lengths(arm, [[0, 0], [0.5, 0], [1.0, 0]], [[180, 0], [158, 86], [97, 151]])
@@ -148,7 +149,7 @@ class Person:
     def __init__(self, sim, truth):
         self.sim = sim
         self.truth = truth.servos
-        self.arm = kinematics.Arm5(*TRUE_LENGTHS, truth.arm.names, truth.arm.lo, truth.arm.hi, truth.arm.home)
+        self.solver = kinematics.Arm5Solver(*TRUE_LENGTHS, truth.solver.names, truth.solver.lo, truth.solver.hi, truth.solver.home)
         self.keys = 0
 
     def servo_now(self, channel):
@@ -173,7 +174,7 @@ class Person:
     def measure(self, prompt):
         """The tip as a ruler would find it: true lengths, angles the servos really took."""
         q = [self.truth.angle(j, self.servo_now(ch)) for j, ch in enumerate(self.truth.channels)]
-        x, y, z, _ = self.arm.fk(q, [0.0] * 4)
+        x, y, z, _ = self.solver.fk(q, [0.0] * 4)
         return "%.2f %.2f %.2f" % (x, y, z)
 
 

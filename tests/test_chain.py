@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.chain: the data-described serial chain agrees with the firmware's FK (the reference)."""
 
 import math
@@ -30,7 +31,7 @@ def test_arm5_fk_matches_firmware_on_random_poses(arm5):
     tip = c.fk(q)
     direction = c.tool_direction(q)
     for i in range(len(q)):
-        ref = arm5.arm.fk(list(q[i]), [0.0] * 4)
+        ref = arm5.solver.fk(list(q[i]), [0.0] * 4)
         assert np.allclose(tip[i], ref[:3], atol=1e-9)
         # The firmware's pitch is from vertical, in the plane the base faces.
         want = [math.sin(ref[3]) * math.cos(q[i, 0]), math.sin(ref[3]) * math.sin(q[i, 0]), math.cos(ref[3])]
@@ -42,16 +43,16 @@ def test_planar_fk_matches_firmware_on_random_poses(planar):
     q = c.random_poses(3000, np.random.default_rng(2))
     tip = c.fk(q)
     for i in range(len(q)):
-        ref = planar.arm.fk(list(q[i]), [0.0, 0.0])
+        ref = planar.solver.fk(list(q[i]), [0.0, 0.0])
         assert np.allclose(tip[i], [ref[0], ref[1], 0.0], atol=1e-9)
 
 
 def test_limits_names_home_come_from_the_board(arm5, planar):
     for b in (arm5, planar):
         c = chain.from_board(b)
-        assert c.names == b.arm.names
-        assert np.array_equal(c.lo, b.arm.lo) and np.array_equal(c.hi, b.arm.hi)
-        assert np.array_equal(c.home, b.arm.home)
+        assert c.names == b.solver.names
+        assert np.array_equal(c.lo, b.solver.lo) and np.array_equal(c.hi, b.solver.hi)
+        assert np.array_equal(c.home, b.solver.home)
 
 
 def test_reach_by_hand(arm5, planar):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The live console (firmware/PROTOCOL.md, "Real-time characters" and after).
 
 The unmodified firmware on the real MicroPython Unix port, through the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl demo: tool-path decoding by hand, and the whole demo on the MicroPython simulator."""
 
 import io

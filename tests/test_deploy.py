@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl deploy against the MicroPython simulator's pseudo-terminal: files land on its flash, it answers."""
 
 import subprocess
@@ -64,7 +65,7 @@ def test_deploy_mpy_runs_compiled_modules(planar_sim):
     assert (sim.flash_dir / "main.py").read_bytes() == (FIRMWARE_DIR / "main.py").read_bytes()
     assert all(p.read_bytes()[:1] == b"M" for p in package.iterdir())   # .mpy files start with "M"
     with Link(sim.port, timeout=5) as link:
-        # The SPEC.md worked example, solved by the compiled firmware.
+        # The docs/KINEMATICS.md worked example, solved by the compiled firmware.
         reply = link.request("ik 157.3 0 342.4 90")
     assert reply.ok, reply.final
     assert reply.values[1:4] == pytest.approx([-50.024, 105.019, 35.004], abs=0.05)

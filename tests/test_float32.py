@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The solver with single-precision numbers, as on an RP2040 or ESP32 board.
 
 MicroPython on those boards keeps floats in IEEE single precision (24-bit
@@ -113,14 +114,14 @@ class Libm32:
 
 def arm32(board_file):
     """The board's arm with every length and limit a float32, as the board would build it."""
-    arm = board.load(str(BOARDS / board_file)).arm
+    arm = board.load(str(BOARDS / board_file)).solver
     rad = F32(math.pi) / F32(180.0)
     lo = [F32(round(math.degrees(v), 9)) * rad for v in arm.lo]
     hi = [F32(round(math.degrees(v), 9)) * rad for v in arm.hi]
     home = [F32(v) for v in arm.home]
     if arm.kind == "planar":
-        return kinematics.PlanarArm(F32(arm.l1), F32(arm.l2), arm.names, lo, hi, home)
-    return kinematics.Arm5(F32(arm.l1), F32(arm.l2), F32(arm.l3), F32(arm.base), arm.names, lo, hi, home)
+        return kinematics.PlanarSolver(F32(arm.l1), F32(arm.l2), arm.names, lo, hi, home)
+    return kinematics.Arm5Solver(F32(arm.l1), F32(arm.l2), F32(arm.l3), F32(arm.base), arm.names, lo, hi, home)
 
 
 @pytest.fixture
@@ -144,7 +145,7 @@ def shoulder_allows(geom, x, y):
 
 def test_float32_inputs_on_the_outer_boundary_are_singular():
     geom = derive.Geometry("sim_planar.json")
-    arm = board.load(str(BOARDS / "sim_planar.json")).arm
+    arm = board.load(str(BOARDS / "sim_planar.json")).solver
     out = [0.0, 0.0]
     reach = geom.l1 + geom.l2
     for x, y in planar_ring(reach):
@@ -164,7 +165,7 @@ def test_float32_inputs_on_the_outer_boundary_are_singular():
 
 
 def reach_sphere_targets(geom, k, max_phi_deg, rounded):
-    """Arm5 targets whose wrist lies (1 + k) times the reach from J2, every
+    """Arm5Solver targets whose wrist lies (1 + k) times the reach from J2, every
     coordinate passed through rounded: (phi in degrees from vertical, target)."""
     reach = geom.l1 + geom.l2
     for phi in np.radians(np.arange(0.0, max_phi_deg, 2.5) + 0.3):
@@ -177,7 +178,7 @@ def reach_sphere_targets(geom, k, max_phi_deg, rounded):
 
 def test_float32_inputs_arm5_wrist_on_the_reach_sphere():
     geom = derive.Geometry("sim_arm5.json")
-    arm = board.load(str(BOARDS / "sim_arm5.json")).arm
+    arm = board.load(str(BOARDS / "sim_arm5.json")).solver
     out = [0.0] * 5
     for k, want in ((0.0, (status.SINGULAR, status.JOINT_LIMIT)), (1e-4, (status.TOO_FAR,))):
         for phi_deg, t in reach_sphere_targets(geom, k, 180.0, f32):
@@ -268,7 +269,7 @@ def test_float32_grid_never_nan_and_honest(single, report):
     for kind, board_file in (("planar", "sim_planar.json"), ("arm5", "sim_arm5.json")):
         geom = derive.Geometry(board_file)
         arm = single[kind]
-        double_arm = board.load(str(BOARDS / board_file)).arm
+        double_arm = board.load(str(BOARDS / board_file)).solver
         if kind == "planar":
             targets = rng.uniform(-200.0, 200.0, (2000, 2))
         else:
@@ -327,7 +328,7 @@ def min_slack(arm, q):
 
 
 def test_float32_wrist_on_the_reach_sphere(single):
-    """Arm5 with emulated float32: wrist exactly on the reach sphere is SINGULAR; 1e-4 outside TOO_FAR."""
+    """Arm5Solver with emulated float32: wrist exactly on the reach sphere is SINGULAR; 1e-4 outside TOO_FAR."""
     geom = derive.Geometry("sim_arm5.json")
     arm = single["arm5"]
     out = [0.0] * 5

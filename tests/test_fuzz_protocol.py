@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Fuzz the line protocol of the MicroPython simulator with hypothesis.
 
 Thousands of lines (valid commands with random numbers, mutated commands,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Dense grids of targets, in and far beyond the workspace, against a vectorized numpy oracle.
 
 The oracle (this file) finds every geometric solution independently of the
@@ -324,7 +325,7 @@ def run_grid(geom, targets, seed):
     rng = np.random.default_rng(seed)
     rules = [RULES[i % 3] for i in range(len(targets))]
     current = poses(geom, len(targets), rng)
-    arm = board.load(str(BOARDS / geom.board_file)).arm
+    arm = board.load(str(BOARDS / geom.board_file)).solver
     statuses, answers = solve_all(arm, targets, rules, current)
     oracle = Oracle(geom, targets, current)
     return oracle, rules, statuses, answers

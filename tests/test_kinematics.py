@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The kinematics core: hand-calculated cases, branch choice, hypothesis properties.
 
 Expected numbers are worked out in the comments (or, for the properties, by
@@ -14,11 +15,11 @@ from hypothesis import assume, given, settings, strategies as st
 from conftest import BOARDS
 
 import derive_vectors as derive
-from armfw import board, kinematics, status, twolink
+from armfw import board, kinematics, numeric, status, twolink
 from armfw.kinematics import DOWN, MIN_MOTION, PREFER_DOWN, PREFER_UP, UP
 
-PLANAR = board.load(str(BOARDS / "sim_planar.json")).arm
-ARM5 = board.load(str(BOARDS / "sim_arm5.json")).arm
+PLANAR = board.load(str(BOARDS / "sim_planar.json")).solver
+ARM5 = board.load(str(BOARDS / "sim_arm5.json")).solver
 G_PLANAR = derive.Geometry("sim_planar.json")
 G_ARM5 = derive.Geometry("sim_arm5.json")
 D = math.radians
@@ -97,7 +98,7 @@ def test_planar_boundaries():
 
 
 def test_spec_worked_example():
-    """SPEC: tip (157.3, 0, 342.4) mm, pitch 90: up q2=-50.024 q3=105.019 q4=35.004 (course-rounded)."""
+    """docs/KINEMATICS.md worked example: tip (157.3, 0, 342.4) mm, pitch 90: up q2=-50.024 q3=105.019 q4=35.004 (course-rounded)."""
     target = [157.3, 0.0, 342.4, D(90.0)]
     s, q = solve(ARM5, target, PREFER_UP)
     assert s == status.OK and ARM5.elbow == UP
@@ -184,7 +185,7 @@ def test_twolink_solve_and_forward_agree():
     assert twolink.solve(100.0, 80.0, 100.0, 80.0, 1, out) == status.OK
     assert [math.degrees(a) for a in out] == pytest.approx([0.0, 90.0], abs=1e-9)
     assert twolink.forward(100.0, 80.0, out[0], out[1], [0.0, 0.0]) == pytest.approx([100.0, 80.0], abs=1e-9)
-    assert twolink.finite(1, 2.5) and not twolink.finite(1, math.nan) and not twolink.finite("1")
+    assert numeric.finite(1, 2.5) and not numeric.finite(1, math.nan) and not numeric.finite("1")
 
 
 # --- branch choice -----------------------------------------------------------
@@ -220,7 +221,7 @@ def test_min_motion_never_flips_along_a_smooth_path(rule):
     assert follow(PLANAR, arc, rule) < D(1.0)
     line = [[x, 100.0] for x in np.linspace(100.0, -60.0, 320)]     # 0.5 mm steps
     assert follow(PLANAR, line, rule) < D(2.0)
-    # Arm5: tool horizontal, tip sliding sideways at x = 250, z = 300 (both branches valid).
+    # Arm5Solver: tool horizontal, tip sliding sideways at x = 250, z = 300 (both branches valid).
     side = [[250.0, y, 300.0, D(90.0)] for y in np.linspace(-100.0, 100.0, 400)]
     assert follow(ARM5, side, rule) < D(1.0)
 
@@ -268,7 +269,7 @@ def test_min_motion_never_takes_a_forbidden_branch():
     s, q = solve(PLANAR, target, MIN_MOTION, [D(214.54), D(-67.59)])
     assert s == status.OK and PLANAR.elbow == DOWN
     assert q == pytest.approx([155.46, 67.59], abs=0.01)
-    # The SPEC target from its forbidden down pose: up.
+    # The worked example (docs/KINEMATICS.md) from its forbidden down pose: up.
     s, q = solve(ARM5, [157.3, 0.0, 342.4, D(90.0)], MIN_MOTION, [0.0, D(55.0), D(-105.0), D(140.0), 0.0])
     assert s == status.OK and ARM5.elbow == UP
 

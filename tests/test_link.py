@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.link and `armctl send`/`shell`: reply framing, timeouts, missing/busy ports.
 
 The framing tests use a tiny fake board on a pseudo-terminal (a thread that
@@ -219,7 +220,7 @@ def test_link_to_the_simulator(sim):
     with Link(sim.port, timeout=5) as lk:
         helped = lk.request("help")
         assert helped.ok and any(line.startswith("servo CH US") for line in helped.info_lines)
-        # SPEC.md worked example: tip (157.3, 0, 342.4) mm, tool horizontal. Of
+        # docs/KINEMATICS.md worked example: tip (157.3, 0, 342.4) mm, tool horizontal. Of
         # its two solutions only q2 -50.024, q3 105.019, q4 35.004 deg keeps the
         # wrist inside +-135 deg (the other needs q4 = 140.024).
         solved = lk.request("ik 157.3 0 342.4 90 elbow=down")

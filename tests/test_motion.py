@@ -1,9 +1,10 @@
+# SPDX-License-Identifier: MIT
 """Motion: whole-plan validation, the joint speed limit, straight lines, pick and place.
 
 Two views of the same controller (armfw.motion): under CPython with a hook on
 every step (exact poses), and the MicroPython simulator's recorded pulses,
 decoded back to angles with the servo formula written out here and to tool
-positions with SPEC.md's forward kinematics written out here.
+positions with docs/KINEMATICS.md's forward kinematics written out here.
 """
 
 import json
@@ -14,7 +15,7 @@ import pytest
 from armctl.sim import Simulator
 from armfw import board, status
 from armfw.gripper import Gripper
-from armfw.motion import Arm, GRIP_DWELL_MS, JOINTS, LINE, MOVE
+from armfw.motion import ArmController, GRIP_DWELL_MS, JOINTS, LINE, MOVE
 from armfw.simservo import SimServo
 from conftest import BOARDS
 
@@ -28,7 +29,7 @@ PULSE_MM = 2.0
 
 
 def arm5_tool(q):
-    """SPEC.md forward kinematics, q in radians: (x, y, z) mm."""
+    """docs/KINEMATICS.md forward kinematics, q in radians: (x, y, z) mm."""
     a2 = q[1]
     a3 = a2 + q[2]
     a4 = a3 + q[3]
@@ -51,7 +52,7 @@ class Recorder:
         self.driver = SimServo(self.board.driver)
         gripper = Gripper(self.driver, self.board.gripper) if self.board.gripper else None
         self.poses = []
-        self.arm = Arm(self.board, self.driver, gripper, sleep_ms=self._sleep)
+        self.arm = ArmController(self.board, self.driver, gripper, sleep_ms=self._sleep)
         self.arm.park()
 
     def _sleep(self, ms):
@@ -74,7 +75,7 @@ def test_joint_move_splits_evenly_at_the_speed_limit():
     r = Recorder(ARM5)
     arm = r.arm
     start = list(arm.q)
-    assert arm.set_speed(30)
+    assert arm.set_speed_deg_s(30)
     arm.plan()
     arm.add(JOINTS, [radians(v) for v in (90, 0, 90, 0, 0)])
     assert arm.run()
@@ -335,7 +336,7 @@ def test_python_calls_refuse_like_the_protocol():
     assert arm.fail_status == "TOO_FAR" and arm.fail_step >= 1    # somewhere along it
     assert r.driver.count == sent
     assert arm.move((150, 100, 150, pi)) and arm.pick((150, 100, 50)) and arm.home()
-    assert arm.q == arm.kin.home
+    assert arm.q == arm.solver.home
 
 
 class SlowDriver:
@@ -357,7 +358,7 @@ def test_real_time_steps_keep_their_cadence_however_long_a_step_computes():
     b = board.load(str(PLANAR))
     now = [1000]
     driver = SlowDriver(now)
-    arm = Arm(b, driver)
+    arm = ArmController(b, driver)
     clock = arm._clock
     assert clock is not None            # no virtual clock on this driver: real time
 

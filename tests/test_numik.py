@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.numik: numerical IK success rates, honesty on unreachable targets, limits, vectors.
 
 Reachable targets come from the firmware's FK of random in-limit joint angles
@@ -36,7 +37,7 @@ def planar():
 @pytest.fixture(scope="module")
 def arm5_targets(arm5):
     """TARGETS poses drawn inside the limits and the tool (x, y, z, pitch) the firmware's FK gives."""
-    arm = arm5.arm
+    arm = arm5.solver
     rng = np.random.default_rng(2026)
     lo, hi = np.array(arm.lo), np.array(arm.hi)
     q = lo + (hi - lo) * rng.random((TARGETS, arm.n))
@@ -74,14 +75,14 @@ def test_success_rate_on_reachable_arm5_targets(arm5, arm5_targets, report, meth
     q_true, targets = arm5_targets
     if mode == numik.PITCH:
         # The generator's pitch convention agrees with the firmware's own check.
-        assert max(arm5.arm.fk_error(list(targets[i]), list(q_true[i]))[1] for i in range(0, TARGETS, 97)) < 1e-9
+        assert max(arm5.solver.fk_error(list(targets[i]), list(q_true[i]))[1] for i in range(0, TARGETS, 97)) < 1e-9
     asked = targets if mode == numik.PITCH else targets[:, :3]
     start = time.perf_counter()
     # CCD crawls near full stretch: it gets three times its default sweeps here.
     sweeps = 3 * numik.CCD_MAX_SWEEPS if method == "ccd" else None
     result = numik.solve_batch(arm5, asked, mode=mode, method=method, max_iter=sweeps)
     took = time.perf_counter() - start
-    rate = _check_batch(arm5.arm, result, targets, mode)
+    rate = _check_batch(arm5.solver, result, targets, mode)
     names = {numik.status_name(s): int(c) for s, c in enumerate(np.bincount(result.status)) if c}
     report("numik %s %s-mode: %.2f%% of %d reachable arm5 targets within %.1f mm in %.1f s "
            "(median %d, max %d %s incl. restarts; statuses %s)"
@@ -137,7 +138,7 @@ def test_planar_hole_and_limit_band(planar, method):
         assert res.status == want, (r, res)
         assert res.error_mm == pytest.approx(r_fold - r, abs=0.01)
         # The firmware says the same about these targets.
-        assert planar.arm.ik([0.0, r], [0.0, 0.0]) == want
+        assert planar.solver.ik([0.0, r], [0.0, 0.0]) == want
 
 
 @pytest.mark.parametrize("method", numik.METHODS)
@@ -162,7 +163,7 @@ def test_planar_reachable_and_too_far(planar, method):
 
 
 def test_single_solve_from_the_current_pose(arm5):
-    # The worked example of SPEC.md: tip (157.3, 0, 342.4), tool horizontal.
+    # The worked example of docs/KINEMATICS.md: tip (157.3, 0, 342.4), tool horizontal.
     # Elbow-up answer q2, q3, q4 = -50.024, 105.019, 35.004; the elbow-down
     # one needs q4 = 140.024, past this board's 135 degree wrist limit.
     target = [157.3, 0.0, 342.4, math.pi / 2]
@@ -172,8 +173,8 @@ def test_single_solve_from_the_current_pose(arm5):
     assert r.error_mm <= numik.TOL_MM and r.iterations >= 1
     # Seeded next to the forbidden elbow-down answer it still answers inside the limits.
     r = numik.solve(arm5, target, seed=np.radians([0, 50, -100, 135, 0]))
-    assert r.ok and arm5.arm.within_limits(list(r.q))
-    assert arm5.arm.fk_error(target, list(r.q))[0] <= numik.TOL_MM
+    assert r.ok and arm5.solver.within_limits(list(r.q))
+    assert arm5.solver.fk_error(target, list(r.q))[0] <= numik.TOL_MM
 
 
 def test_description_chain_without_closed_form():
@@ -213,8 +214,8 @@ def test_never_ok_beyond_reach_hypothesis(arm5):
            st.floats(-math.pi, math.pi), st.sampled_from(numik.METHODS))
     def check(x, y, z, pitch, method):
         r = numik.solve(arm5, [x, y, z, pitch], method=method, restarts=1)
-        assert arm5.arm.within_limits(list(r.q))
-        mm, rad = arm5.arm.fk_error([x, y, z, pitch], list(r.q))
+        assert arm5.solver.within_limits(list(r.q))
+        mm, rad = arm5.solver.fk_error([x, y, z, pitch], list(r.q))
         assert mm == pytest.approx(r.error_mm, abs=1e-6)
         if r.ok:
             assert mm <= numik.TOL_MM + 1e-9 and rad <= numik.TOL_RAD + 1e-9
@@ -247,10 +248,10 @@ def test_cross_check_with_shared_vectors(path, report):
     ok_targets, far_targets = [], []
     for case in data["cases"]:
         target = case["target"]
-        if (len(target) != len(b.arm.targets)
+        if (len(target) != len(b.solver.targets)
                 or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in target)):
             continue
-        if pitch_in_deg and b.arm.kind == "arm5":
+        if pitch_in_deg and b.solver.kind == "arm5":
             target = target[:3] + [math.radians(target[3])]
         if case["status"] == "OK":
             ok_targets.append(target)
@@ -268,7 +269,7 @@ def test_cross_check_with_shared_vectors(path, report):
                 result = numik.solve_batch(b, targets, method=method)
             hit = 0
             for i, t in enumerate(ok_targets):
-                miss = b.arm.fk_error(t, list(result.q[i]))[0]
+                miss = b.solver.fk_error(t, list(result.q[i]))[0]
                 assert miss == pytest.approx(result.error_mm[i], abs=1e-6)
                 if result.ok[i]:
                     assert miss <= numik.TOL_MM
@@ -305,7 +306,7 @@ def test_cli_solve_spec_example(capsys, method):
     code, out, _ = run_cli(capsys, *argv)
     assert code == 0 and "status: OK" in out
     q = np.radians(_joints(out))
-    p = fw_board.load(ARM5_PATH).arm.fk(list(q), [0.0] * 4)
+    p = fw_board.load(ARM5_PATH).solver.fk(list(q), [0.0] * 4)
     # Printed to 3 decimals of a degree: the tool lands within a few hundredths of a mm.
     assert math.dist(p[:3], (157.3, 0.0, 342.4)) < 0.05
     if method != "ccd":

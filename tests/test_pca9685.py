@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """PCA9685 driver against a register-level model of the chip (tests/fake_i2c.py).
 
 Expected numbers come from the NXP datasheet, worked by hand or with exact
@@ -34,14 +35,14 @@ def datasheet_prescale(freq, osc=OSC):
 
 
 def test_register_map_is_the_datasheets():
-    assert (pca9685.MODE1, pca9685.MODE2, pca9685.LED0_ON_L) == (0x00, 0x01, 0x06)
-    assert (pca9685.ALL_LED_ON_L, pca9685.ALL_LED_ON_H, pca9685.ALL_LED_OFF_L,
-            pca9685.ALL_LED_OFF_H, pca9685.PRESCALE) == (0xFA, 0xFB, 0xFC, 0xFD, 0xFE)
+    assert (pca9685._MODE1, pca9685._MODE2, pca9685._LED0_ON_L) == (0x00, 0x01, 0x06)
+    assert (pca9685._ALL_LED_ON_L, pca9685._ALL_LED_ON_H, pca9685._ALL_LED_OFF_L,
+            pca9685._ALL_LED_OFF_H, pca9685._PRESCALE) == (0xFA, 0xFB, 0xFC, 0xFD, 0xFE)
     # LED15_OFF_H is 45h: four registers per channel after LED0_ON_L
-    assert pca9685.LED0_ON_L + 4 * 15 + 3 == 0x45
-    assert (pca9685.RESTART, pca9685.EXTCLK, pca9685.AI, pca9685.SLEEP, pca9685.ALLCALL) == (
+    assert pca9685._LED0_ON_L + 4 * 15 + 3 == 0x45
+    assert (pca9685._RESTART, pca9685._EXTCLK, pca9685._AI, pca9685._SLEEP, pca9685._ALLCALL) == (
         0x80, 0x40, 0x20, 0x10, 0x01)
-    assert (pca9685.INVRT, pca9685.OCH, pca9685.OUTDRV, pca9685.FULL) == (0x10, 0x08, 0x04, 0x10)
+    assert (pca9685._INVRT, pca9685._OCH, pca9685._OUTDRV, pca9685._FULL) == (0x10, 0x08, 0x04, 0x10)
 
 
 @pytest.mark.parametrize("freq, expected", [

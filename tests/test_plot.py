@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl.plot and `armctl plot`: valid PNGs with the expected axes, honest statuses, exit codes.
 
 No pixel snapshots: the pictures are checked for format, size and axes; the
@@ -102,7 +103,7 @@ def test_line_planar_radial_speeds_by_hand(planar):
     # Every step's FK lands on its target (armfw's FK of armfw's IK).
     out = [0.0, 0.0]
     for p, q in zip(res.points, res.q):
-        assert math.dist(planar.arm.fk(list(q), out), p) < 1e-9
+        assert math.dist(planar.solver.fk(list(q), out), p) < 1e-9
 
 
 def test_line_leaving_the_workspace_marks_the_failing_steps(planar, tmp_path, axes_drawn):
@@ -128,7 +129,7 @@ def test_line_arm5(arm5, tmp_path, axes_drawn):
     steps = math.ceil(math.dist((250, -50, 150), (250, 100, 250)) / arm5.motion["line_step_mm"])
     assert len(res.points) == steps + 1
     for p, q in zip(res.points, res.q):
-        mm, rad = arm5.arm.fk_error(list(p), list(q))
+        mm, rad = arm5.solver.fk_error(list(p), list(q))
         assert mm < 1e-6 and rad < 1e-9
 
 

@@ -1,7 +1,8 @@
+# SPDX-License-Identifier: MIT
 """The line protocol (firmware/PROTOCOL.md) as the MicroPython simulator speaks it.
 
 Every request goes to the unmodified firmware on the real MicroPython Unix
-port over a pipe. Expected numbers come from hand calculation (SPEC.md's
+port over a pipe. Expected numbers come from hand calculation (docs/KINEMATICS.md's
 worked example, FK written out below) or from the servo formula, never from
 the firmware's own output.
 """
@@ -21,7 +22,7 @@ US_PER_RAD = 424.448
 
 
 def arm5_fk(q_deg):
-    """SPEC.md: angles from vertical, J2..J4 pitch about horizontal axes, J1 yaw."""
+    """docs/KINEMATICS.md: angles from vertical, J2..J4 pitch about horizontal axes, J1 yaw."""
     q1, a2 = radians(q_deg[0]), radians(q_deg[1])
     a3 = a2 + radians(q_deg[2])
     a4 = a3 + radians(q_deg[3])
@@ -67,7 +68,7 @@ def planar(micropython):
 
 
 def test_spec_worked_example_both_branches(arm5):
-    # SPEC.md: tip (157.3, 0, 342.4) mm, tool horizontal.
+    # docs/KINEMATICS.md: tip (157.3, 0, 342.4) mm, tool horizontal.
     up = final(arm5.request("ik 157.3 0 342.4 90"))
     assert words(up)[:2] == ["ok", "OK"]
     q = numbers(up)
@@ -298,11 +299,11 @@ def test_cpython_imports_the_same_protocol():
     # The host may drive a Protocol directly (no MicroPython): one implementation.
     from armfw import board, protocol
     from armfw.gripper import Gripper
-    from armfw.motion import Arm
+    from armfw.motion import ArmController
     from armfw.simservo import SimServo
     b = board.load(str(ARM5))
     driver = SimServo(b.driver)
-    arm = Arm(b, driver, Gripper(driver, b.gripper))
+    arm = ArmController(b, driver, Gripper(driver, b.gripper))
     out = []
     p = protocol.Protocol(arm, out.append)
     for line in (b"ik 157.3 0 342.4 90", b"bogus"):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """No pulse outside a joint's window ever reaches a servo driver, on any board.
 
 For every board, a dense sweep of joint angles (inside the limits, far
@@ -128,7 +129,7 @@ def backends(b, monkeypatch):
 def test_joint_sweep_never_sends_a_pulse_outside_the_window(path, monkeypatch, report):
     b = board.load(str(path))
     data = json.loads(path.read_text())
-    arm, servos = b.arm, b.servos
+    arm, servos = b.solver, b.servos
     n = arm.n
     sent_total = 0
     for label, driver, decode in backends(b, monkeypatch):
@@ -171,11 +172,11 @@ def test_joint_sweep_never_sends_a_pulse_outside_the_window(path, monkeypatch, r
 def test_non_finite_pose_sends_nothing(bad):
     for path in BOARD_FILES:
         b = board.load(str(path))
-        for i in range(b.arm.n):
-            pose = list(b.arm.home)
+        for i in range(b.solver.n):
+            pose = list(b.solver.home)
             pose[i] = bad
-            assert not b.arm.within_limits(pose)
-            out = [0] * b.arm.n
+            assert not b.solver.within_limits(pose)
+            out = [0] * b.solver.n
             assert b.servos.pulses(pose, out) == i
 
 
@@ -202,7 +203,7 @@ def test_every_vector_solution_maps_into_the_windows(path, monkeypatch, report):
     vec = json.loads(path.read_text())
     b = board.load(str(BOARDS / vec["board"]))
     data = json.loads((BOARDS / vec["board"]).read_text())
-    arm, servos = b.arm, b.servos
+    arm, servos = b.solver, b.servos
     n = arm.n
     runner = load_runner()
     (label, driver, decode), *_ = backends(b, monkeypatch)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`armctl sim`: the firmware on the MicroPython Unix port, over pipes and over a pty.
 
 The pty must behave like a board's USB port for pyserial (armctl.link) and
@@ -79,10 +80,10 @@ def test_ctrl_c_leaves_the_arm_at_the_repl_and_soft_reset_restarts(pty_sim):
         assert b"ok OK" in read_until(port, b"grip=unknown\r\n")
         port.write(b"\x03")
         read_until(port, b">>> ")
-        port.write(b"print(type(arm).__name__, len(arm.q), arm.kin.kind)\r")
-        assert b"Arm 5 arm5" in read_until(port, b"arm5\r\n>>> ")
+        port.write(b"print(type(controller).__name__, len(controller.q), controller.solver.kind)\r")
+        assert b"ArmController 5 arm5" in read_until(port, b"arm5\r\n>>> ")
         # Python calls on the same arm, mm and radians.
-        port.write(b"print(arm.move((150, 100, 150, 3.14159265)), [round(v) for v in arm.tool()])\r")
+        port.write(b"print(controller.move((150, 100, 150, 3.14159265)), [round(v) for v in controller.tool()])\r")
         assert b"True [150, 100, 150, 3]" in read_until(port, b"]\r\n>>> ")
         boots = pty_sim.boots
         port.write(b"\x04")                              # soft reset at the friendly REPL
@@ -103,8 +104,8 @@ def test_mpremote_against_the_pty(pty_sim, tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc.stdout
 
-    # Without a soft reset mpremote interrupts main.py and finds the arm.
-    assert mpremote("resume", "exec", "print(type(arm).__name__, len(arm.q))").strip() == "Arm 5"
+    # Without a soft reset mpremote interrupts main.py and finds the controller.
+    assert mpremote("resume", "exec", "print(type(controller).__name__, len(controller.q))").strip() == "ArmController 5"
     listing = mpremote("fs", "ls")
     for name in ("main.py", "board.json", "armfw/"):
         assert name in listing
@@ -150,7 +151,7 @@ def test_ctrl_c_mid_motion_stops_at_the_last_step_sent(micropython, tmp_path):
             port.write(b"\x03")
             got = read_until(port, b">>> ")
             assert b"ok" not in got.split(b"\r\n")[0]  # the motion never finished
-            port.write(b"print('elbow %.3f' % (arm.q[2] * 57.29577951308232))\r")
+            port.write(b"print('elbow %.3f' % (controller.q[2] * 57.29577951308232))\r")
             text = read_until(port, b"\r\n>>> ").decode()
         elbow = float(text.split("elbow ")[-1].split()[0])
         sent = [us for _, ch, us in sim.pulses() if ch == 2]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Robot-arm firmware: kinematics, servo bridge, drivers, motion and the line protocol.
 
 Everything in this package runs unmodified on MicroPython (RP2040, ESP32, the
@@ -5,7 +6,8 @@ Unix port) and on CPython, where the host imports it instead of keeping a copy.
 Units inside the firmware: millimetres and radians.
 """
 
-VERSION = "0.2.0"
+# The project's version (pyproject.toml, manifest.py; tests/test_imports.py keeps them equal).
+VERSION = "0.1.0"
 
 
 def serve():

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The serial console: bytes in, real-time characters, line editing, a bounded queue of lines.
 
 GRBL's real-time characters (`?` status, `!` hold, `~` resume, Ctrl-X abort)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Pick the servo driver a board description asks for.
 
 Every driver has the same small interface, so the motion code never knows
@@ -11,6 +12,12 @@ which one it drives:
                           would confuse with "off")
     off(channel=None)     stop pulses on one channel (None: all); the servo goes limp
     deinit()              stop every pulse and release the hardware
+
+and is a context manager whose exit calls deinit(), so a script that drives
+servos leaves them limp however it ends:
+
+    with drivers.make(board) as driver:
+        driver.set_us(0, 1500)
 
 `machine` is imported only inside the branch that needs it, so CPython and the
 MicroPython Unix port can import this module (and use the "sim" driver).
@@ -33,10 +40,10 @@ def make(board):
         from machine import I2C, Pin
         from armfw.pca9685 import PCA9685
         i2c = I2C(d["i2c_id"], sda=Pin(d["sda"]), scl=Pin(d["scl"]), freq=d["i2c_freq"])
-        return PCA9685(i2c, d["address"], d["freq_hz"], d["osc_hz"])
+        return PCA9685(i2c, address=d["address"], freq_hz=d["freq_hz"], osc_hz=d["osc_hz"])
     if kind == "pwm":
         from armfw.pwmservo import PWMServos
-        return PWMServos(channels(board), d["freq_hz"])
+        return PWMServos(channels(board), freq_hz=d["freq_hz"])
     if kind == "sim":
         from armfw.simservo import SimServo
         return SimServo(board.driver)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The gripper: one servo channel with an open and a closed pulse.
 
 cfg is a board's "gripper" object (board.py has checked it):

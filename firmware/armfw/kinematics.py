@@ -1,10 +1,11 @@
+# SPDX-License-Identifier: MIT
 """Arm kinematics: inverse (analytic, with branch choice) and forward.
 
 Two arm kinds, both described by data (see armfw.board):
 
 - "planar": a two-link planar arm. Target (x, y) in mm; joints t1, t2 in
   radians from the x axis, counter-clockwise.
-- "arm5": the 5-joint teaching arm of SPEC.md. J1 base yaw; J2, J3, J4 pitch
+- "arm5": the 5-joint teaching arm of docs/KINEMATICS.md. J1 base yaw; J2, J3, J4 pitch
   joints about parallel horizontal axes, angles from the vertical Z axis (all
   zero: the arm stands straight up); J5 wrist roll, redundant for position.
   Target (x, y, z, pitch): tool tip in mm, tool pitch in radians from vertical
@@ -17,21 +18,21 @@ status from armfw.status. Candidates live in buffers allocated once per arm.
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
+from armfw.compat import const
+from armfw.numeric import TWO_PI, all_finite, finite
 from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, solved
 
 # Branch rules. MIN_MOTION picks the valid solution nearest the current pose
 # (a silent branch flip mid-path swings the arm violently); PREFER_UP and
 # PREFER_DOWN fall back to the other branch only when theirs is not valid.
-MIN_MOTION = 0
-PREFER_UP = 1
-PREFER_DOWN = 2
+MIN_MOTION = const(0)
+PREFER_UP = const(1)
+PREFER_DOWN = const(2)
 RULES = ("min", "up", "down")
 
-UP = 1
-DOWN = -1
+UP = const(1)
+DOWN = const(-1)
 ELBOW_NAMES = {UP: "up", DOWN: "down"}
-
-TWO_PI = 2.0 * pi
 
 # Angles this far (radians, ~0.0006 deg, 0.004 us of a 270-degree servo) past
 # a joint limit still count as inside: a pose exactly on a limit must survive
@@ -59,7 +60,7 @@ def fit_angle(q, lo, hi):
     return q
 
 
-class Arm:
+class Solver:
     """What both arm kinds share: limits, candidate buffers, branch choice."""
 
     kind = ""
@@ -87,7 +88,7 @@ class Arm:
         hi = self._hi_eps
         for i in range(self.n):
             a = q[i]
-            if not twolink.finite(a) or a < lo[i] or a > hi[i]:
+            if not finite(a) or a < lo[i] or a > hi[i]:
                 return False
         return True
 
@@ -162,7 +163,7 @@ class Arm:
         raise NotImplementedError
 
 
-class PlanarArm(Arm):
+class PlanarSolver(Solver):
     """Two-link planar arm; joints (t1, t2)."""
 
     kind = "planar"
@@ -173,7 +174,7 @@ class PlanarArm(Arm):
         self.l1 = l1
         self.l2 = l2
         self.reach = l1 + l2
-        Arm.__init__(self, names, lo, hi, home)
+        Solver.__init__(self, names, lo, hi, home)
         # Elbow up (the elbow above the line to a target on +x) is t2 <= 0.
         self._elbow[0] = UP
         self._elbow[1] = DOWN
@@ -204,7 +205,7 @@ class PlanarArm(Arm):
         return sqrt(dx * dx + dy * dy), 0.0
 
 
-class Arm5(Arm):
+class Arm5Solver(Solver):
     """The 5-joint teaching arm; joints (yaw, shoulder, elbow, wrist pitch, wrist roll).
 
     Candidates: the base faces the target (yaw = atan2(y, x)) or turns away
@@ -225,7 +226,7 @@ class Arm5(Arm):
         self.l3 = l3
         self.base = base    # height of the J2 axis above the base plane, mm
         self.reach = l1 + l2
-        Arm.__init__(self, names, lo, hi, home)
+        Solver.__init__(self, names, lo, hi, home)
         self._elbow[0] = UP
         self._elbow[1] = DOWN
         self._elbow[2] = UP
@@ -329,7 +330,7 @@ def _finite_vector(values, n):
             return False
     except TypeError:
         return False
-    return twolink.all_finite(values)
+    return all_finite(values)
 
 
 def _asin_clamped(v):

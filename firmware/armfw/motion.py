@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Motion: the arm controller (board + servo driver + gripper).
 
 The controller knows the pose it commanded (joint angles, radians) and moves
@@ -26,29 +27,27 @@ flip, the base turning through the axis) is refused.
 
 from math import pi, sqrt, sin, cos
 
+from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.kinematics import MIN_MOTION
-from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, solved, name
-from armfw.twolink import finite
-
-DEG = pi / 180.0
-TWO_PI = 2.0 * pi
+from armfw.numeric import DEG, finite, wrap_angle
+from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, HOME_FIRST, solved, name
 
 # Plan operations.
-JOINTS = 0          # joint interpolation to the angles of the target (radians)
-MOVE = 1            # joint interpolation to the IK solution of a tool target
-LINE = 2            # straight tool line, IK at every step
-GRIP_OPEN = 3
-GRIP_CLOSE = 4
+JOINTS = const(0)          # joint interpolation to the angles of the target (radians)
+MOVE = const(1)            # joint interpolation to the IK solution of a tool target
+LINE = const(2)            # straight tool line, IK at every step
+GRIP_OPEN = const(3)
+GRIP_CLOSE = const(4)
 OP_NAMES = ("joints", "move", "line", "grip open", "grip close")
 
-MAX_OPS = 6
+MAX_OPS = const(6)
 
 # Slower than this a half-turn move takes minutes and looks like a hang.
 MIN_SPEED_DEG_S = 1.0
 
 # A hobby-servo gripper takes this long to close on an object before the arm
 # may lift it.
-GRIP_DWELL_MS = 400
+GRIP_DWELL_MS = const(400)
 
 # A line step shorter than this (mm) that still turns a joint faster than the
 # speed limit is a jump, not a steep stretch: the path is refused there.
@@ -61,39 +60,15 @@ REASON_JUMP = "joint would jump"
 REASON_GRIPPER = "no gripper"
 REASON_LIMITS = "outside the joint limits"
 REASON_UNKNOWN_POSE = "servos off, pose unknown: home first"
-HOME_FIRST = "HOME_FIRST"
-
-
-def _wrap(a):
-    """a (radians) moved by whole turns into (-pi, pi]."""
-    # A remainder, not a loop: subtracting turns from 1e300 never gets anywhere.
-    return pi - (pi - a) % TWO_PI
 
 
 class _Clock:
     """Real time: steps start every step_ms however long computing a step took.
 
-    Uses time.ticks_ms / sleep_ms (MicroPython); CPython falls back to
-    time.monotonic / sleep.
+    Uses time.ticks_ms / sleep_ms (armfw.compat stands in for them on CPython).
     """
 
     def __init__(self):
-        try:
-            from time import sleep_ms, ticks_ms, ticks_add, ticks_diff
-        except ImportError:     # CPython
-            from time import monotonic, sleep
-
-            def sleep_ms(ms):
-                sleep(ms / 1000)
-
-            def ticks_ms():
-                return int(monotonic() * 1000)
-
-            def ticks_add(t, d):
-                return t + d
-
-            def ticks_diff(a, b):
-                return a - b
         self.sleep_ms = sleep_ms
         self._ticks_ms = ticks_ms
         self._ticks_add = ticks_add
@@ -116,8 +91,14 @@ class _Clock:
             self._next = now    # running late: catch up by starting afresh, never by rushing
 
 
-class Arm:
-    """The arm: board description, servo driver, optional gripper (armfw.gripper.Gripper).
+class ArmController:
+    """The arm controller: owns the board description, its solver (self.solver, an
+    armfw.kinematics solver), the servo driver and an optional gripper
+    (armfw.gripper.Gripper), and the commanded pose self.q (radians).
+
+    Units: mm and radians everywhere, joint speeds in rad/s (speed_rad_s, the
+    current limit; max_speed_rad_s, the board's ceiling); set_speed_deg_s takes
+    deg/s, as the protocol's `speed` command does.
 
     sleep_ms: how to wait (ms) between steps; default the driver's own (the
     simulated driver keeps a virtual clock), otherwise real time, where each
@@ -126,7 +107,7 @@ class Arm:
 
     def __init__(self, board, driver, gripper=None, sleep_ms=None):
         self.board = board
-        self.kin = board.arm
+        self.solver = board.solver
         self.servos = board.servos
         self.driver = driver
         self.gripper = gripper
@@ -141,13 +122,13 @@ class Arm:
         self.step_ms = int(m["step_ms"])
         self.line_step_mm = float(m["line_step_mm"])
         self.approach_mm = float(m["approach_mm"])
-        self.max_speed = float(m["max_speed_deg_s"]) * DEG     # rad/s, the board's ceiling
-        self.speed = self.max_speed
+        self.max_speed_rad_s = float(m["max_speed_deg_s"]) * DEG     # rad/s, the board's ceiling
+        self.speed_rad_s = self.max_speed_rad_s                        # rad/s, the current limit
         # The pitch of an arm5 line turns the wrist point on the tool's length.
-        self.tool_mm = getattr(self.kin, "l3", 0.0)
-        n = self.kin.n
-        nt = len(self.kin.targets)
-        self.q = list(self.kin.home)      # commanded pose, radians
+        self.tool_mm = getattr(self.solver, "l3", 0.0)
+        n = self.solver.n
+        nt = len(self.solver.targets)
+        self.q = list(self.solver.home)      # commanded pose, radians
         self.us = [-1] * n                # last pulse sent per joint (-1: none since boot or relax)
         self.steps = 0                    # steps of the last plan (while it runs: steps sent so far)
         self.total = 0                    # steps of the plan begun
@@ -182,30 +163,35 @@ class Arm:
     def tool(self, out=None):
         """Tool coordinates of the commanded pose (mm; arm5 pitch in radians)."""
         if out is None:
-            out = [0.0] * len(self.kin.targets)
-        self._tool_of(self.q, out)
+            out = [0.0] * len(self.solver.targets)
+        self.tool_of(self.q, out)
         return out
 
-    def _tool_of(self, q, out):
-        self.kin.fk(q, out)
+    def tool_of(self, q, out):
+        """Tool coordinates (mm; arm5 pitch in radians, in (-pi, pi]) of joints q (radians), into out.
+
+        The pitch is the one the protocol speaks: measured in the direction
+        the tool reaches, so a base turned half a turn reports it unchanged.
+        """
+        self.solver.fk(q, out)
         if len(out) == 4:
             # The protocol's pitch points away from the base: a base turned
             # half a turn and leaning back reaches forward with pitch -a4.
             if out[0] * cos(q[0]) + out[1] * sin(q[0]) < 0.0:
                 out[3] = -out[3]
-            out[3] = _wrap(out[3])
+            out[3] = wrap_angle(out[3])
         return out
 
-    def set_speed(self, deg_s):
+    def set_speed_deg_s(self, deg_s):
         """Joint speed limit in deg/s, MIN_SPEED_DEG_S..the board's max_speed_deg_s; False if refused."""
-        if not (deg_s >= MIN_SPEED_DEG_S and deg_s <= self.max_speed / DEG + 1e-9):
+        if not (deg_s >= MIN_SPEED_DEG_S and deg_s <= self.max_speed_rad_s / DEG + 1e-9):
             return False
-        self.speed = deg_s * DEG
+        self.speed_rad_s = deg_s * DEG
         return True
 
     def park(self):
         """Send the home pose at once (boot): the servos' first pulse moves them at their own speed."""
-        return self.send_pose(self.kin.home)
+        return self.send_pose(self.solver.home)
 
     def send_pose(self, q):
         """Send pose q (radians) at once, with no interpolation: the servos move at their own speed.
@@ -215,7 +201,7 @@ class Arm:
         """
         if self.servos.pulses(q, self._step_us) >= 0:
             return False
-        for i in range(self.kin.n):
+        for i in range(self.solver.n):
             self.q[i] = q[i]
         self._send_pulses()
         return True
@@ -230,7 +216,7 @@ class Arm:
         """Stop every servo's pulses (the arm can be moved by hand); the pose is then unknown."""
         self.stop()
         self.driver.off()
-        for i in range(self.kin.n):
+        for i in range(self.solver.n):
             self.us[i] = -1
         if self.gripper is not None:
             self.gripper.state = None
@@ -271,13 +257,13 @@ class Arm:
         """Plan a joint-interpolated move to q (radians); False if q is outside the joint limits."""
         self.plan()
         self.add(JOINTS, q)
-        if not self.kin.within_limits(q):
+        if not self.solver.within_limits(q):
             return self._refuse(JOINT_LIMIT, REASON_LIMITS, 0, 0)
         return True
 
     def home(self):
         """Joint-interpolated move to the board's home pose (sent at once if the pose is unknown)."""
-        return self.joints(self.kin.home)
+        return self.joints(self.solver.home)
 
     def pick(self, where):
         """Pick at where (arm5 x, y, z; planar x, y), see pick_plan; False if refused."""
@@ -383,7 +369,7 @@ class Arm:
         next one; it returns True when the plan passed, False when refused.
         """
         q = self._walk_q
-        for i in range(self.kin.n):
+        for i in range(self.solver.n):
             q[i] = self.q[i]
         self.steps = 0
         for k in range(self._n_ops):
@@ -404,19 +390,19 @@ class Arm:
                 continue
             goal = self._goal
             if op == MOVE:
-                st = self.kin.ik(self._tools[k], goal, q, self._rules[k])
+                st = self.solver.ik(self._tools[k], goal, q, self._rules[k])
                 if not solved(st):
                     return self._refuse(st, REASON_SOLVER, k, 1, self._tools[k])
             else:
                 t = self._angles[k]
-                for i in range(self.kin.n):
+                for i in range(self.solver.n):
                     goal[i] = t[i]
             if not (yield from self._walk_joints(k, q, goal, live)):
                 return False
         return True
 
     def _max_step(self):
-        return self.speed * self.step_ms / 1000.0
+        return self.speed_rad_s * self.step_ms / 1000.0
 
     def _step(self, k, step, q, live, point=None):
         """One step to pose q: check its pulses; when live send them and record the pose."""
@@ -426,12 +412,12 @@ class Arm:
         self.steps += 1
         if live:
             self._send_pulses()
-            for i in range(self.kin.n):
+            for i in range(self.solver.n):
                 self.q[i] = q[i]
         return True
 
     def _walk_joints(self, k, q, goal, live):
-        n = self.kin.n
+        n = self.solver.n
         biggest = 0.0
         for i in range(n):
             d = abs(goal[i] - q[i])
@@ -457,9 +443,9 @@ class Arm:
         p1 = self._tools[k]
         p = self._p
         nt = len(p0)
-        self._tool_of(q, p0)
+        self.tool_of(q, p0)
         if nt == 4:
-            p0[3] = p1[3] + _wrap(p0[3] - p1[3])
+            p0[3] = p1[3] + wrap_angle(p0[3] - p1[3])
         dist = 0.0
         for i in range(3 if nt == 4 else nt):
             d = p1[i] - p0[i]
@@ -468,7 +454,7 @@ class Arm:
         length = dist + (self.tool_mm * abs(p1[3] - p0[3]) if nt == 4 else 0.0)
         if not finite(length):
             # Coordinates so large their squares overflow: far outside any arm.
-            st = self.kin.ik(p1, self._goal, q, MIN_MOTION)
+            st = self.solver.ik(p1, self._goal, q, MIN_MOTION)
             return self._refuse(BAD_INPUT if solved(st) else st, REASON_SOLVER, k, 1, p1)
         if length <= 0.0:
             return True
@@ -476,7 +462,7 @@ class Arm:
         dt_floor = MIN_LINE_STEP_MM / length
         max_step = self._max_step()
         goal = self._goal
-        n = self.kin.n
+        n = self.solver.n
         t = 0.0
         step = 0
         while t < 1.0:
@@ -488,7 +474,7 @@ class Arm:
                     tn = 1.0
                 for i in range(nt):
                     p[i] = p0[i] + (p1[i] - p0[i]) * tn if tn < 1.0 else p1[i]
-                st = self.kin.ik(p, goal, q, MIN_MOTION)
+                st = self.solver.ik(p, goal, q, MIN_MOTION)
                 if not solved(st):
                     return self._refuse(st, REASON_SOLVER, k, step, p)
                 biggest = 0.0
@@ -516,7 +502,7 @@ class Arm:
         """Send the pulses of _step_us that differ from the last ones sent."""
         us = self._step_us
         channels = self.servos.channels
-        for i in range(self.kin.n):
+        for i in range(self.solver.n):
             if us[i] != self.us[i]:
                 self.driver.set_us(channels[i], us[i])
                 self.us[i] = us[i]
@@ -524,7 +510,7 @@ class Arm:
     def joint_of_channel(self, channel):
         """Joint index driven by channel, or -1."""
         channels = self.servos.channels
-        for i in range(self.kin.n):
+        for i in range(self.solver.n):
             if channels[i] == channel:
                 return i
         return -1
@@ -539,7 +525,7 @@ class Arm:
         if us < s.min_us[joint] or us > s.max_us[joint]:
             return False
         target = self._goal
-        for i in range(self.kin.n):
+        for i in range(self.solver.n):
             target[i] = self.q[i]
         target[joint] = s.angle(joint, us)
         if s.pulse(joint, target[joint]) != us:
@@ -553,14 +539,14 @@ class Arm:
 
         Above the object by approach_mm, straight down to it, close (pick) or
         open (place) the gripper, straight back up. A pick opens the gripper
-        above the object first. Arm5 points the tool straight down (pitch
+        above the object first. Arm5Solver points the tool straight down (pitch
         180 deg); a planar arm works in its vertical plane, y up.
         """
         up = self._up
         down = self._down
         for i in range(len(where)):
             up[i] = down[i] = where[i]
-        if len(self.kin.targets) == 4:
+        if len(self.solver.targets) == 4:
             up[3] = down[3] = pi
             up[2] += self.approach_mm
         else:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """NXP PCA9685: 16-channel, 12-bit PWM controller on I2C, driving hobby servos.
 
 Datasheet facts this driver relies on (NXP PCA9685 product data sheet, rev. 4):
@@ -31,46 +32,41 @@ errors (OSError from machine.I2C propagates to the caller), and whether a
 given servo goes limp or holds its position when its pulses stop.
 """
 
-try:
-    from time import sleep_us
-except ImportError:  # CPython host
-    from time import sleep
-
-    def sleep_us(us):
-        sleep(us / 1000000)
+from armfw.compat import const, sleep_us
+from armfw.numeric import gcd
 
 # Registers
-MODE1 = 0x00
-MODE2 = 0x01
-LED0_ON_L = 0x06
-ALL_LED_ON_L = 0xFA
-ALL_LED_ON_H = 0xFB
-ALL_LED_OFF_L = 0xFC
-ALL_LED_OFF_H = 0xFD
-PRESCALE = 0xFE
-REGISTERS_PER_CHANNEL = 4
+_MODE1 = const(0x00)
+_MODE2 = const(0x01)
+_LED0_ON_L = const(0x06)
+_ALL_LED_ON_L = const(0xFA)
+_ALL_LED_ON_H = const(0xFB)
+_ALL_LED_OFF_L = const(0xFC)
+_ALL_LED_OFF_H = const(0xFD)
+_PRESCALE = const(0xFE)
+_REGISTERS_PER_CHANNEL = const(4)
 
 # MODE1 bits
-RESTART = 0x80
-EXTCLK = 0x40
-AI = 0x20
-SLEEP = 0x10
-ALLCALL = 0x01
+_RESTART = const(0x80)
+_EXTCLK = const(0x40)
+_AI = const(0x20)
+_SLEEP = const(0x10)
+_ALLCALL = const(0x01)
 
 # MODE2 bits
-INVRT = 0x10
-OCH = 0x08
-OUTDRV = 0x04
+_INVRT = const(0x10)
+_OCH = const(0x08)
+_OUTDRV = const(0x04)
 
 # LEDn_ON_H / LEDn_OFF_H bit 4
-FULL = 0x10
+_FULL = const(0x10)
 
-CHANNELS = 16
-COUNTS = 4096
-PRESCALE_MIN = 3
-PRESCALE_MAX = 255
-OSC_HZ = 25000000           # internal oscillator, nominal
-WAKE_US = 500               # oscillator start-up after SLEEP -> 0
+CHANNELS = const(16)
+COUNTS = const(4096)
+PRESCALE_MIN = const(3)
+PRESCALE_MAX = const(255)
+OSC_HZ = const(25000000)           # internal oscillator, nominal
+_WAKE_US = const(500)               # oscillator start-up after SLEEP -> 0
 
 
 def prescale_for(freq_hz, osc_hz=OSC_HZ):
@@ -89,12 +85,6 @@ def prescale_for(freq_hz, osc_hz=OSC_HZ):
         raise ValueError("%r Hz needs prescale %d, outside %d..%d at osc %r Hz"
                          % (freq_hz, prescale, PRESCALE_MIN, PRESCALE_MAX, osc_hz))
     return prescale
-
-
-def _gcd(a, b):
-    while b:
-        a, b = b, a % b
-    return a
 
 
 class PCA9685:
@@ -117,17 +107,17 @@ class PCA9685:
         self.prescale = prescale_for(freq_hz, osc_hz)
         # count = us * osc / (1e6 * (prescale + 1)), as the reduced fraction num/den
         den = 1000000 * (self.prescale + 1)
-        g = _gcd(osc_hz, den)
+        g = gcd(osc_hz, den)
         self._num = osc_hz // g
         self._den = den // g
         self._half = self._den // 2
         self.period_us = COUNTS * self._den // self._num     # one PWM cycle, rounded down
         self._reg = bytearray(1)
-        self._channel = bytearray(REGISTERS_PER_CHANNEL)
+        self._channel = bytearray(_REGISTERS_PER_CHANNEL)
         self.off()
-        self._write(MODE2, OUTDRV)
-        self._write(MODE1, SLEEP | AI)          # ALLCALL off: answer only our address
-        self._write(PRESCALE, self.prescale)
+        self._write(_MODE2, _OUTDRV)
+        self._write(_MODE1, _SLEEP | _AI)          # ALLCALL off: answer only our address
+        self._write(_PRESCALE, self.prescale)
         self.wake()
 
     @property
@@ -155,7 +145,7 @@ class PCA9685:
         buf[1] = on >> 8
         buf[2] = off & 0xFF
         buf[3] = off >> 8
-        self.i2c.writeto_mem(self.address, LED0_ON_L + REGISTERS_PER_CHANNEL * channel, buf)
+        self.i2c.writeto_mem(self.address, _LED0_ON_L + _REGISTERS_PER_CHANNEL * channel, buf)
 
     def set_us(self, channel, us):
         """Pulse of us microseconds (int, 0..period_us) on channel 0..15, every cycle.
@@ -169,36 +159,42 @@ class PCA9685:
             raise ValueError("pulse must be an int 0..period_us microseconds")
         n = self.count(us)
         if n == 0:
-            self.pwm(channel, 0, FULL << 8)
+            self.pwm(channel, 0, _FULL << 8)
         elif n >= COUNTS:
-            self.pwm(channel, FULL << 8, 0)
+            self.pwm(channel, _FULL << 8, 0)
         else:
             self.pwm(channel, 0, n)
 
     def off(self, channel=None):
         """Stop the pulses of one channel (None: all, in one write of ALL_LED_OFF_H)."""
         if channel is None:
-            self._write(ALL_LED_OFF_H, FULL)
+            self._write(_ALL_LED_OFF_H, _FULL)
             return
         if type(channel) is not int or channel < 0 or channel >= CHANNELS:
             raise ValueError("channel must be an int 0..15")
-        self.pwm(channel, 0, FULL << 8)
+        self.pwm(channel, 0, _FULL << 8)
 
     def sleep(self):
         """Stop the oscillator (low power); channel registers keep their values."""
-        self._write(MODE1, self._read(MODE1) & ~RESTART | SLEEP)
+        self._write(_MODE1, self._read(_MODE1) & ~_RESTART | _SLEEP)
 
     def wake(self):
         """Start the oscillator and, if channels were running when it slept, restart them."""
-        mode = self._read(MODE1)
-        self._write(MODE1, mode & ~(SLEEP | RESTART))
-        sleep_us(WAKE_US)
+        mode = self._read(_MODE1)
+        self._write(_MODE1, mode & ~(_SLEEP | _RESTART))
+        sleep_us(_WAKE_US)
         # Writing RESTART = 1 clears it and resumes the PWM channels; it is
         # read back as 1 only if channels were active when SLEEP was set.
-        if mode & RESTART:
-            self._write(MODE1, (mode & ~SLEEP) | RESTART)
+        if mode & _RESTART:
+            self._write(_MODE1, (mode & ~_SLEEP) | _RESTART)
 
     def deinit(self):
         """Every channel full off, then sleep: the servos go limp, the chip idles."""
         self.off()
         self.sleep()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.deinit()

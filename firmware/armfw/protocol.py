@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The line protocol spoken on the USB serial console (firmware/PROTOCOL.md describes it).
 
 One request line; any number of informational lines starting "# "; exactly
@@ -7,26 +8,17 @@ then started: its final line comes when it ends (armfw.session steps it and
 calls motion_done or motion_stopped); the bytes themselves are armfw.console's.
 """
 
-from math import pi, sin
+from math import sin
 
-from armfw import status
-from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
-from armfw.twolink import finite, SINGULAR_SIN
-from armfw import motion
+from armfw import motion, status
+from armfw.compat import const
 from armfw.console import MAX_LINE, TOO_LONG
-from armfw.motion import _wrap as wrap_half_turns
+from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
+from armfw.numeric import DEG, finite, wrap_angle
+from armfw.status import ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, INTERNAL, RELAXED
+from armfw.twolink import SINGULAR_SIN
 
-DEG = pi / 180.0
-
-BAD_COMMAND = "BAD_COMMAND"
-BAD_INPUT = "BAD_INPUT"
-BAD_BOARD = "BAD_BOARD"
-HOME_FIRST = "HOME_FIRST"       # servos off (boot, relax): the pose is unknown
-ALARM = "ALARM"                 # a move was aborted: motion locked until unlock or home
-ABORTED = "ABORTED"             # the final reply of a move stopped before its end
-DROPPED = "DROPPED"             # a queued line an abort dropped unrun
-QUEUE_FULL = "QUEUE_FULL"       # a line sent during a move that the queue had no room for
-RELAXED = "RELAXED"             # where: no pose to report
+BAD_INPUT = status.NAMES[status.BAD_INPUT]
 
 # Console states (the `?` status line).
 IDLE = "idle"
@@ -35,7 +27,7 @@ HOLD = "hold"
 STATE_RELAXED = "relaxed"
 STATE_ALARM = "alarm"
 
-TAB = 9
+_TAB = const(9)
 
 HELP = (
     "ik X Y [Z PITCH] [elbow=up|down]  solve, do not move: ok STATUS q1..qn elbow= err_mm=",
@@ -105,20 +97,20 @@ def _number(word):
 
 
 class Protocol:
-    """Answers request lines for an arm (armfw.motion.Arm).
+    """Answers request lines for an arm (armfw.motion.ArmController).
 
     write(text): sends one reply line (without its line end).
-    boot_error: when the arm could not be built (arm None), the message every
+    boot_error: when the arm could not be built (controller None), the message every
     request but help is answered with. console: the armfw.console.Console
     whose echo `echo on|off` sets (None: no echo command).
 
     A motion command checks its whole plan and starts it (moving becomes
-    True) without a reply; the caller steps it (arm.step()) and ends it with
+    True) without a reply; the caller steps it (controller.step()) and ends it with
     motion_done() or motion_stopped(), which write its final line.
     """
 
-    def __init__(self, arm, write, boot_error=None, console=None):
-        self.arm = arm
+    def __init__(self, controller, write, boot_error=None, console=None):
+        self.controller = controller
         self.write = write
         self.boot_error = boot_error
         self.console = console
@@ -126,9 +118,9 @@ class Protocol:
         self.held = False
         self.alarm = False
         self.progress = True
-        if arm is not None:
-            self._n = arm.kin.n
-            self._nt = len(arm.kin.targets)
+        if controller is not None:
+            self._n = controller.solver.n
+            self._nt = len(controller.solver.targets)
             self._q = [0.0] * self._n
             self._target = [0.0] * self._nt
             self._tool = [0.0] * self._nt
@@ -150,7 +142,7 @@ class Protocol:
             if raw == TOO_LONG:
                 raise Refused(BAD_COMMAND, "line too long (max %d bytes)" % MAX_LINE)
             for c in raw:
-                if c < 32 and c != TAB or c == 127:
+                if c < 32 and c != _TAB or c == 127:
                     raise Refused(BAD_COMMAND, "control character 0x%02x in line" % c)
                 if c > 127:
                     raise Refused(BAD_COMMAND, "not ASCII text")
@@ -162,7 +154,7 @@ class Protocol:
             command = self._commands.get(name)
             if command is None:
                 raise Refused(BAD_COMMAND, "unknown command %s (try help)" % words[0][:20])
-            if self.arm is None and name != "help":
+            if self.controller is None and name != "help":
                 raise Refused(BAD_BOARD, self.boot_error)
             reply = command(words[1:])
             if reply is not None:
@@ -170,7 +162,7 @@ class Protocol:
         except Refused as e:
             self.write("error %s %s" % (e.word, e.message))
         except Exception as e:  # the last line of defence (Ctrl-C is no Exception): an answer, never a traceback
-            self.write("error INTERNAL %s: %s" % (type(e).__name__, e))
+            self.write("error %s %s: %s" % (INTERNAL, type(e).__name__, e))
 
     # -- argument parsing -----------------------------------------------
 
@@ -203,11 +195,11 @@ class Protocol:
         if self._nt == 4:
             # Whole turns of pitch are the same tool direction; reduced here,
             # an absurd 1e300 deg is just an angle.
-            t[3] = (180.0 - (180.0 - v[3]) % 360.0) * DEG
+            t[3] = wrap_angle(v[3], 180.0) * DEG
         return rule
 
     def _parse_joints(self, args):
-        kin = self.arm.kin
+        kin = self.controller.solver
         v = self._numbers(args, self._n, " ".join(kin.names))
         q = self._q
         for i in range(self._n):
@@ -223,7 +215,7 @@ class Protocol:
         return status.SINGULAR if -SINGULAR_SIN < s < SINGULAR_SIN else status.OK
 
     def _tool_fields(self):
-        p = self.arm.tool(self._tool)
+        p = self.controller.tool(self._tool)
         keys = ("x", "y") if self._nt == 2 else ("x", "y", "z")
         text = ""
         for i in range(len(keys)):
@@ -233,22 +225,22 @@ class Protocol:
         return text
 
     def _pose_reply(self, extra=""):
-        arm = self.arm
-        return "ok %s %s%s%s" % (status.name(self._pose_status(arm.q)), _degrees(arm.q, self._n),
+        controller = self.controller
+        return "ok %s %s%s%s" % (status.name(self._pose_status(controller.q)), _degrees(controller.q, self._n),
                                  self._tool_fields(), extra)
 
     def _start(self, planned=True):
         """Check the planned motion and start it (no reply yet), or raise its refusal."""
-        arm = self.arm
-        if not planned or not arm.begin():
-            raise Refused(arm.fail_status, self._refusal())
+        controller = self.controller
+        if not planned or not controller.begin():
+            raise Refused(controller.fail_status, self._refusal())
         self.moving = True
         self.held = False
         return None
 
     def _may_move(self):
         """Refuse motion while the pose is unknown or an abort's alarm holds."""
-        if not self.arm.pose_known():
+        if not self.controller.pose_known():
             raise Refused(HOME_FIRST, "servos off, pose unknown: send home (or joints Q1..Qn)")
         if self.alarm:
             raise Refused(ALARM, "a move was aborted: send unlock (or home) before moving")
@@ -256,93 +248,93 @@ class Protocol:
     def motion_done(self):
         """Final line of the motion that ran to its end."""
         self.moving = self.held = False
-        self.write(self._pose_reply(" steps=%d" % self.arm.total))
+        self.write(self._pose_reply(" steps=%d" % self.controller.total))
 
     def motion_stopped(self, why):
         """Final line of a motion stopped before its end (why: what stopped it); the arm stays put."""
-        arm = self.arm
-        arm.stop()
+        controller = self.controller
+        controller.stop()
         self.moving = self.held = False
         self.write("error %s %s at step %d of %d: %s%s" % (
-            ABORTED, why, arm.steps, arm.total, _degrees(arm.q, self._n), self._tool_fields()))
+            ABORTED, why, controller.steps, controller.total, _degrees(controller.q, self._n), self._tool_fields()))
 
     def state(self):
         """The console state: idle, run, hold, relaxed or alarm."""
         if self.moving:
             return HOLD if self.held else RUN
-        if self.arm is None or self.alarm:
+        if self.controller is None or self.alarm:
             return STATE_ALARM
-        if not self.arm.pose_known():
+        if not self.controller.pose_known():
             return STATE_RELAXED
         return IDLE
 
     def status_line(self, kind="status"):
         """`# status ...` (or `# progress ...`): state, commanded joints, tool pose, steps done/total."""
-        arm = self.arm
+        controller = self.controller
         text = "# %s state=%s" % (kind, self.state())
-        if arm is None:
+        if controller is None:
             return text
-        known = arm.pose_known()
-        text += " joints=" + ",".join([_fmt(arm.q[i] / DEG) if arm.us[i] >= 0 else "?"
+        known = controller.pose_known()
+        text += " joints=" + ",".join([_fmt(controller.q[i] / DEG) if controller.us[i] >= 0 else "?"
                                        for i in range(self._n)])
         if known:
             text += self._tool_fields()
         if self.moving:
-            text += " steps=%d/%d" % (arm.steps, arm.total)
+            text += " steps=%d/%d" % (controller.steps, controller.total)
         return text
 
     def _refusal(self):
-        arm = self.arm
-        if arm.fail_reason == motion.REASON_GRIPPER:
+        controller = self.controller
+        if controller.fail_reason == motion.REASON_GRIPPER:
             return "no gripper on this board"
-        text = "%s step %d" % (motion.OP_NAMES[arm.fail_kind], arm.fail_step)
-        if arm.fail_kind != motion.JOINTS:
-            p = arm.fail_point
+        text = "%s step %d" % (motion.OP_NAMES[controller.fail_kind], controller.fail_step)
+        if controller.fail_kind != motion.JOINTS:
+            p = controller.fail_point
             text += " at " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
-        if arm.fail_joint >= 0:
-            text += " joint %s" % arm.kin.names[arm.fail_joint]
-        return text + ": " + arm.fail_reason
+        if controller.fail_joint >= 0:
+            text += " joint %s" % controller.solver.names[controller.fail_joint]
+        return text + ": " + controller.fail_reason
 
     # -- commands -------------------------------------------------------
 
     def ik(self, args):
         rule = self._parse_target(args, True)
-        kin = self.arm.kin
+        kin = self.controller.solver
         q = self._q
-        st = kin.ik(self._target, q, self.arm.q, rule)
+        st = kin.ik(self._target, q, self.controller.q, rule)
         if not status.solved(st):
             raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
-        err_mm, _ = kin.fk_error(self._target, q, self.arm.q)
+        err_mm, _ = kin.fk_error(self._target, q, self.controller.q)
         self._note_branch(rule)
         return "ok %s %s elbow=%s err_mm=%s" % (status.name(st), _degrees(q, self._n),
                                                 ELBOW_NAMES[kin.elbow], _fmt(err_mm))
 
     def _note_branch(self, rule):
-        if rule != MIN_MOTION and RULES[rule] != ELBOW_NAMES[self.arm.kin.elbow]:
+        if rule != MIN_MOTION and RULES[rule] != ELBOW_NAMES[self.controller.solver.elbow]:
             self.write("# elbow %s has no valid solution here; elbow %s"
-                       % (RULES[rule], ELBOW_NAMES[self.arm.kin.elbow]))
+                       % (RULES[rule], ELBOW_NAMES[self.controller.solver.elbow]))
 
     def fk(self, args):
         q = self._parse_joints(args)
-        p = self.arm._tool_of(q, self._tool)
+        p = self.controller.tool_of(q, self._tool)
         return "ok " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
 
     def move(self, args):
         rule = self._parse_target(args, True)
         self._may_move()
-        st = self.arm.kin.ik(self._target, self._q, self.arm.q, rule)
+        st = self.controller.solver.ik(self._target, self._q, self.controller.q, rule)
         if not status.solved(st):
             raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
         self._note_branch(rule)
-        self.arm.plan()
-        self.arm.add(motion.MOVE, self._target, rule)
+        self.controller.plan()
+        self.controller.add(motion.MOVE, self._target, rule)
         return self._start()
 
     def line(self, args):
         self._parse_target(args, False)
         self._may_move()
-        self.arm.plan()
-        self.arm.add(motion.LINE, self._target)
+        self.controller.plan()
+        self.controller.add(motion.LINE, self._target)
         return self._start()
 
     def jog(self, args):
@@ -354,13 +346,13 @@ class Protocol:
             n = self._nt
         v = self._numbers(args, n, "DX DY DZ [DPITCH]" if self._nt == 4 else "DX DY")
         self._may_move()
-        t = self.arm.tool(self._target)
+        t = self.controller.tool(self._target)
         for i in range(3 if self._nt == 4 else 2):
             t[i] += v[i]
         if n == 4:
-            t[3] = wrap_half_turns(t[3] + v[3] * DEG)
-        self.arm.plan()
-        self.arm.add(motion.LINE, t)
+            t[3] = wrap_angle(t[3] + v[3] * DEG)
+        self.controller.plan()
+        self.controller.add(motion.LINE, t)
         return self._start()
 
     def _jog_joint(self, args):
@@ -374,13 +366,13 @@ class Protocol:
         self._may_move()
         q = self._q
         for i in range(self._n):
-            q[i] = self.arm.q[i]
+            q[i] = self.controller.q[i]
         q[joint] += d * DEG
         self._check_limits(q)
-        return self._start(self.arm.plan_joints(q))
+        return self._start(self.controller.plan_joints(q))
 
     def _check_limits(self, q):
-        kin = self.arm.kin
+        kin = self.controller.solver
         for i in range(self._n):
             if not (kin.lo[i] - 1e-9 <= q[i] <= kin.hi[i] + 1e-9):
                 raise Refused(status.name(status.JOINT_LIMIT), "%s %s deg is outside %s..%s" % (
@@ -388,13 +380,13 @@ class Protocol:
 
     def _go_to(self, q):
         """Joint move to q; with the pose unknown, q is sent at once (nothing to interpolate from)."""
-        arm = self.arm
-        if arm.pose_known():
+        controller = self.controller
+        if controller.pose_known():
             if self.alarm:
                 self._may_move()
-            return self._start(arm.plan_joints(q))
-        if not arm.joints(q):
-            raise Refused(arm.fail_status, self._refusal())
+            return self._start(controller.plan_joints(q))
+        if not controller.joints(q):
+            raise Refused(controller.fail_status, self._refusal())
         self.alarm = False
         return self._pose_reply(" steps=1")
 
@@ -407,11 +399,11 @@ class Protocol:
         self._numbers(args, 0, "none")
         # Homing is the deliberate act that clears an abort's alarm, as in GRBL.
         self.alarm = False
-        return self._go_to(self.arm.kin.home)
+        return self._go_to(self.controller.solver.home)
 
     def relax(self, args):
         self._numbers(args, 0, "none")
-        self.arm.relax()
+        self.controller.relax()
         return "ok " + RELAXED
 
     def unlock(self, args):
@@ -441,23 +433,23 @@ class Protocol:
             raise Refused(BAD_INPUT, "channel and pulse are whole numbers")
         ch = int(v[0])
         us = int(v[1])
-        arm = self.arm
-        g = arm.gripper
+        controller = self.controller
+        g = controller.gripper
         if g is not None and ch == g.channel:
             if us < g.min_us or us > g.max_us:
                 raise Refused(BAD_INPUT, "gripper pulse %d outside %d..%d us" % (us, g.min_us, g.max_us))
             g.set_us(us)
             return "ok %d %d" % (ch, us)
-        joint = arm.joint_of_channel(ch)
+        joint = controller.joint_of_channel(ch)
         if joint < 0:
             raise Refused(BAD_INPUT, "no servo on channel %d" % ch)
-        s = arm.servos
-        if not arm.raw_pulse_plan(joint, us):
+        s = controller.servos
+        if not controller.raw_pulse_plan(joint, us):
             raise Refused(BAD_INPUT, "pulse %d outside %s's window %d..%d us" % (
-                us, arm.kin.names[joint], s.min_us[joint], s.max_us[joint]))
-        if not arm.pose_known():
+                us, controller.solver.names[joint], s.min_us[joint], s.max_us[joint]))
+        if not controller.pose_known():
             # The other joints' servos are off: only this one gets its pulse, at once.
-            arm.send_joint_pulse(joint, us)
+            controller.send_joint_pulse(joint, us)
             return "ok %d %d" % (ch, us)
         if self.alarm:
             self._may_move()
@@ -465,16 +457,16 @@ class Protocol:
 
     def where(self, args):
         self._numbers(args, 0, "none")
-        g = self.arm.gripper
+        g = self.controller.gripper
         grip = " grip=%s" % ("none" if g is None else (g.state or "unknown"))
-        if not self.arm.pose_known():
+        if not self.controller.pose_known():
             return "ok %s%s" % (RELAXED, grip)
         return self._pose_reply(grip)
 
     def grip(self, args):
         if len(args) != 1 or args[0].lower() not in ("open", "close"):
             raise Refused(BAD_INPUT, "grip open|close")
-        g = self.arm.gripper
+        g = self.controller.gripper
         if g is None:
             raise Refused(BAD_COMMAND, "no gripper on this board")
         if args[0].lower() == "open":
@@ -484,12 +476,12 @@ class Protocol:
         return "ok %s" % g.state
 
     def _pick_place(self, args, pick):
-        if self.arm.gripper is None:
+        if self.controller.gripper is None:
             raise Refused(BAD_COMMAND, "no gripper on this board")
         n = self._nt - 1 if self._nt == 4 else self._nt
         v = self._numbers(args, n, "X Y Z" if n == 3 else "X Y")
         self._may_move()
-        self.arm.pick_plan(v, pick)
+        self.controller.pick_plan(v, pick)
         return self._start()
 
     def pick(self, args):
@@ -499,21 +491,21 @@ class Protocol:
         return self._pick_place(args, False)
 
     def speed(self, args):
-        arm = self.arm
+        controller = self.controller
         if args:
             v = self._numbers(args, 1, "DEG_PER_S")[0]
-            if not arm.set_speed(v):
+            if not controller.set_speed_deg_s(v):
                 raise Refused(BAD_INPUT, "speed must be %s..%s deg/s" % (
-                    _fmt(motion.MIN_SPEED_DEG_S), _fmt(arm.max_speed / DEG)))
-        return "ok %s" % _fmt(arm.speed / DEG)
+                    _fmt(motion.MIN_SPEED_DEG_S), _fmt(controller.max_speed_rad_s / DEG)))
+        return "ok %s" % _fmt(controller.speed_rad_s / DEG)
 
     def info(self, args):
         self._numbers(args, 0, "none")
-        arm = self.arm
-        b = arm.board
+        controller = self.controller
+        b = controller.board
         return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d" % (
-            b.name, arm.kin.kind, ",".join(arm.kin.names),
-            "none" if arm.gripper is None else arm.gripper.channel, arm.step_ms)
+            b.name, controller.solver.kind, ",".join(controller.solver.names),
+            "none" if controller.gripper is None else controller.gripper.channel, controller.step_ms)
 
     def help(self, args):
         for line in HELP:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Servos driven straight from the microcontroller's PWM pins (machine.PWM).
 
 One machine.PWM per GPIO, all at the servo frame rate (freq_hz, usually 50).
@@ -16,17 +17,14 @@ whether a servo holds or goes limp when its pulses stop):
   to the timer resolution the port picks for 50 Hz.
 """
 
+from armfw.compat import const
+from armfw.numeric import gcd
+
 # machine.PWM: "duty_u16 sets the duty cycle as a ratio duty_u16 / 65535" (the
 # rp2 port rounds cc = (duty_u16 * (top + 1) + 32767) / 65535), so
 # duty_u16 = us * freq * 65535 / 1e6.
-_U16_FULL = 65535
-_US_PER_S = 1000000
-
-
-def _gcd(a, b):
-    while b:
-        a, b = b, a % b
-    return a
+_U16_FULL = const(65535)
+_US_PER_S = const(1000000)
 
 
 def _machine_pwm(pin, freq_hz):
@@ -49,7 +47,7 @@ class PWMServos:
         self.freq_hz = freq_hz
         self.period_us = 1000000 // freq_hz
         num = _U16_FULL * freq_hz
-        g = _gcd(num, _US_PER_S)
+        g = gcd(num, _US_PER_S)
         self._num = num // g
         self._den = _US_PER_S // g
         self._half = self._den // 2
@@ -96,3 +94,9 @@ class PWMServos:
             pwm.deinit()
         self._pwms = {}
         self._all = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.deinit()

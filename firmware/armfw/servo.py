@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The servo bridge: joint angles (math frame) to servo pulses and back.
 
 A servo knows nothing of the math frame. Per joint the board file says:
@@ -13,7 +14,9 @@ A pulse outside the window is refused, never clamped; NaN is refused too.
 
 from math import isfinite
 
-REFUSED = -1
+from armfw.compat import const
+
+REFUSED = const(-1)
 
 
 class ServoMap:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The live console: request lines answered, motions stepped, the console never blocked.
 
 One loop (serve) owns the time. Idle, it waits on the console for a line and
@@ -22,26 +23,14 @@ Ctrl-C raises KeyboardInterrupt out of serve() into the REPL; serve() again
 """
 
 from armfw import console as con
-from armfw.protocol import ABORTED, DROPPED, QUEUE_FULL, TOO_LONG
+from armfw.compat import const, ticks_ms, ticks_add, ticks_diff
+from armfw.status import DROPPED, QUEUE_FULL
 
-try:
-    from time import ticks_ms, ticks_add, ticks_diff
-except ImportError:     # CPython
-    from time import monotonic
+PROGRESS_MS = const(400)
+PROGRESS_AFTER_MS = const(1000)
 
-    def ticks_ms():
-        return int(monotonic() * 1000)
-
-    def ticks_add(t, d):
-        return t + d
-
-    def ticks_diff(a, b):
-        return a - b
-
-PROGRESS_MS = 400
-PROGRESS_AFTER_MS = 1000
-
-CTRL_C_HINT = "# protocol stopped (Ctrl-C): Python REPL, the arm is `arm`; armfw.serve() returns to the protocol"
+CTRL_C_HINT = ("# protocol stopped (Ctrl-C): Python REPL, the arm controller is `controller`;"
+               " armfw.serve() returns to the protocol")
 
 # The session serving the console (main.py makes it); armfw.serve() resumes it.
 current = None
@@ -49,7 +38,7 @@ current = None
 
 def _quote(raw):
     """The start of a request line, printable, for an error message."""
-    if raw == TOO_LONG:
+    if raw == con.TOO_LONG:
         return "(a line too long)"
     return "".join([chr(c) if 32 <= c < 127 else "?" for c in raw[:24]])
 

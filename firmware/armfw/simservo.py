@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The simulated servo driver: records pulses instead of driving pins.
 
 Same interface as every driver (see armfw.drivers): set_us(channel, us),
@@ -20,24 +21,12 @@ Records, for tests and for `armctl sim`:
   sleep_ms really sleep, as a board would.
 """
 
-import os
 from array import array
 
-try:
-    from time import sleep_ms as _sleep_ms
-except ImportError:     # CPython
-    from time import sleep as _sleep
+from armfw.compat import const, getenv, sleep_ms as _sleep_ms
 
-    def _sleep_ms(ms):
-        _sleep(ms / 1000)
-
-KEEP = 1024
-ALL_CHANNELS = -1
-
-
-def _env(name):
-    getenv = getattr(os, "getenv", None)
-    return getenv(name) if getenv is not None else None
+KEEP = const(1024)
+ALL_CHANNELS = const(-1)
 
 
 class SimServo:
@@ -48,14 +37,14 @@ class SimServo:
         self.period_us = 1000000 // freq
         realtime = cfg.get("realtime")
         if realtime is None:
-            realtime = _env("ARMFW_SIM_REALTIME") in ("1", "yes", "true")
+            realtime = getenv("ARMFW_SIM_REALTIME") in ("1", "yes", "true")
         self.realtime = bool(realtime)
         self.now_ms = 0
         self.count = 0
         self._t = array("i", [0] * KEEP)
         self._ch = array("i", [0] * KEEP)
         self._us = array("i", [0] * KEEP)
-        path = cfg.get("log") or _env("ARMFW_PULSE_LOG")
+        path = cfg.get("log") or getenv("ARMFW_PULSE_LOG")
         self._log = open(path, "a") if path else None
 
     def _record(self, channel, us):
@@ -78,10 +67,17 @@ class SimServo:
         self._record(ALL_CHANNELS if channel is None else channel, 0)
 
     def deinit(self):
+        """Record that every channel stopped; close the log."""
         self.off()
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.deinit()
 
     def sleep_ms(self, ms):
         """Advance the virtual clock by ms; sleep for real only when realtime."""

@@ -1,18 +1,42 @@
-"""Solver status codes.
+# SPDX-License-Identifier: MIT
+"""Every status word a reply can carry, in one place.
 
+Solver statuses are small ints (what armfw.kinematics returns), named by NAMES.
 OK and SINGULAR carry a valid solution (SINGULAR warns that the pose is near
 full stretch or full fold, where a small tool motion needs a large joint motion).
 Every other status means no joint angles were produced and nothing may move.
+
+The line protocol answers "ok STATUS ..." or "error WORD message": WORD is a
+solver status name or one of the protocol's own words below. WORDS lists them
+all; the host's link (armctl.link) recognises a status by this list. A new
+reply word is added here, nowhere else.
 """
 
-OK = 0
-SINGULAR = 1
-TOO_FAR = 2
-TOO_CLOSE = 3
-JOINT_LIMIT = 4
-BAD_INPUT = 5
+from armfw.compat import const
+
+OK = const(0)
+SINGULAR = const(1)
+TOO_FAR = const(2)
+TOO_CLOSE = const(3)
+JOINT_LIMIT = const(4)
+BAD_INPUT = const(5)
 
 NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT")
+
+# The protocol's own words (armfw.protocol; firmware/PROTOCOL.md says when each is sent).
+BAD_COMMAND = "BAD_COMMAND"     # not a command line: unknown word, control bytes, too long
+BAD_BOARD = "BAD_BOARD"         # the board file could not be loaded or its driver started
+INTERNAL = "INTERNAL"           # the firmware failed where it should not: a bug, reported
+HOME_FIRST = "HOME_FIRST"       # servos off (boot, relax), pose unknown: motion waits for home
+ALARM = "ALARM"                 # a move was aborted: motion locked until unlock or home
+ABORTED = "ABORTED"             # final reply of a move stopped before its end (Ctrl-X, Ctrl-C)
+DROPPED = "DROPPED"             # a line queued during a move that an abort dropped unrun
+QUEUE_FULL = "QUEUE_FULL"       # a line sent during a move that the queue had no room for
+RELAXED = "RELAXED"             # ok RELAXED: servos off, no pose to report (relax, where)
+PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, HOME_FIRST, ALARM, ABORTED, DROPPED,
+                  QUEUE_FULL, RELAXED)
+
+WORDS = NAMES + PROTOCOL_WORDS
 
 
 def name(status):

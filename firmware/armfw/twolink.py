@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The two-link planar problem, solved safely.
 
 Links l1, l2 (mm); joint angles t1 (from the frame's x axis) and t2 (of the
@@ -22,22 +23,6 @@ REACH_EPS = 1e-6
 # |sin t2| below this (t2 within ~1.1 degrees of straight or folded) is SINGULAR:
 # the Jacobian determinant l1*l2*sin(t2) has collapsed to 2% of its best.
 SINGULAR_SIN = 0.02
-
-
-def all_finite(values):
-    """True when every item of values is a finite int or float (NaN, inf, strings: False)."""
-    try:
-        for v in values:
-            if not isfinite(v):
-                return False
-    except TypeError:
-        return False
-    return True
-
-
-def finite(*values):
-    """True when every argument is a finite int or float."""
-    return all_finite(values)
 
 
 def solve_pair(l1, l2, x, y, out):

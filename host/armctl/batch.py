@@ -1,15 +1,16 @@
+# SPDX-License-Identifier: MIT
 """Analytic IK over whole arrays of targets: a numpy twin of armfw's solver.
 
 Allowed as a second implementation only because speed needs it: planning a
 dense grid or a long path target by target through armfw costs tens of
 microseconds each in CPython, one numpy pass costs well under one.
-It follows armfw.twolink.solve and armfw.kinematics (PlanarArm, Arm5) step
+It follows armfw.twolink.solve and armfw.kinematics (PlanarSolver, Arm5Solver) step
 for step: the same candidates in the same order, the same reachability
 margin, singular threshold, limit fitting by whole turns, branch rules and
 statuses, with every constant imported from armfw. tests/test_batch.py holds
 it to the firmware's answers on dense random grids and the shared vectors.
 
-    status, q, elbow = batch.ik(board_or_arm, targets, current=None, rule="min")
+    status, q, elbow = batch.ik(board_or_solver, targets, current=None, rule="min")
 
 targets: (N, 2) planar (x, y) mm, or (N, 4) arm5 (x, y, z mm, pitch rad).
 current: None, one pose (n,) or one per target (N, n), radians.
@@ -23,7 +24,7 @@ from armfw import kinematics, twolink
 from armfw.kinematics import AXIS_EPS, LIMIT_EPS, TWO_PI, UP, DOWN, MIN_MOTION, PREFER_UP, PREFER_DOWN
 from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
 
-# The rule penalty of armfw.kinematics.Arm._choose: a non-preferred branch
+# The rule penalty of armfw.kinematics.Solver._choose: a non-preferred branch
 # costs more than any real motion.
 RULE_PENALTY = 1e9
 
@@ -83,7 +84,7 @@ def _fit_limits(arm, q, status):
 def _planar_candidates(arm, targets, current):
     candidates = []
     for elbow in (UP, DOWN):
-        # armfw.kinematics.PlanarArm: elbow up is the branch with t2 <= 0.
+        # armfw.kinematics.PlanarSolver: elbow up is the branch with t2 <= 0.
         st, t1, t2 = solve_twolink(arm.l1, arm.l2, targets[:, 0], targets[:, 1], -elbow)
         q = np.stack([t1, t2], axis=1)
         _fit_limits(arm, q, st)
@@ -131,13 +132,13 @@ def _rule(rule):
     return rule
 
 
-def ik(board_or_arm, targets, current=None, rule=MIN_MOTION):
-    """Solve every target as armfw's arm.ik(target, out, current, rule) would.
+def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
+    """Solve every target as armfw's solver.ik(target, out, current, rule) would.
 
     Returns (status (N,) int8, q (N, n) float radians with NaN rows where not
     solved, elbow (N,) int8: UP, DOWN or 0 where not solved).
     """
-    arm = getattr(board_or_arm, "arm", board_or_arm)
+    arm = getattr(board_or_solver, "solver", board_or_solver)
     rule = _rule(rule)
     targets = np.asarray(targets, dtype=float)
     if targets.ndim != 2 or targets.shape[1] != len(arm.targets):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Servo calibration: a person jogs each joint to known poses, the host fits the servo map.
 
 Per joint the person jogs the servo (raw `servo CH US` commands) until the
@@ -30,8 +31,7 @@ import numpy as np
 
 from armfw import board as boardlib
 from armfw import kinematics
-
-RAD = math.pi / 180.0
+from armfw.numeric import DEG
 
 # Keyboard jog steps in microseconds; shown on screen by jog_help().
 JOG_KEYS = {"a": -10, "d": 10, "A": -1, "D": 1, "z": -100, "c": 100}
@@ -126,7 +126,7 @@ def fit_servo(poses_rad, pulses_us, center_us):
     return {
         "sign": 1 if slope > 0 else -1,
         "us_per_rad": round(float(us_per_rad), 3),
-        "offset_deg": round(float((intercept - center_us) / us_per_rad / RAD), 3),
+        "offset_deg": round(float((intercept - center_us) / us_per_rad / DEG), 3),
         "center_us": center_us,
         "residual_us": [round(float(r), 3) for r in us - design @ (intercept, slope)],
     }
@@ -141,8 +141,8 @@ def _unit_arm(arm, k):
     lengths = [0.0] * len(_length_names(arm))
     lengths[k] = 1.0
     if arm.kind == "planar":
-        return kinematics.PlanarArm(lengths[0], lengths[1], arm.names, arm.lo, arm.hi, arm.home)
-    return kinematics.Arm5(lengths[0], lengths[1], lengths[2], lengths[3], arm.names, arm.lo, arm.hi, arm.home)
+        return kinematics.PlanarSolver(lengths[0], lengths[1], arm.names, arm.lo, arm.hi, arm.home)
+    return kinematics.Arm5Solver(lengths[0], lengths[1], lengths[2], lengths[3], arm.names, arm.lo, arm.hi, arm.home)
 
 
 def _positions(arm, q):
@@ -193,7 +193,7 @@ def board_values(servos, j, poses_rad=(), pulses_us=()):
     """Joint j's servo map as the board has it, in fit_servo's form (residuals against it)."""
     exact = [servos.exact_us(j, q) for q in poses_rad]
     return {"sign": servos.signs[j], "us_per_rad": servos.us_per_rad[j],
-            "offset_deg": round(servos.offsets[j] / RAD, 3), "center_us": servos.center_us[j],
+            "offset_deg": round(servos.offsets[j] / DEG, 3), "center_us": servos.center_us[j],
             "residual_us": [round(us - e, 3) for us, e in zip(pulses_us, exact)]}
 
 
@@ -281,7 +281,7 @@ class Session:
 
     def calibrate_servos(self, joints, poses_deg):
         """Guide the person through every joint and pose; returns {joint: fit_servo result}."""
-        arm = self.board.arm
+        arm = self.board.solver
         servos = self.board.servos
         hints = POSE_HINTS.get(arm.kind, ())
         self.say(jog_help())
@@ -292,11 +292,11 @@ class Session:
                                                     ": " + hints[j] if j < len(hints) else ""))
             pulses = []
             for deg in poses_deg:
-                start = servos.pulse(j, deg * RAD)
+                start = servos.pulse(j, deg * DEG)
                 task = Task(j, name, servos.channels[j], deg, start)
                 self.say(" jog %s to %+g deg (now %d us), then press Enter" % (name, deg, start))
                 pulses.append(self.jog(task))
-            poses_rad = [d * RAD for d in poses_deg]
+            poses_rad = [d * DEG for d in poses_deg]
             if all(servos.pulse(j, q) == us for q, us in zip(poses_rad, pulses)):
                 # Whole-microsecond pulses cannot tell a fit from the board's
                 # values here; a fit a rounding away could break the limit check.
@@ -307,13 +307,13 @@ class Session:
             f = fits[j]
             self.say(" fit %s: offset %+.3f deg, sign %+d, %.3f us/rad (board: %+.3f deg, %+d, %.3f)" % (
                 name, f["offset_deg"], f["sign"], f["us_per_rad"],
-                servos.offsets[j] / RAD, servos.signs[j], servos.us_per_rad[j]))
+                servos.offsets[j] / DEG, servos.signs[j], servos.us_per_rad[j]))
             self.say("  residuals (us): %s" % " ".join("%+.1f" % r for r in f["residual_us"]))
         return fits
 
     def measure_lengths(self, poses_deg):
         """Move to each pose with `joints`, ask for the measured tip; returns fit_lengths' report."""
-        arm = self.board.arm
+        arm = self.board.solver
         dims = 2 if arm.kind == "planar" else 3
         axes = "x y" if dims == 2 else "x y z"
         poses = []
@@ -334,7 +334,7 @@ class Session:
                 if len(values) == dims and all(math.isfinite(v) for v in values):
                     break
                 self.say("  type %d numbers in mm, for example: %s" % (dims, " ".join(["120.5"] * dims)))
-            poses.append([d * RAD for d in pose])
+            poses.append([d * DEG for d in pose])
             measured.append(values)
         report = fit_lengths(arm, poses, measured)
         for i, pose in enumerate(poses):

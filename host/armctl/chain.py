@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Serial chains of revolute joints described by data, with vectorised FK and Jacobian.
 
 A chain is a list of joints; joint i is a fixed transform (from the previous
@@ -97,7 +98,7 @@ class Chain:
     """
 
     def __init__(self, fixed, axes, tool, lo, hi, home, names, tool_axis=(0.0, 0.0, 1.0),
-                 kind="chain", arm=None):
+                 kind="chain", solver=None):
         self.fixed = np.asarray(fixed, dtype=float)
         axes = np.asarray(axes, dtype=float)
         self.axes = axes / np.linalg.norm(axes, axis=1, keepdims=True)
@@ -110,7 +111,7 @@ class Chain:
         ta = np.asarray(tool_axis, dtype=float)
         self.tool_axis = ta / np.linalg.norm(ta)
         self.kind = kind
-        self.arm = arm      # the firmware arm this chain mirrors, or None
+        self.solver = solver      # the firmware solver this chain mirrors, or None
         if not (self.fixed.shape == (self.n, 4, 4) and self.axes.shape == (self.n, 3)
                 and self.lo.shape == self.hi.shape == self.home.shape == (self.n,)):
             raise ValueError("chain: fixed, axes, lo, hi, home and names disagree on the joint count")
@@ -203,7 +204,7 @@ class Chain:
 
 def from_board(board):
     """The chain of an armfw board's arm (armfw.board.Board or its .arm)."""
-    arm = getattr(board, "arm", board)
+    arm = getattr(board, "solver", board)
     if arm.kind == "planar":
         fixed = [np.eye(4), translation((arm.l1, 0.0, 0.0))]
         axes = [(0, 0, 1), (0, 0, 1)]
@@ -212,7 +213,7 @@ def from_board(board):
     elif arm.kind == "arm5":
         # Pitch joints turn about the local y axis: a positive angle tips the
         # arm from vertical (z) toward the direction the base faces (x), as in
-        # armfw.kinematics.Arm5.fk. Wrist roll turns about the tool axis.
+        # armfw.kinematics.Arm5Solver.fk. Wrist roll turns about the tool axis.
         fixed = [np.eye(4), translation((0.0, 0.0, arm.base)), translation((0.0, 0.0, arm.l1)),
                  translation((0.0, 0.0, arm.l2)), np.eye(4)]
         axes = [(0, 0, 1), (0, 1, 0), (0, 1, 0), (0, 1, 0), (0, 0, 1)]
@@ -221,7 +222,7 @@ def from_board(board):
     else:
         raise ValueError("chain: unknown arm kind %r" % arm.kind)
     return Chain(fixed, axes, tool, arm.lo, arm.hi, arm.home, arm.names, tool_axis,
-                 kind=arm.kind, arm=arm)
+                 kind=arm.kind, solver=arm)
 
 
 def _vector(d, key, where, default):

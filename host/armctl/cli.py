@@ -1,9 +1,11 @@
+# SPDX-License-Identifier: MIT
 """The `armctl` command: subcommands found in armctl.commands.
 
 Exit codes: 0 success, 1 the arm or solver said no (unreachable, refused),
 2 bad usage or bad input file, 3 no link to the board (port missing, busy,
-timeout). A command's run() returns its code; a BoardError (bad board file)
-or LinkError (no link) it lets through is turned into 2 or 3 here.
+timeout). A command's run() returns its code; a UsageError (bad option value
+or combination), BoardError (bad board file) or LinkError (no link) it lets
+through is printed and turned into 2, 2 or 3 here, and nowhere else.
 """
 
 import argparse
@@ -11,14 +13,29 @@ import importlib
 import pkgutil
 import sys
 
-from armctl import commands
-from armctl.link import LinkError
+from armctl import commands, shipped
+from armctl.link import DEFAULT_BAUD, DEFAULT_TIMEOUT_S, LinkError
 from armfw.board import BoardError
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_LINK = 3
+
+
+class UsageError(Exception):
+    """A command was given a wrong value or combination of options; the message says which."""
+
+
+def add_link_options(parser, timeout=True):
+    """--port and --baud (and --timeout, for commands that pass it on), for every command
+    that opens a link to a board."""
+    parser.add_argument("--port", "-p", required=True,
+                        help="serial port of the board (/dev/ttyACM0, COM3, or the pty `armctl sim --pty` prints)")
+    parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
+    if timeout:
+        parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                            help="seconds to wait for each reply line (default %(default)s)")
 
 
 def _command_modules():
@@ -32,7 +49,8 @@ def build_parser():
         prog="armctl",
         description="Drive a servo robot arm from a MicroPython board, or its simulator.",
         epilog="exit codes: 0 done, 1 refused by the arm or solver, 2 bad usage or input file, "
-               "3 no link to the board. `armctl COMMAND --help` for each command.")
+               "3 no link to the board. --board takes a shipped board's name (`armctl boards`) or a "
+               "board file's path. `armctl COMMAND --help` for each command.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():
@@ -45,10 +63,12 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    # The two failures every command shares get their exit code here, once.
+    # The failures every command shares get their exit code here, once.
     try:
+        if getattr(args, "board", None) is not None:
+            args.board = shipped.board_path(args.board)   # a shipped board's name, or a path
         return args.run(args)
-    except BoardError as e:
+    except (UsageError, BoardError) as e:
         print("armctl %s: %s" % (args.command, e), file=sys.stderr)
         return EXIT_USAGE
     except LinkError as e:
@@ -60,4 +80,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as `python -m armctl.cli`, this file is __main__, a second copy of the
+    # module: the commands raise armctl.cli.UsageError, so armctl.cli must catch it.
+    from armctl.cli import main as _main
+    sys.exit(_main())

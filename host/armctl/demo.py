@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The demo: a pick and place on the simulated board, over the real protocol, with a picture.
 
 The simulator runs the unmodified firmware under the MicroPython Unix port
@@ -22,7 +23,7 @@ REQUEST_TIMEOUT_S = 60.0
 
 def script(board):
     """The demo's requests: pick and place with a gripper, straight lines without one."""
-    pick, place = PICK_PLACE[board.arm.kind]
+    pick, place = PICK_PLACE[board.solver.kind]
 
     def words(p):
         return " ".join("%g" % v for v in p)
@@ -36,8 +37,8 @@ def script(board):
 
 def waypoints(board):
     """The targets of the demo (mm): pick and place points, with their approach points above."""
-    pick, place = PICK_PLACE[board.arm.kind]
-    if board.arm.kind != "arm5":
+    pick, place = PICK_PLACE[board.solver.kind]
+    if board.solver.kind != "arm5":
         return [list(pick), list(place)]
     up = board.motion["approach_mm"]
     return [[pick[0], pick[1], pick[2] + up], list(pick), [pick[0], pick[1], pick[2] + up],
@@ -57,15 +58,15 @@ def tool_path(board, records):
     pulses = [None] * servos.n
     path = []
     q = [0.0] * servos.n
-    out = [0.0] * len(board.arm.targets)
-    dims = 3 if board.arm.kind == "arm5" else 2
+    out = [0.0] * len(board.solver.targets)
+    dims = 3 if board.solver.kind == "arm5" else 2
 
     def emit():
         if None in pulses:
             return
         for j in range(servos.n):
             q[j] = servos.angle(j, pulses[j])
-        p = board.arm.fk(q, out)[:dims]
+        p = board.solver.fk(q, out)[:dims]
         if not path or path[-1] != p:
             path.append(list(p))
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Copy the firmware and a board description to a board's flash with mpremote, then restart it.
 
 Flash layout (what firmware/main.py expects):

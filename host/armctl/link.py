@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The host end of the line protocol: one request line, one reply (firmware/PROTOCOL.md).
 
 A reply is any number of informational lines starting "# " and exactly one
@@ -21,6 +22,8 @@ import time
 
 import serial
 
+from armfw.status import WORDS as STATUS_WORDS
+
 DEFAULT_BAUD = 115200
 DEFAULT_TIMEOUT_S = 10.0
 INFO_PREFIX = "# "
@@ -34,8 +37,9 @@ class Reply:
     """One parsed reply.
 
     ok:         True for a final "ok" line, False for "error".
-    status:     the bare upper-case word of the final line ("OK", "SINGULAR",
-                "TOO_FAR", ...); "OK" or "ERROR" when the line has none.
+    status:     the status word of the final line, one of armfw.status.WORDS
+                ("OK", "SINGULAR", "TOO_FAR", "BAD_COMMAND", ...); "OK" or
+                "ERROR" when the line has none.
     fields:     key=value words of the final line; values are int, float, a
                 list of numbers for comma-separated numbers, or text.
     words:      the final line's other words, in order (numbers stay text).
@@ -58,7 +62,7 @@ class Reply:
             key, eq, value = word.partition("=")
             if eq and key:
                 self.fields[key] = _value(value)
-            elif self.status is None and not self.words and _is_status(word):
+            elif self.status is None and not self.words and word in STATUS_WORDS:
                 self.status = word
             else:
                 self.words.append(word)
@@ -82,10 +86,6 @@ class Reply:
 
     def __repr__(self):
         return "Reply(%r)" % self.final
-
-
-def _is_status(word):
-    return word.replace("_", "").isalpha() and word.isupper()
 
 
 def _number(text):

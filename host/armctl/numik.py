@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Numerical inverse kinematics: the host's fallback where the firmware has no closed form.
 
 Two solvers over an armctl.chain.Chain, both batched over many targets in numpy:
@@ -17,7 +18,7 @@ Modes: "position" (tool tip only; pitch or tool direction free) and "pitch"
 (tip plus tool direction). Targets follow armfw where the chain comes from a
 board: planar (x, y) mm; arm5 (x, y, z) mm in position mode, (x, y, z, pitch
 rad) in pitch mode (pitch from vertical, in the vertical plane through the
-target, as armfw.kinematics.Arm5). A plain chain takes (x, y, z) or
+target, as armfw.kinematics.Arm5Solver). A plain chain takes (x, y, z) or
 (x, y, z, dx, dy, dz) with a unit tool direction.
 
 Statuses reuse armfw.status. A target that is not reached within tolerance is

@@ -1,8 +1,9 @@
+# SPDX-License-Identifier: MIT
 """Pictures of the arm: workspace maps, straight-line paths, tool paths (PNG, matplotlib Agg).
 
 - workspace_figure(board, out_png): where the analytic solver says OK,
   SINGULAR, TOO_FAR, TOO_CLOSE or JOINT_LIMIT over a grid. Planar arm: the
-  (x, y) plane. Arm5: the side view (r, z) for one tool pitch (r < 0 is
+  (x, y) plane. Arm5Solver: the side view (r, z) for one tool pitch (r < 0 is
   behind the base), with the arm drawn in its home pose.
 - line_figure(board, start, end, out_png): a straight tool line solved by the
   firmware (armfw) at every step, with minimum motion from the previous step:
@@ -75,10 +76,10 @@ def _draw_arm(ax, xs, ys, label, colour=ARM_COLOUR, alpha=1.0):
 def workspace_grid(board, pitch_rad=math.pi / 2, grid=WORKSPACE_GRID):
     """Status codes over a grid: (extent_x, extent_y, status (grid, grid) rows along y).
 
-    Planar: targets (x, y). Arm5: targets (r, 0, z, pitch), r < 0 behind the base.
+    Planar: targets (x, y). Arm5Solver: targets (r, 0, z, pitch), r < 0 behind the base.
     Uses armctl.batch, the numpy twin of armfw's solver held to its answers.
     """
-    arm = board.arm
+    arm = board.solver
     c = chain_mod.from_board(board)
     if arm.kind == "planar":
         span = 1.15 * c.reach
@@ -98,7 +99,7 @@ def workspace_grid(board, pitch_rad=math.pi / 2, grid=WORKSPACE_GRID):
 
 def workspace_figure(board, out_png, pitch_rad=math.pi / 2, grid=WORKSPACE_GRID):
     """Draw the workspace map (see the module doc) to out_png; returns the status grid."""
-    arm = board.arm
+    arm = board.solver
     c = chain_mod.from_board(board)
     (x0, x1), (y0, y1), status = workspace_grid(board, pitch_rad, grid)
     cmap, codes = _status_map()
@@ -186,7 +187,7 @@ def solve_line(board, start, end, speed_mm_s=None, step_mm=None, current=None):
     line_step_mm per step_ms). step_mm: default the board's line_step_mm.
     current: the pose before the first step (default home).
     """
-    arm = board.arm
+    arm = board.solver
     step_mm = step_mm or board.motion["line_step_mm"]
     speed = speed_mm_s or board.motion["line_step_mm"] / (board.motion["step_ms"] / 1000.0)
     points = line_points(start, end, step_mm)
@@ -213,7 +214,7 @@ def solve_line(board, start, end, speed_mm_s=None, step_mm=None, current=None):
 def line_figure(board, start, end, out_png, speed_mm_s=None, step_mm=None):
     """Solve the line (solve_line) and draw it to out_png; returns the LineResult."""
     res = solve_line(board, start, end, speed_mm_s, step_mm)
-    arm = board.arm
+    arm = board.solver
     c = chain_mod.from_board(board)
     speed = res.distance_mm[-1] / res.time_s[-1] if res.time_s[-1] > 0 else 0.0
     fig, (ax_path, ax_q, ax_v) = plt.subplots(1, 3, figsize=(16, 5.2),
@@ -297,10 +298,10 @@ def _fmt_target(arm, p):
 def path_figure(board, points_mm, out_png, waypoints=None, title=None):
     """Draw a tool path given as positions (N, 2) planar or (N, 3+) arm5, mm, with waypoints.
 
-    Planar: one top view. Arm5: top view (x, y) and side view (r, z), with the
+    Planar: one top view. Arm5Solver: top view (x, y) and side view (r, z), with the
     arm in its home pose. Returns out_png.
     """
-    arm = board.arm
+    arm = board.solver
     c = chain_mod.from_board(board)
     pts = np.asarray(points_mm, dtype=float).reshape(len(points_mm), -1) if len(points_mm) else np.zeros((0, 3))
     way = np.asarray(waypoints, dtype=float) if waypoints is not None and len(waypoints) else None

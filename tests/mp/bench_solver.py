@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Firmware solver benchmark, run under the MicroPython Unix port by `armctl bench`.
 
     micropython -X heapsize=256k bench_solver.py ROOT N_SOLVES
@@ -34,7 +35,7 @@ import time
 import micropython
 from math import acos, atan, atan2, cos, sin, sqrt, pi, isfinite
 
-from armfw import board, kinematics, twolink
+from armfw import board, kinematics, numeric, twolink
 from armfw.kinematics import MIN_MOTION
 
 # On a board (`mpremote run`, no arguments): the current folder and 1000 solves.
@@ -58,7 +59,7 @@ def textbook_twolink(l1, l2, x, y, elbow):
 
 
 def textbook_arm5(l1, l2, l3, base, x, y, z, pitch, elbow):
-    """The 5-joint arm the textbook way (same frame as armfw.kinematics.Arm5)."""
+    """The 5-joint arm the textbook way (same frame as armfw.kinematics.Arm5Solver)."""
     q1 = atan(y / x)
     r = sqrt(x * x + y * y)
     t2, t3 = textbook_twolink(l1, l2, z - base - l3 * cos(pitch), r - l3 * sin(pitch), elbow)
@@ -304,7 +305,7 @@ def run_fit_limits(items, arm, q):
 
 
 def arm5_breakdown(arm, targets, current, out):
-    """Calls per second of each part of Arm5.ik, and its share of a whole ik's time."""
+    """Calls per second of each part of Arm5Solver.ik, and its share of a whole ik's time."""
     names = ("validate target and pose", "candidates (two-link pair + 4 limit fits)", "one twolink.solve_pair call",
              "four limit fits (5 joints each)", "choose branch")
     try:
@@ -329,7 +330,7 @@ def op_empty(n, x, y):
 
 
 def op_finite2(n, x, y):
-    finite = twolink.finite
+    finite = numeric.finite
     for i in range(n):
         finite(x, y)
 
@@ -438,10 +439,10 @@ def native_builds(planar_board, arm5_board):
     kin = compiled(fw + "kinematics.py", "native")
     kin["twolink"] = Module(tl)
     sv = compiled(fw + "servo.py", "native")
-    p = planar_board.arm
-    planar = kin["PlanarArm"](p.l1, p.l2, p.names, p.lo, p.hi, p.home)
-    a = arm5_board.arm
-    arm5 = kin["Arm5"](a.l1, a.l2, a.l3, a.base, a.names, a.lo, a.hi, a.home)
+    p = planar_board.solver
+    planar = kin["PlanarSolver"](p.l1, p.l2, p.names, p.lo, p.hi, p.home)
+    a = arm5_board.solver
+    arm5 = kin["Arm5Solver"](a.l1, a.l2, a.l3, a.base, a.names, a.lo, a.hi, a.home)
     s = arm5_board.servos
     servos = sv["ServoMap"](s.channels, s.offsets, s.signs, s.center_us, s.us_per_rad, s.min_us, s.max_us)
     return tl["solve"], planar, arm5, servos
@@ -574,8 +575,8 @@ def main():
     except Exception as e:
         v_solve = "not available: %s: %s" % (type(e).__name__, e)
     driver, why = make_pca9685()
-    planar = planar_board.arm
-    arm5 = arm5_board.arm
+    planar = planar_board.solver
+    arm5 = arm5_board.solver
     servos = arm5_board.servos
     p_targets = make_targets(planar, SET_SIZE, 12345)[0]
     a_targets, a_poses = make_targets(arm5, SET_SIZE, 54321)

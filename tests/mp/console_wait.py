@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The console's wait allocates nothing: every wait runs with the heap locked.
 
 Idle waits (nothing to read) first, then, once the host has written some

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Under the real MicroPython: do the servo drivers allocate per write, and do
 # they program the same counts as under CPython?
 # Prints one line per driver: "<name> writes=<n> alloc=<bytes> locked=<ok|MemoryError>",

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Solve targets read from stdin with the firmware, under MicroPython.
 #
 #     micropython tests/mp/grid_check.py boards/sim_arm5.json < targets
@@ -13,7 +14,7 @@ from armfw import board, kinematics, status
 
 
 def main():
-    arm = board.load(sys.argv[1]).arm
+    arm = board.load(sys.argv[1]).solver
     out = [0.0] * arm.n
     count = 0
     while True:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Load board files with the firmware's own loader, under the real MicroPython.
 # Usage: micropython load_boards.py FILE[@CALIBRATION] ...
 # Prints per file either
@@ -13,7 +14,7 @@ DEG = 180.0 / 3.141592653589793
 
 
 def describe(b):
-    arm = b.arm
+    arm = b.solver
     home_us = [0] * arm.n
     bad = b.servos.pulses(arm.home, home_us)
     g = b.gripper

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Solve every case of a tests/vectors/*.json file with the firmware, under MicroPython.
 #
 #     micropython tests/mp/run_vectors.py tests/vectors/arm5.json boards/
@@ -36,7 +37,7 @@ def main():
     boards_dir = sys.argv[2]
     with open(path) as f:
         doc = json.load(f)
-    arm = board.load(boards_dir + "/" + doc["board"]).arm
+    arm = board.load(boards_dir + "/" + doc["board"]).solver
     out = [0.0] * arm.n
     count = 0
     for case in doc["cases"]:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`armctl bench`: every speed figure of the product, measured in one run.
 
 Sections (each a module with run(short) -> dict of figures):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Batch analytic IK: armctl.batch (numpy, all targets at once) against a
 per-target Python loop over the firmware's own solver (armfw), same targets.
 """
@@ -40,7 +41,7 @@ def _loop(arm, targets, current):
 
 def run_arm(board_name, count, seed):
     board = bench_targets.load(board_name)
-    arm = board.arm
+    arm = board.solver
     targets = bench_targets.mixed(arm, count, seed)
     current = list(arm.home)
     t_batch, (st_b, q_b, _) = _best(lambda: batch.ik(arm, targets, current))

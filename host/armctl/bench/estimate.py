@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """ESTIMATES (not measurements) of the firmware figures on real boards.
 
 No board is attached, so the Unix-port figures are scaled by how much slower

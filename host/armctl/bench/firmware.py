@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Firmware figures: tests/mp/bench_solver.py under the real MicroPython Unix port.
 
 The script does all the measuring inside one MicroPython process (see its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Host numerical IK on the 5-joint arm: armctl.numik (DLS, CCD) against IKPy.
 
 Every solver gets the same reachable targets (FK of random in-limit poses,
@@ -155,7 +156,7 @@ def run(short=False, budget_s=None):
     if budget_s is None:
         budget_s = SHORT_BUDGET_S if short else BUDGET_S
     board = bench_targets.load(bench_targets.ARM5)
-    arm = board.arm
+    arm = board.solver
     targets, _ = bench_targets.reachable(arm, count, 21)
     result = {"targets": count, "budget_s_per_solver": budget_s,
               "mode": "pitch (tip position + tool pitch)",

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The line protocol end to end: host Link -> pseudo-terminal -> firmware on the
 MicroPython Unix port (armctl.sim) -> reply, exactly as a board on USB is used.
 

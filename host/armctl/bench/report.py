@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The benchmark's figures as a plain-text table (the JSON holds every figure)."""
 
 

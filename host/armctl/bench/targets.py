@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Benchmark targets: forward kinematics of random joint poses inside the limits.
 
 Built with the firmware's own FK (armfw), so every target is reachable by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """One module per `armctl` subcommand.
 
 Each module defines NAME, HELP, add_arguments(parser) and run(args) -> exit

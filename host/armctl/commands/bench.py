@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`armctl bench`: measure the solver, numerical IK, batch IK and protocol speeds.
 
     armctl bench                     full run (several minutes), table on stdout
@@ -10,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from armctl.cli import EXIT_OK, EXIT_USAGE
+from armctl.cli import EXIT_OK, UsageError
 
 NAME = "bench"
 HELP = "Measure solver, numerical IK, batch IK and protocol speeds (prints a table, writes JSON)."
@@ -30,8 +31,7 @@ def run(args):
     from armctl import bench
     from armctl.bench import report
     if args.budget is not None and args.budget <= 0:
-        print("bench: --budget must be > 0", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError("--budget must be > 0")
     result = bench.run(short=args.short, sections=args.only or bench.SECTIONS,
                        progress=lambda text: print(text, file=sys.stderr, flush=True),
                        numeric_budget_s=args.budget)

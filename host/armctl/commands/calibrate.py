@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl calibrate: jog each joint to known poses, fit the servo map, write it to the board."""
 
 import argparse
@@ -6,8 +7,9 @@ import sys
 from armctl import calibrate as cal
 from armctl import cli
 from armctl.deploy import restart
-from armctl.link import DEFAULT_BAUD, Link
+from armctl.link import Link
 from armfw import board as boardlib
+from armfw.numeric import DEG
 
 NAME = "calibrate"
 HELP = "Guided servo calibration: jog each joint to known poses with the keyboard, fit and save."
@@ -47,7 +49,7 @@ def _poses(text):
 def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--port", "-p", required=True, help="serial port of the board")
+    cli.add_link_options(parser, timeout=False)
     parser.add_argument("--board", "-b", required=True, help="the board's description (boards/*.json)")
     parser.add_argument("--joints", type=lambda t: [int(v) for v in t.split(",")],
                         help="joint numbers to calibrate, 1-based, e.g. 2,3 (default: all)")
@@ -56,31 +58,23 @@ def add_arguments(parser):
     parser.add_argument("--measure", action="store_true",
                         help="afterwards fit the link lengths from tip positions you measure")
     parser.add_argument("--save", help="host copy of the result (default calibration-<board name>.json)")
-    parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
 
 
 def run(args, keys=None, lines=input, out=sys.stdout):
     """The command; keys and lines replace the keyboard in tests."""
-    try:
-        board = boardlib.load(args.board)
-    except boardlib.BoardError as e:
-        print("armctl calibrate: %s" % e, file=sys.stderr)
-        return cli.EXIT_USAGE
-    joints = [j - 1 for j in args.joints] if args.joints else list(range(board.arm.n))
+    board = boardlib.load(args.board)
+    joints = [j - 1 for j in args.joints] if args.joints else list(range(board.solver.n))
     for j in joints:
-        if not 0 <= j < board.arm.n:
-            print("armctl calibrate: no joint %d (the arm has %d)" % (j + 1, board.arm.n), file=sys.stderr)
-            return cli.EXIT_USAGE
+        if not 0 <= j < board.solver.n:
+            raise cli.UsageError("no joint %d (the arm has %d)" % (j + 1, board.solver.n))
         for deg in args.poses:
-            q = deg * cal.RAD
-            if q < board.arm.lo[j] or q > board.arm.hi[j]:
-                print("armctl calibrate: pose %g deg is outside joint %d's limits" % (deg, j + 1),
-                      file=sys.stderr)
-                return cli.EXIT_USAGE
+            q = deg * DEG
+            if q < board.solver.lo[j] or q > board.solver.hi[j]:
+                raise cli.UsageError("pose %g deg is outside joint %d's limits" % (deg, j + 1))
     save = args.save or "calibration-%s.json" % board.name
     try:
         previous = None
-        if len(joints) < board.arm.n:
+        if len(joints) < board.solver.n:
             # The joints not calibrated now keep what the board has.
             previous = cal.read_from_board(args.port)
             restart(args.port, args.baud)
@@ -101,13 +95,13 @@ def run(args, keys=None, lines=input, out=sys.stdout):
         reply = cal.write_to_board(args.port, calibration, args.baud, out)
         print("board restarted with the new calibration: %s" % reply.final, file=out)
         report = dict(calibration, board=board.name, board_file=str(args.board),
-                      poses_deg=args.poses, fits={calibrated.arm.names[j]: f for j, f in fits.items()})
+                      poses_deg=args.poses, fits={calibrated.solver.names[j]: f for j, f in fits.items()})
         cal.write_json_atomically(save, report)
         print("saved %s" % save, file=out)
         if args.measure:
             with Link(args.port, args.baud) as link:
                 session = cal.Session(link, calibrated, keys, lines, out)
-                report["lengths"] = session.measure_lengths(cal.MEASURE_POSES[board.arm.kind])
+                report["lengths"] = session.measure_lengths(cal.MEASURE_POSES[board.solver.kind])
             cal.write_json_atomically(save, report)
             print("saved %s with the length fit" % save, file=out)
     except cal.CalibrationAborted as e:

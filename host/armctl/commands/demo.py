@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl demo: pick and place on the simulated board, transcript and path picture."""
 
 import argparse

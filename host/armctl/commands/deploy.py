@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl deploy: put the firmware and a board description on a board."""
 
 import argparse
@@ -5,7 +6,6 @@ import sys
 
 from armctl import cli
 from armctl.deploy import BoardNotRunning, DeployError, deploy
-from armctl.link import DEFAULT_BAUD
 from armfw import board as boardlib
 
 NAME = "deploy"
@@ -31,11 +31,10 @@ silent after reset).
 def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--port", "-p", required=True, help="serial port of the board")
+    cli.add_link_options(parser, timeout=False)
     parser.add_argument("--board", "-b", required=True, help="board description, e.g. boards/pico_pca9685.json")
     parser.add_argument("--mpy", action="store_true",
                         help="compile armfw with mpy-cross (faster import, less RAM); main.py stays source")
-    parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
 
 
 def run(args):
@@ -43,8 +42,7 @@ def run(args):
     try:
         deploy(args.port, args.board, mpy=args.mpy, baud=args.baud)
     except DeployError as e:
-        print("armctl deploy: %s" % e, file=sys.stderr)
-        return cli.EXIT_USAGE
+        raise cli.UsageError(str(e))
     except BoardNotRunning as e:
         print("armctl deploy: %s" % e, file=sys.stderr)
         return cli.EXIT_REFUSED

@@ -1,8 +1,8 @@
+# SPDX-License-Identifier: MIT
 """armctl plot: pictures of the workspace and of straight tool lines (PNG)."""
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -68,17 +68,12 @@ def parse_target(arm, values, what):
 
 def run(args):
     from armctl import plot
-    try:
-        board = boardlib.load(args.board)
-    except boardlib.BoardError as e:
-        print("armctl plot: %s" % e, file=sys.stderr)
-        return cli.EXIT_USAGE
+    board = boardlib.load(args.board)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.what == "workspace":
         if not math.isfinite(args.pitch) or not 10 <= args.grid <= 2000:
-            print("armctl plot: --pitch must be finite and --grid 10..2000", file=sys.stderr)
-            return cli.EXIT_USAGE
+            raise cli.UsageError("--pitch must be finite and --grid 10..2000")
         status = plot.workspace_figure(board, out, math.radians(args.pitch), args.grid)
         shares = ", ".join("%s %.1f%%" % (fw_status.name(c), 100.0 * (status == c).mean())
                            for c in sorted(set(status.ravel().tolist())))
@@ -86,13 +81,12 @@ def run(args):
         print("picture: %s" % out)
         return cli.EXIT_OK
     try:
-        start = parse_target(board.arm, args.start, "--from")
-        end = parse_target(board.arm, args.end, "--to")
+        start = parse_target(board.solver, args.start, "--from")
+        end = parse_target(board.solver, args.end, "--to")
         if args.speed is not None and not (math.isfinite(args.speed) and args.speed > 0):
             raise ValueError("--speed must be a positive number of mm/s")
     except ValueError as e:
-        print("armctl plot: %s" % e, file=sys.stderr)
-        return cli.EXIT_USAGE
+        raise cli.UsageError(str(e))
     res = plot.line_figure(board, start, end, out, speed_mm_s=args.speed)
     steps = len(res.status)
     peak = res.joint_speed_deg_s

@@ -1,10 +1,11 @@
+# SPDX-License-Identifier: MIT
 """armctl send: send protocol lines to the board and print the replies."""
 
 import argparse
 import sys
 
 from armctl import cli
-from armctl.link import DEFAULT_BAUD, DEFAULT_TIMEOUT_S, Link
+from armctl.link import Link
 
 NAME = "send"
 HELP = "Send protocol commands to the board and print every reply line."
@@ -21,19 +22,10 @@ missing or busy, board silent). Sending stops at the first link failure.
 """
 
 
-def add_link_arguments(parser):
-    """--port, --baud and --timeout, shared by the commands that talk to a board."""
-    parser.add_argument("--port", "-p", required=True,
-                        help="serial port of the board (/dev/ttyACM0, COM3, or the pty `armctl sim --pty` prints)")
-    parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                        help="seconds to wait for each reply line (default %(default)s)")
-
-
 def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    add_link_arguments(parser)
+    cli.add_link_options(parser)
     parser.add_argument("commands", nargs="+", metavar="COMMAND",
                         help='a protocol line such as "where"; "-" reads lines from standard input')
 
@@ -59,6 +51,5 @@ def run(args):
             sent += 1
             refused = refused or not reply.ok
     if sent == 0:
-        print("armctl send: nothing to send", file=sys.stderr)
-        return cli.EXIT_USAGE
+        raise cli.UsageError("nothing to send")
     return cli.EXIT_REFUSED if refused else cli.EXIT_OK

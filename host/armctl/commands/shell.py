@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """armctl shell: an interactive protocol terminal with line editing and history."""
 
 import argparse
@@ -6,7 +7,6 @@ import sys
 from pathlib import Path
 
 from armctl import cli
-from armctl.commands.send import add_link_arguments
 from armctl.link import Link
 
 NAME = "shell"
@@ -28,7 +28,7 @@ Exit status: 0 normal exit, 3 the link was lost or never opened.
 def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    add_link_arguments(parser)
+    cli.add_link_options(parser)
 
 
 def _start_history():

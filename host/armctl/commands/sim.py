@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`armctl sim`: run the firmware on the simulated board (MicroPython Unix port).
 
 Without --pty the protocol is on this terminal's stdin/stdout (pipe requests
@@ -36,21 +37,17 @@ def add_arguments(parser):
 
 def run(args):
     if args.board is None and args.flash is None:
-        print("armctl sim: give --board FILE (and/or --flash DIR holding an installed board)", file=sys.stderr)
-        return cli.EXIT_USAGE
+        raise cli.UsageError("give --board FILE (and/or --flash DIR holding an installed board)")
     for path in (args.board, args.calibration):
         if path is not None and not path.is_file():
-            print("armctl sim: no such file %s" % path, file=sys.stderr)
-            return cli.EXIT_USAGE
+            raise cli.UsageError("no such file %s" % path)
     if args.link and not args.pty:
-        print("armctl sim: --link needs --pty", file=sys.stderr)
-        return cli.EXIT_USAGE
+        raise cli.UsageError("--link needs --pty")
     try:
         sim = Simulator(args.board, pty=args.pty, flash_dir=args.flash, link=args.link,
                         realtime=not args.fast, calibration=args.calibration)
     except (SimulatorError, OSError) as e:
-        print("armctl sim: %s" % e, file=sys.stderr)
-        return cli.EXIT_USAGE
+        raise cli.UsageError(str(e))
     if not args.pty:
         return _stdio(sim)
     with sim:
@@ -69,7 +66,7 @@ def _stdio(sim):
     """The firmware on this process's own stdin/stdout; ends with its input."""
     try:
         sim.pulse_log.write_text("")
-        proc = subprocess.run(sim._argv(interactive=sys.stdin.isatty()), cwd=sim.flash_dir, env=sim._env())
+        proc = subprocess.run(sim.argv(interactive=sys.stdin.isatty()), cwd=sim.flash_dir, env=sim.env())
         return proc.returncode
     except KeyboardInterrupt:
         return 130

@@ -1,9 +1,9 @@
+# SPDX-License-Identifier: MIT
 """armctl solve: inverse kinematics for one target, analytic (armfw) or numerical (DLS, CCD)."""
 
 import argparse
 import json
 import math
-import sys
 
 import numpy as np
 
@@ -60,11 +60,6 @@ def add_arguments(parser):
                         help="solve for a chain described in this JSON file instead of the board's arm")
 
 
-def _fail(text):
-    print("armctl solve: %s" % text, file=sys.stderr)
-    return cli.EXIT_USAGE
-
-
 def _elbow_seed(arm, current, elbow):
     """A seed on the asked elbow branch: the current pose with its elbow bent that way."""
     seed = list(current)
@@ -86,17 +81,17 @@ def _run_chain(args):
         with open(args.chain) as f:
             c = chainlib.from_description(json.load(f))
     except (OSError, ValueError) as e:
-        return _fail("%s: %s" % (args.chain, e))
+        raise cli.UsageError("%s: %s" % (args.chain, e))
     values = list(args.target)
     if len(values) not in (3, 6) or not all(math.isfinite(v) for v in values):
-        return _fail("a chain target is X Y Z [DX DY DZ], finite numbers")
+        raise cli.UsageError("a chain target is X Y Z [DX DY DZ], finite numbers")
     if args.method == "analytic" or args.elbow:
-        return _fail("a described chain has no analytic solver and no elbow: use --method dls|ccd")
+        raise cli.UsageError("a described chain has no analytic solver and no elbow: use --method dls|ccd")
     seed = c.home
     if args.current is not None:
         seed = np.radians(args.current)
         if len(seed) != c.n or not np.all(np.isfinite(seed)) or not c.within_limits(seed):
-            return _fail("--current needs %d finite joint angles (degrees) inside the limits" % c.n)
+            raise cli.UsageError("--current needs %d finite joint angles (degrees) inside the limits" % c.n)
     method = "dls" if args.method == "auto" else args.method
     r = numik.solve(c, values, seed=seed, method=method)
     print("status: %s" % r.name)
@@ -109,18 +104,15 @@ def _run_chain(args):
 def run(args):
     if args.chain is not None:
         return _run_chain(args)
-    try:
-        board = boardlib.load(args.board)
-    except boardlib.BoardError as e:
-        return _fail(str(e))
-    arm = board.arm
+    board = boardlib.load(args.board)
+    arm = board.solver
     values = list(args.target)
     if not all(math.isfinite(v) for v in values):
-        return _fail("the target must be finite numbers")
+        raise cli.UsageError("the target must be finite numbers")
     full = len(arm.targets)
     position_only = arm.kind == "arm5" and len(values) == 3
     if len(values) != full and not position_only:
-        return _fail("a target of the %s arm is %s%s, got %d numbers"
+        raise cli.UsageError("a target of the %s arm is %s%s, got %d numbers"
                      % (arm.kind, " ".join(t.upper() for t in arm.targets[:3]),
                         " [PITCH]" if arm.kind == "arm5" else "", len(values)))
     target = values[:]
@@ -128,10 +120,10 @@ def run(args):
         target[3] = math.radians(target[3])
     if args.current is not None:
         if len(args.current) != arm.n or not all(math.isfinite(v) for v in args.current):
-            return _fail("--current needs %d finite joint angles (degrees)" % arm.n)
+            raise cli.UsageError("--current needs %d finite joint angles (degrees)" % arm.n)
         current = [math.radians(v) for v in args.current]
         if not arm.within_limits(current):
-            return _fail("--current is outside the joint limits")
+            raise cli.UsageError("--current is outside the joint limits")
     else:
         current = list(arm.home)
     method = args.method
@@ -139,7 +131,7 @@ def run(args):
         method = "dls" if position_only else "analytic"
     if method == "analytic":
         if position_only:
-            return _fail("the analytic solver needs the pitch; give PITCH or use --method dls|ccd")
+            raise cli.UsageError("the analytic solver needs the pitch; give PITCH or use --method dls|ccd")
         rule = kinematics.rule_code(args.elbow) if args.elbow else kinematics.MIN_MOTION
         out = [0.0] * arm.n
         st = arm.ik(target, out, current if args.current is not None else None, rule)
