@@ -23,8 +23,8 @@ Ctrl-C raises KeyboardInterrupt out of serve() into the REPL; serve() again
 """
 
 from armfw import console as con
-from armfw.compat import const, ticks_ms, ticks_add, ticks_diff
-from armfw.status import DROPPED, QUEUE_FULL
+from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
+from armfw.status import DROPPED, INTERNAL, QUEUE_FULL
 
 PROGRESS_MS = const(400)
 PROGRESS_AFTER_MS = const(1000)
@@ -110,7 +110,10 @@ class Session:
             self.abort("interrupted (Ctrl-C)")
         while True:
             if p.moving:
-                self._tick()
+                try:
+                    self._tick()
+                except Exception as e:  # a step that fails must end in a reply, not a traceback
+                    self.abort("%s %s: %s" % (INTERNAL, type(e).__name__, e))
                 continue
             raw = c.next_line()
             if raw is not None:
@@ -126,8 +129,8 @@ class Session:
             self._refuse_overflow()
 
     def _long(self):
-        arm = self.protocol.arm
-        return self.protocol.progress and arm.total * arm.step_ms > PROGRESS_AFTER_MS
+        controller = self.protocol.controller
+        return self.protocol.progress and controller.total * controller.step_ms > PROGRESS_AFTER_MS
 
     def _tick(self):
         """One step of the running motion and the wait after it (or a wait while held)."""
@@ -141,7 +144,7 @@ class Session:
             if c.closed:
                 self.abort("input ended")
             return
-        wait_ms = p.arm.step()
+        wait_ms = p.controller.step()
         if wait_ms < 0:
             p.motion_done()
             return
@@ -166,6 +169,9 @@ class Session:
         self._next = ticks_add(self._next, ms)
         while True:
             left = ticks_diff(self._next, ticks_ms())
+            if c.closed and left > 0:
+                sleep_ms(left)          # no input left to wait on
+                left = 0
             if left <= 0:
                 c.wait(0)
                 if left < 0:
