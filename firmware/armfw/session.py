@@ -174,8 +174,10 @@ class Session:
                 left = 0
             if left <= 0:
                 c.wait(0)
-                if left < 0:
-                    self._next = ticks_ms()     # running late: start afresh, never rush
+                if left < -ms:
+                    # More than a step late (a slow step): start afresh, never rush
+                    # to catch up; a poll's wake-up jitter is caught up on.
+                    self._next = ticks_ms()
             else:
                 c.wait(left)
             self._refuse_overflow()
