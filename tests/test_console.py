@@ -167,8 +167,11 @@ def test_status_mid_motion_in_real_time(realtime_console, report):
     sent = time.monotonic()
     port.write("?")
     status = port.line(timeout=5)
+    while status.startswith("# progress "):           # sent before the `?` was
+        status = port.line(timeout=5)
     latency = time.monotonic() - sent
     f = fields(status)
+    assert status.startswith("# status ")
     done, total = map(int, f["steps"].split("/"))
     # The line lasts at least 4 s: a `?` sent after 1 s is answered while it runs.
     assert f["state"] == "run" and 0 < done < total == 200

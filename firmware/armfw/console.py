@@ -92,8 +92,10 @@ class Console:
     def wait(self, timeout_ms, until_line=False):
         """Read what arrives within timeout_ms (-1: no limit) and act on it.
 
-        Returns early after a real-time character, or (until_line) once a
-        line is queued, or at the end of input. Allocates nothing.
+        Once something has arrived, reads on while more is waiting, then
+        returns (the caller looks at what changed: hold, abort); returns at
+        once when (until_line) a line is queued, or at the end of input.
+        Allocates nothing.
         """
         poll = self._poll
         byte = self._byte
@@ -110,8 +112,8 @@ class Console:
             c = byte[0]
             if c in REALTIME:
                 self.on_realtime(c)
-                return
-            self._feed(c)
+            else:
+                self._feed(c)
             if until_line and self.queued:
                 return
             if self.refused:
