@@ -105,10 +105,9 @@ def board_file(tmp_path, **changes):
     return path
 
 
-@pytest.fixture
-def console(micropython, tmp_path):
-    """(simulator in virtual time, port at the starting pose of LINE_200)."""
-    with Simulator(board_file(tmp_path), pty=True, flash_dir=tmp_path / "flash") as sim:
+def _started(tmp_path, realtime):
+    """(simulator, port) at the starting pose of LINE_200, booted."""
+    with Simulator(board_file(tmp_path), pty=True, flash_dir=tmp_path / "flash", realtime=realtime) as sim:
         port = Port(sim.port)
         try:
             assert port.line().startswith("# armfw ")
@@ -116,18 +115,17 @@ def console(micropython, tmp_path):
             yield sim, port
         finally:
             port.close()
+
+
+@pytest.fixture
+def console(micropython, tmp_path):
+    """In virtual time: motions take no real time, the console is still read before every step."""
+    yield from _started(tmp_path, False)
 
 
 @pytest.fixture
 def realtime_console(micropython, tmp_path):
-    with Simulator(board_file(tmp_path), pty=True, flash_dir=tmp_path / "flash", realtime=True) as sim:
-        port = Port(sim.port)
-        try:
-            assert port.line().startswith("# armfw ")
-            assert port.request(START)[-1].startswith("ok OK")
-            yield sim, port
-        finally:
-            port.close()
+    yield from _started(tmp_path, True)
 
 
 def line_pulses(sim, since):
