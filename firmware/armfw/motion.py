@@ -30,7 +30,7 @@ from math import pi, sqrt, sin, cos
 from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.kinematics import MIN_MOTION
 from armfw.numeric import DEG, finite, wrap_angle
-from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, HOME_FIRST, solved, name
+from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, HOME_FIRST, solved, name
 
 # Plan operations.
 JOINTS = const(0)          # joint interpolation to the angles of the target (radians)
@@ -60,6 +60,7 @@ REASON_JUMP = "joint would jump"
 REASON_GRIPPER = "no gripper"
 REASON_LIMITS = "outside the joint limits"
 REASON_UNKNOWN_POSE = "servos off, pose unknown: home first"
+REASON_ZONE = "would enter a zone"     # which zone and link: solver.zones.hit_zone, hit_link
 
 
 class _Clock:
@@ -250,6 +251,10 @@ class ArmController:
         if not self.plan_joints(q):
             return False
         if not self.pose_known():
+            # No path to check, only the pose the servos are sent to.
+            zones = self.solver.zones
+            if zones is not None and not zones.clear(q):
+                return self._refuse(COLLISION, REASON_ZONE, 0, 1)
             return self.send_pose(q) or self._refuse(JOINT_LIMIT, REASON_PULSE, 0, 1)
         return self.run()
 
@@ -405,7 +410,11 @@ class ArmController:
         return self.speed_rad_s * self.step_ms / 1000.0
 
     def _step(self, k, step, q, live, point=None):
-        """One step to pose q: check its pulses; when live send them and record the pose."""
+        """One step to pose q: check its zones and pulses; when live send them and record the pose."""
+        # Zone hook (armfw.zones): every step of every motion, in the check run.
+        zones = self.solver.zones
+        if zones is not None and not zones.clear(q):
+            return self._refuse(COLLISION, REASON_ZONE, k, step, point)
         bad = self.servos.pulses(q, self._step_us)
         if bad >= 0:
             return self._refuse(JOINT_LIMIT, REASON_PULSE, k, step, point, bad)
