@@ -256,6 +256,8 @@ def test_boot_sends_no_pulse_until_home(micropython, tmp_path):
             assert fields(port.request("?")[0])["state"] == "relaxed"
             assert port.request("move 150 0 150 180")[-1].startswith("error HOME_FIRST ")
             assert port.request("line 150 0 150 180")[-1].startswith("error HOME_FIRST ")
+            # joints says where to go, so it may start the arm, but not into the table.
+            assert port.request("joints 0 120 0 0 0")[-1].startswith("error COLLISION ")
             assert sim.pulses() == []
             assert port.request("home")[-1].startswith("ok OK 0.000 0.000 90.000 0.000 0.000")
             home_deg = [0, 0, 90, 0, 0]
