@@ -27,7 +27,7 @@ AXES = "XYZAB"
 FIRMWARE = "armfw"
 VERSION = "0.1.0"
 
-MOTION_CODES = ("G0", "G1", "G28", "M3", "M5")
+MOTION_CODES = ("G0", "G1", "G4", "G28", "M3", "M5")
 
 _DIGITS = "0123456789"
 
@@ -78,18 +78,19 @@ class GCode:
         self.relative = False           # G91
         self.feed_mm_min = 0.0          # last F; 0: the board's line speed
         self.last_line = 0              # Marlin line number of the last framed line
-        self.alarm = None               # why G-code motion is locked, or None
         self._framed = False
         self._saved = None
 
     def save_state(self):
-        """Keep the modal state (G90/G91, F, alarm) while check mode runs a program."""
-        self._saved = (self.relative, self.feed_mm_min, self.alarm)
+        """Keep the modal state (G90/G91, F) and the alarm while check mode runs a program."""
+        p = self.protocol
+        self._saved = (self.relative, self.feed_mm_min, p.alarm, p.alarm_reason)
 
     def restore_state(self):
-        """Back to the modal state save_state kept: a checked program leaves no trace."""
+        """Back to the state save_state kept: a checked program leaves no trace."""
         if self._saved is not None:
-            self.relative, self.feed_mm_min, self.alarm = self._saved
+            p = self.protocol
+            self.relative, self.feed_mm_min, p.alarm, p.alarm_reason = self._saved
             self._saved = None
 
     # -- framing ----------------------------------------------------------
@@ -180,8 +181,9 @@ class GCode:
         # G01 is G1, M03 is M3.
         code = head[0] + str(self._int(head[1:], head[0])) if head[0] in "GM" else head
         args = self._words(words[1:])
-        if code in MOTION_CODES and self.alarm is not None:
-            raise self.Refused(status.ALARM, "G-code motion locked after: %s (M999 or $X unlocks)" % self.alarm)
+        p = self.protocol
+        if code in MOTION_CODES and p.alarm:
+            raise self.Refused(status.ALARM, "motion locked: %s (M999 or $X unlocks)" % p.alarm_reason)
         handler = _CODES.get(code)
         if handler is None:
             raise self.Refused(status.BAD_COMMAND, "unsupported G-code %s" % head[:20])
@@ -189,7 +191,9 @@ class GCode:
             return handler(self, args)
         except self.Refused as e:
             if code in MOTION_CODES and e.word != status.ALARM:
-                self.alarm = "%s refused (%s)" % (code, e.word)
+                # The rest of a stream must not move the arm on from the wrong place.
+                p.alarm = True
+                p.alarm_reason = "%s refused (%s)" % (code, e.word)
             raise
 
     def _dollar(self, text):
@@ -254,11 +258,7 @@ class GCode:
             ms = args["P"]
         elif "S" in args:
             ms = args["S"] * 1000.0
-        if not 0 <= ms <= 3600000:
-            raise self.Refused(status.NAMES[status.BAD_INPUT], "G4 P (ms) or S (s), 0..1 hour")
-        if not self.protocol.checking:
-            self.protocol.controller.sleep_ms(int(ms))
-        return "ok"
+        return self.protocol.wait([repr(ms)])
 
     def _home(self, args):
         return self.protocol.home([])
@@ -308,8 +308,7 @@ class GCode:
         return "ok"
 
     def _unlock(self, args):
-        self.alarm = None
-        return "ok"
+        return self.protocol.unlock([])
 
     def _line_number(self, args):
         # Unframed M110 N: set the line number the next framed line must follow.

@@ -40,8 +40,14 @@ BAD_COMMAND = "BAD_COMMAND"     # not a command line: unknown word, control byte
 BAD_BOARD = "BAD_BOARD"         # the board file could not be loaded or its driver started
 INTERNAL = "INTERNAL"           # the firmware failed where it should not: a bug, reported
 FLASH = "FLASH"                 # the board's flash could not be written (full?): old file kept
-ALARM = "ALARM"                 # G-code motion locked after a refused motion line (M999 / $X unlock)
-PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, FLASH, ALARM)
+HOME_FIRST = "HOME_FIRST"       # servos off (boot, relax), pose unknown: motion waits for home
+ALARM = "ALARM"                 # motion locked (a move aborted, a G-code motion line refused) until unlock
+ABORTED = "ABORTED"             # final reply of a move stopped before its end (Ctrl-X, Ctrl-C)
+DROPPED = "DROPPED"             # a line queued during a move that an abort dropped unrun
+QUEUE_FULL = "QUEUE_FULL"       # a line sent during a move that the queue had no room for
+RELAXED = "RELAXED"             # ok RELAXED: servos off, no pose to report (relax, where)
+PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, FLASH, HOME_FIRST, ALARM, ABORTED, DROPPED,
+                  QUEUE_FULL, RELAXED)
 
 WORDS = NAMES + PROTOCOL_WORDS
 
