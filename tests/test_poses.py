@@ -136,6 +136,7 @@ def test_table_full_is_refused(tmp_path):
 
 def test_pose_commands_under_micropython(micropython, tmp_path):
     with Simulator(BOARDS / "sim_arm5.json", flash_dir=tmp_path / "flash") as sim:
+        assert sim.readline().startswith("# armfw ")        # the boot banner
         assert sim.request("joints 10 20 30 40 50")[-1].startswith("ok OK")
         assert sim.request("pose save Over_1")[-1] == "ok Over_1 10.000 20.000 30.000 40.000 50.000"
         assert sim.request("home")[-1].startswith("ok")

@@ -17,12 +17,14 @@ from test_protocol import fields, numbers
 @pytest.fixture(scope="module")
 def arm(micropython):
     with Simulator(BOARDS / "sim_arm5.json") as sim:
+        assert sim.readline().startswith("# armfw ")        # the boot banner
         yield sim
 
 
 @pytest.fixture(scope="module")
 def tool_arm(micropython):
     with Simulator(BOARDS / "sim_arm5_tool.json") as sim:
+        assert sim.readline().startswith("# armfw ")
         yield sim
 
 
