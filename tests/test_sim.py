@@ -35,6 +35,16 @@ def read_until(port, marker, timeout=5.0):
     return got
 
 
+def read_line_with(port, word, timeout=5.0):
+    """Bytes from a pyserial port up to the end of the line that holds word."""
+    got = b""
+    deadline = time.monotonic() + timeout
+    while word not in got or b"\r\n" not in got[got.index(word):]:
+        assert time.monotonic() < deadline, "no line with %r in %r" % (word, got[-300:])
+        got += port.read(port.in_waiting or 1)
+    return got
+
+
 @pytest.fixture
 def pty_sim(micropython, tmp_path):
     with Simulator(ARM5, pty=True, flash_dir=tmp_path / "flash", link=str(tmp_path / "arm")) as sim:
@@ -77,7 +87,7 @@ def test_pty_speaks_the_protocol_through_pyserial(pty_sim, tmp_path):
 def test_ctrl_c_leaves_the_arm_at_the_repl_and_soft_reset_restarts(pty_sim):
     with serial.Serial(pty_sim.port, 115200, timeout=0.1) as port:
         port.write(b"where\n")
-        assert b"ok OK" in read_until(port, b"grip=unknown\r\n")
+        assert b"ok OK" in read_line_with(port, b"grip=unknown")
         port.write(b"\x03")
         read_until(port, b">>> ")
         port.write(b"print(type(controller).__name__, len(controller.q), controller.solver.kind)\r")
@@ -145,7 +155,7 @@ def test_ctrl_c_mid_motion_stops_at_the_last_step_sent(micropython, tmp_path):
     with Simulator(ARM5, pty=True, flash_dir=tmp_path / "flash", realtime=True) as sim:
         with serial.Serial(sim.port, 115200, timeout=0.1) as port:
             port.write(b"where\n")
-            read_until(port, b"grip=unknown\r\n")
+            read_line_with(port, b"grip=unknown")
             port.write(b"joints 0 0 0 0 0\n")          # the elbow swings 90 deg: 1 s of real time
             time.sleep(0.4)
             port.write(b"\x03")
