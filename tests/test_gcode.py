@@ -334,3 +334,36 @@ def test_fuzzed_gcode_gets_one_answer_and_refusals_move_nothing(fuzz_arm, progra
             assert final == "ok"
     # Every pulse ever sent lies inside its servo's window.
     assert all(500 <= us <= 2500 for _, ch, us in sim.pulses() if us)
+
+
+# -- G-code on the live console: real-time characters, M400, the queue --------------
+
+def test_gcode_hold_resume_abort_and_m400_on_the_live_console(micropython, tmp_path):
+    """GRBL's real-time bytes act on a G1 as on any motion; M400 sent during a G1 is answered
+    after it; Ctrl-X mid-G1 stops it and locks G-code motion until M999."""
+    from test_console import Port, fields
+    with _pty_arm(tmp_path) as sim:
+        port = Port(sim.port)
+        try:
+            assert port.line().startswith("# armfw ")
+            assert port.request("G0 X150 Y-50 Z300 A90")[-1].startswith("ok OK")
+            # 100 mm at F300 (5 mm/s, 0.1 mm per 20 ms step): 1000 steps; held after the first.
+            port.write("G1 Y50 F300\n!?")
+            status = port.line()
+            assert fields(status)["state"] == "hold" and fields(status)["steps"] == "1/1000"
+            held = len(sim.pulses())
+            port.write("M400\n?")
+            assert fields(port.line())["state"] == "hold"           # M400 waits in the queue
+            assert len(sim.pulses()) == held
+            port.write("~")
+            final = port.reply(timeout=60)[-1]
+            assert final.startswith("ok OK") and final.endswith("steps=1000")
+            assert port.reply()[-1] == "ok"                         # M400, after the motion
+            port.write("G1 Y-50\n\x18")
+            stopped = port.reply()[-1]
+            assert stopped.startswith("error ABORTED ")
+            assert port.request("G1 Y0")[-1].startswith("error ALARM")
+            assert port.request("M999")[-1] == "ok"
+            assert port.request("G1 Y0")[-1].startswith("ok OK")
+        finally:
+            port.close()
