@@ -215,3 +215,34 @@ def test_tcp_step_refuses_touches_from_one_orientation(micropython, tmp_path):
         assert code == cli.EXIT_REFUSED
         assert "singular value" in err.getvalue()
         assert not (sim.flash_dir / "calibration.json").exists()
+
+
+def test_tcp_step_homes_a_relaxed_arm_first(micropython, tmp_path):
+    """A board that boots with its servos off: the step moves home before jogging."""
+    import argparse
+    import io
+    import json
+
+    from armctl import cli
+    from armctl.commands import calibrate as calibrate_command
+    from armctl.sim import Simulator
+
+    data = json.loads((BOARDS / "sim_arm5.json").read_text())
+    data["boot"] = "relaxed"
+    board_path = tmp_path / "relaxed.json"
+    board_path.write_text(json.dumps(data))
+    board = boardlib.load(str(board_path))
+    offset = np.array([0.0, 8.0, 35.0])
+    point = np.array([200.0, 20.0, 120.0])
+    poses = [_touch_joints(board.solver, offset, point, p * RAD, r * RAD)
+             for p in range(60, 180, 15) for r in range(-90, 91, 45)]
+    poses_deg = [[v / RAD for v in q] for q in poses if q is not None]
+    poses_deg = poses_deg[::max(1, len(poses_deg) // 5)][:5]
+    with Simulator(board_path, pty=True) as sim:
+        args = argparse.Namespace(port=sim.port, board=str(board_path), tcp=True, max_residual=1.5,
+                                  save=str(tmp_path / "tcp.json"), baud=115200)
+        out = io.StringIO()
+        assert calibrate_command.run(args, keys=Toucher(poses_deg), out=out) == cli.EXIT_OK, out.getvalue()
+        assert "moves to its home pose first" in out.getvalue()
+        on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
+        assert on_flash["tool_mm"] == pytest.approx(list(offset), abs=1.5)

@@ -125,10 +125,15 @@ class GCode:
             self._framed = True
             words = _strip_comment(body).upper().split()
             if words and words[0] == "M110":
-                self.last_line = number
+                new = number
                 for w in words[1:]:
                     if w[0] == "N":
-                        self.last_line = self._int(w[1:], "N")
+                        try:
+                            new = int(w[1:])
+                        except ValueError:
+                            self.protocol.write("Error:M110 needs a whole line number: %s" % w[:20])
+                            return "ok"
+                self.last_line = new
                 return "ok"
             if number != self.last_line + 1:
                 return self._resend("Line Number is not Last Line Number+1")

@@ -466,6 +466,13 @@ class Session:
 
     def _pose_deg(self):
         reply = self.link.request("where")
+        if reply.ok and reply.status == "RELAXED":
+            # Servos off (a board boots relaxed): jogging needs a known pose to start from.
+            self.say("  the servos are off: the arm moves to its home pose first")
+            home = self.link.request("home", timeout=max(self.link.timeout, 60.0))
+            if not home.ok:
+                raise CalibrationAborted("the board refused home: %s" % home.final)
+            reply = self.link.request("where")
         if not reply.ok:
             raise CalibrationAborted("the board does not report its pose: %s" % reply.final)
         return reply.values[:self.board.solver.n]

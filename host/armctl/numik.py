@@ -14,6 +14,11 @@ Two solvers over an armctl.chain.Chain, both batched over many targets in numpy:
 Joint limits hold always: every iterate is inside them (steps are clipped, and
 a joint pressed against a limit drops out of the DLS step).
 
+A board with a tool offset (arm.tool_mm) gives a chain whose tool is offset
+too; the wrist roll then moves the tip, and the solvers hold it at the seed's
+roll as the firmware holds it at the current one (Chain.held), reading an arm5
+pitch in the plane the closed form's answer faces.
+
 Modes: "position" (tool tip only; pitch or tool direction free) and "pitch"
 (tip plus tool direction). Targets follow armfw where the chain comes from a
 board: planar (x, y) mm; arm5 (x, y, z) mm in position mode, (x, y, z, pitch

@@ -69,8 +69,19 @@ def _allowance(pacer, line, gcode_motion_s):
     if pacer is None:
         return 0.0
     if is_gcode(line):
-        head = line.split()[0].upper()
-        return gcode_motion_s if head.split("*")[0] in GCODE_MOTION_CODES else 0.0
+        words = line.split(";")[0].upper().split()
+        head = words[0].split("*")[0]
+        if head in ("G4", "G04"):
+            # A dwell is silent for as long as it asks (P ms or S s), plus the margin.
+            for w in words[1:]:
+                try:
+                    if w[0] == "P":
+                        return float(w[1:].split("*")[0]) / 1000.0 + gcode_motion_s
+                    if w[0] == "S":
+                        return float(w[1:].split("*")[0]) + gcode_motion_s
+                except ValueError:
+                    break
+        return gcode_motion_s if head in GCODE_MOTION_CODES else 0.0
     return pacer.allowance(line)
 
 
