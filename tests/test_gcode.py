@@ -367,3 +367,19 @@ def test_gcode_hold_resume_abort_and_m400_on_the_live_console(micropython, tmp_p
             assert port.request("G1 Y0")[-1].startswith("ok OK")
         finally:
             port.close()
+
+
+def test_check_mode_switches_nothing(arm):
+    """Check mode touches no output: no gripper, no relax, no flash write, no pulse."""
+    assert arm.request("G0 X150 Y0 Z300 A90")[-1].startswith("ok OK")
+    pulses = len(arm.pulses())
+    assert arm.request("check on") == ["ok check on"]
+    assert arm.request("M3")[-1] == "ok closed"
+    assert arm.request("servo 5 1900")[-1] == "ok 5 1900"                 # the gripper channel
+    assert arm.request("relax")[-1].startswith("error BAD_COMMAND relax switches the servos off")
+    assert arm.request("pose save checked")[-1].startswith("ok checked")
+    assert arm.request("G4 P100")[-1].endswith("steps=0")
+    assert arm.request("check off") == ["ok check off"]
+    assert len(arm.pulses()) == pulses
+    assert arm.request("pose list")[-1] == "ok 0"
+    assert arm.request("where")[-1].split()[1] == "OK"                    # still powered, not relaxed

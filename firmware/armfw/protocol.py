@@ -473,6 +473,10 @@ class Protocol:
 
     def relax(self, args):
         self._numbers(args, 0, "none")
+        if self.checking:
+            # Check mode moves nothing and switches nothing off; a program that relaxes
+            # the arm cannot be checked past that line.
+            raise Refused(BAD_COMMAND, "relax switches the servos off: not in check mode")
         self.controller.relax()
         return "ok " + RELAXED
 
@@ -520,6 +524,8 @@ class Protocol:
             raise Refused(BAD_INPUT, "pulse %d outside %s's window %d..%d us" % (
                 us, controller.solver.names[joint], s.min_us[joint], s.max_us[joint]))
         if not controller.pose_known():
+            if self.checking:
+                raise Refused(HOME_FIRST, "servos off, pose unknown: check mode starts from a known pose")
             # The other joints' servos are off: only this one gets its pulse, at once.
             controller.send_joint_pulse(joint, us)
             return "ok %d %d" % (ch, us)
