@@ -129,6 +129,21 @@ def test_touches_as_joint_angles_recover_the_offset():
     assert result["point_mm"] == pytest.approx(list(point), abs=1e-6)
 
 
+TOUCH_OFFSET = np.array([0.0, 8.0, 35.0])
+TOUCH_POINT = np.array([200.0, 20.0, 120.0])
+
+
+def _spread_touches(board, count):
+    """count touches of TOUCH_POINT with TOUCH_OFFSET (joint degrees), spread over the
+    reachable orientations of a coarse pitch/roll grid."""
+    poses = [_touch_joints(board.solver, TOUCH_OFFSET, TOUCH_POINT, p * RAD, r * RAD)
+             for p in range(60, 180, 15) for r in range(-90, 91, 45)]
+    poses_deg = [[v / RAD for v in q] for q in poses if q is not None]
+    poses_deg = poses_deg[::max(1, len(poses_deg) // count)][:count]
+    assert len(poses_deg) >= 5
+    return poses_deg
+
+
 class Toucher:
     """A person at the keyboard touching the point: picks each joint with its number key and
     steps it (10, 1, 0.1 deg) to the angles that touch; slips once on the first try of one touch."""
@@ -170,13 +185,7 @@ def test_tcp_step_on_the_simulator_writes_the_offset(micropython, tmp_path):
     from armctl.sim import Simulator
 
     board = boardlib.load(str(BOARDS / "sim_arm5.json"))
-    offset = np.array([0.0, 8.0, 35.0])
-    point = np.array([200.0, 20.0, 120.0])
-    poses = [_touch_joints(board.solver, offset, point, p * RAD, r * RAD)
-             for p in range(60, 180, 15) for r in range(-90, 91, 45)]
-    poses_deg = [[v / RAD for v in q] for q in poses if q is not None]
-    poses_deg = poses_deg[::max(1, len(poses_deg) // 6)][:6]
-    assert len(poses_deg) >= 5
+    poses_deg = _spread_touches(board, 6)
     with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
         person = Toucher(poses_deg, slip=(3, 4.0))
         save = tmp_path / "tcp.json"
@@ -189,7 +198,7 @@ def test_tcp_step_on_the_simulator_writes_the_offset(micropython, tmp_path):
         assert "touch 3 disagrees" in text          # the slipped touch was named and redone
         on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
         # Touches quantised to 0.1 deg: the tip sits within ~0.5 mm of the point.
-        assert on_flash["tool_mm"] == pytest.approx(list(offset), abs=1.5)
+        assert on_flash["tool_mm"] == pytest.approx(list(TOUCH_OFFSET), abs=1.5)
         assert len(on_flash["joints"]) == 5
         loaded = boardlib.load(str(BOARDS / "sim_arm5.json"), calibration=str(sim.flash_dir / "calibration.json"))
         assert loaded.tool_mm == on_flash["tool_mm"]
@@ -231,13 +240,7 @@ def test_tcp_step_homes_a_relaxed_arm_first(micropython, tmp_path):
     data["boot"] = "relaxed"
     board_path = tmp_path / "relaxed.json"
     board_path.write_text(json.dumps(data))
-    board = boardlib.load(str(board_path))
-    offset = np.array([0.0, 8.0, 35.0])
-    point = np.array([200.0, 20.0, 120.0])
-    poses = [_touch_joints(board.solver, offset, point, p * RAD, r * RAD)
-             for p in range(60, 180, 15) for r in range(-90, 91, 45)]
-    poses_deg = [[v / RAD for v in q] for q in poses if q is not None]
-    poses_deg = poses_deg[::max(1, len(poses_deg) // 5)][:5]
+    poses_deg = _spread_touches(boardlib.load(str(board_path)), 5)
     with Simulator(board_path, pty=True) as sim:
         args = argparse.Namespace(port=sim.port, board=str(board_path), tcp=True, max_residual=1.5,
                                   save=str(tmp_path / "tcp.json"), baud=115200)
@@ -245,4 +248,4 @@ def test_tcp_step_homes_a_relaxed_arm_first(micropython, tmp_path):
         assert calibrate_command.run(args, keys=Toucher(poses_deg), out=out) == cli.EXIT_OK, out.getvalue()
         assert "moves to its home pose first" in out.getvalue()
         on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
-        assert on_flash["tool_mm"] == pytest.approx(list(offset), abs=1.5)
+        assert on_flash["tool_mm"] == pytest.approx(list(TOUCH_OFFSET), abs=1.5)
