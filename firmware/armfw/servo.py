@@ -35,6 +35,11 @@ class ServoMap:
         # float operations per pulse on the step path instead of four.
         self._zero_us = [c + o * k for c, o, k in zip(center_us, offsets, us_per_rad)]
         self._slope = [s * k for s, k in zip(signs, us_per_rad)]
+        # The same line doubled. Doubling is exact in binary floating point, so
+        # 2 * us costs what us costs, and for us >= 1 the rounded pulse
+        # int(us + 0.5) is (int(2 * us) + 1) // 2: one float result fewer per joint.
+        self._zero_us2 = [2.0 * z for z in self._zero_us]
+        self._slope2 = [2.0 * k for k in self._slope]
 
     def exact_us(self, joint, q):
         """The pulse (microseconds, unrounded float) for joint at angle q (radians)."""
@@ -44,10 +49,14 @@ class ServoMap:
         """Pulse width (int us) for joint at angle q (radians), or REFUSED."""
         if not isfinite(q):
             return REFUSED
-        us = self._zero_us[joint] + self._slope[joint] * q
-        if not isfinite(us):
+        us2 = self._zero_us2[joint] + self._slope2[joint] * q
+        if not isfinite(us2):
             return REFUSED
-        us = int(us + 0.5) if us >= 0 else -int(0.5 - us)
+        if us2 >= 2.0:
+            us = (int(us2) + 1) >> 1
+        else:
+            us = self._zero_us[joint] + self._slope[joint] * q
+            us = int(us + 0.5) if us >= 0 else -int(0.5 - us)
         if us < self.min_us[joint] or us > self.max_us[joint]:
             return REFUSED
         return us
