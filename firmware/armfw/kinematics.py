@@ -18,8 +18,8 @@ status from armfw.status. Candidates live in buffers allocated once per arm.
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
-from armfw.compat import const
-from armfw.numeric import TWO_PI, all_finite, finite
+from armfw.compat import const, micropython
+from armfw.numeric import TWO_PI, finite
 from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, COLLISION, solved
 
 # Branch rules. MIN_MOTION picks the valid solution nearest the current pose
@@ -30,8 +30,11 @@ PREFER_UP = const(1)
 PREFER_DOWN = const(2)
 RULES = ("min", "up", "down")
 
-UP = const(1)
-DOWN = const(-1)
+# Elbow branches of an arm (planar: up is t2 <= 0; arm5: up is q3 >= 0 facing
+# the target). Not +1 / -1: twolink.solve takes the sign of sin(t2), which is
+# up on one arm kind and down on the other, and refuses these.
+UP = const(2)
+DOWN = const(3)
 ELBOW_NAMES = {UP: "up", DOWN: "down"}
 
 # Angles this far (radians, ~0.0006 deg, 0.004 us of a 270-degree servo) past
@@ -165,6 +168,7 @@ class Solver:
                 q[i] = a
         return True
 
+    @micropython.native
     def _pose(self, c, out):
         """Candidate c's joint angles into out."""
         q = self._q[c]
@@ -173,6 +177,7 @@ class Solver:
             out[i] = q[i] if sign[i] > 0 else -q[i]
         return out
 
+    @micropython.native
     def _cheapest(self, current, rule):
         """The valid candidate of least cost (the first of equals), or -1.
 
@@ -237,6 +242,7 @@ class Solver:
                 best_cost = cost
         return best
 
+    @micropython.native
     def _choose(self, current, rule, out):
         """Copy the best valid candidate into out; return its status or the honest failure."""
         status = self._status
@@ -261,6 +267,7 @@ class Solver:
         self.elbow = self._elbow[best]
         return status[best]
 
+    @micropython.native
     def ik(self, target, out, current=None, rule=MIN_MOTION):
         """Solve target into out (radians); returns the status.
 
@@ -301,6 +308,7 @@ class PlanarSolver(Solver):
         self._elbow[0] = UP
         self._elbow[1] = DOWN
 
+    @micropython.native
     def _candidates(self, target, current):
         pair = self._pair
         status = self._status
@@ -367,6 +375,7 @@ class Arm5Solver(Solver):
             for i in (1, 2, 3):
                 self._sign[c][i] = -1
 
+    @micropython.native
     def _candidates(self, target, current):
         x = target[0]
         y = target[1]
@@ -480,14 +489,18 @@ class Arm5Solver(Solver):
         return sqrt(dx * dx + dy * dy + dz * dz), 2.0 * _asin_clamped(chord / 2.0)
 
 
+@micropython.native
 def _finite_vector(values, n):
     """True when values is a sequence of n finite numbers."""
     try:
         if len(values) != n:
             return False
+        for i in range(n):
+            if not isfinite(values[i]):
+                return False
     except TypeError:
         return False
-    return all_finite(values)
+    return True
 
 
 def _asin_clamped(v):

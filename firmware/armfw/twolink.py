@@ -13,7 +13,7 @@ atan2 throughout and flags near-singular poses.
 
 from math import atan2, cos, sin, sqrt, isfinite
 
-from armfw.compat import const
+from armfw.compat import const, micropython
 from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, BAD_INPUT
 
 # A target this close to the annulus boundary (as a fraction of full reach) is
@@ -50,6 +50,7 @@ class TwoLink:
         self._surely_near_enough = self._far * self._far * (1.0 - 1e-9)
         self._surely_far_enough = self._near * self._near * (1.0 + 1e-9) if self._near > 0.0 else -1.0
 
+    @micropython.native
     def solve_pair(self, x, y, out):
         """Solve for the tool at (x, y) on both branches at once; returns the status.
 
