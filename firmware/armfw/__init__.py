@@ -15,7 +15,7 @@ as bytecode that computes the same answers, only slower.
 import sys
 
 # The modules with @micropython.native functions, each after the ones it imports.
-NATIVE_MODULES = ("twolink", "servo", "kinematics")
+NATIVE_MODULES = ("twolink", "servo", "zones", "kinematics")
 
 # "native" or "bytecode" per module of NATIVE_MODULES, as loaded (MicroPython only).
 emitters = {}
