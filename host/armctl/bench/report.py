@@ -66,9 +66,11 @@ def firmware_lines(fw):
     em = fw["emitters"]
     native = em.get("native")
     if isinstance(native, dict):
-        lines.append("  @micropython.native: two-link x%.2f, planar ik x%.2f, 5-joint ik+map x%.2f (heap %d B/solve)"
-                     % (native["twolink_gain"], native["planar_gain"], native["arm5_gain"],
-                        native["arm5_heap_bytes"]))
+        lines.append("  @micropython.native (as loaded: %s) over the same source as bytecode: two-link x%.2f, "
+                     "planar ik x%.2f, 5-joint ik+map x%.2f (bytecode %s, %d B/solve)"
+                     % (", ".join("%s %s" % kv for kv in sorted(em.get("loaded", {}).items())),
+                        native["twolink_gain"], native["planar_gain"], native["arm5_gain"],
+                        _rate(native["arm5_bytecode_per_s"]), native["arm5_bytecode_heap_bytes"]))
     else:
         lines.append("  @micropython.native: %s" % native)
     viper = em.get("viper")
