@@ -184,9 +184,9 @@ class Solver:
         Cost: the squared joint motion from current, plus 1e9 when the rule
         prefers the other branch. Nothing is summed when one candidate is
         valid or every cost is 0; a term two candidates share (arm5's yaw) is
-        computed once; a candidate stops being summed once its partial sum
-        reaches the best so far (the terms are >= 0 and a float sum of them
-        never shrinks, so it cannot win).
+        computed once; a candidate stops being summed once a term or its
+        partial sum reaches the best so far (the terms are >= 0 and a float sum
+        of them never shrinks below any of them, so it cannot win).
         """
         status = self._status
         nc = self.n_candidates
@@ -229,6 +229,9 @@ class Solver:
                         if i == 0:
                             shared_angle = a
                             shared_term = term
+                    if best >= 0 and term >= best_cost:
+                        lost = True         # one term already loses: the sum is not needed
+                        break
                     cost = term if cost == 0.0 else cost + term
                     if best >= 0 and cost >= best_cost:
                         lost = True
