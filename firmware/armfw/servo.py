@@ -68,9 +68,16 @@ class ServoMap:
 
         On a refusal out holds a partial answer: treat it as scratch.
         """
+        zero2 = self._zero_us2
+        slope2 = self._slope2
+        lo = self.min_us
+        hi = self.max_us
         for i in range(self.n):
-            us = self.pulse(i, q[i])
-            if us == REFUSED:
+            a = q[i]
+            us2 = zero2[i] + slope2[i] * a if isfinite(a) else -1.0
+            # pulse()'s common case inline; anything else (NaN, below 1 us) asks pulse()
+            us = (int(us2) + 1) >> 1 if 2.0 <= us2 < 1e18 else self.pulse(i, a)
+            if us == REFUSED or us < lo[i] or us > hi[i]:
                 return i
             out[i] = us
         return -1
