@@ -74,7 +74,12 @@ class ServoMap:
         hi = self.max_us
         for i in range(self.n):
             a = q[i]
-            us2 = zero2[i] + slope2[i] * a if isfinite(a) else -1.0
+            if a == 0.0:
+                us2 = zero2[i]      # what the line gives at 0 (home, the wrist roll ik keeps)
+            elif isfinite(a):
+                us2 = zero2[i] + slope2[i] * a
+            else:
+                us2 = -1.0
             # pulse()'s common case inline; anything else (NaN, below 1 us) asks pulse()
             us = (int(us2) + 1) >> 1 if 2.0 <= us2 < 1e18 else self.pulse(i, a)
             if us == REFUSED or us < lo[i] or us > hi[i]:
