@@ -14,6 +14,17 @@ as bytecode that computes the same answers, only slower.
 
 import sys
 
+# The project's version (pyproject.toml, manifest.py; tests/test_imports.py keeps them equal).
+VERSION = "0.1.0"
+
+
+def serve():
+    """Back to the line protocol from the REPL (after Ctrl-C), with the arm where it is."""
+    from armfw import session
+    if session.current is None:
+        raise RuntimeError("no console session: main.py did not start one")
+    session.run(session.current)
+
 # The modules with @micropython.native functions, each after the ones it imports.
 NATIVE_MODULES = ("twolink", "servo", "zones", "kinematics")
 
