@@ -25,6 +25,7 @@ def serve():
         raise RuntimeError("no console session: main.py did not start one")
     session.run(session.current)
 
+
 # The modules with @micropython.native functions, each after the ones it imports.
 NATIVE_MODULES = ("twolink", "servo", "zones", "kinematics")
 
