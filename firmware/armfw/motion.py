@@ -160,8 +160,8 @@ class ArmController:
         self._p = [0.0] * nt              # line point
         self._up = [0.0] * nt             # pick and place waypoints
         # The path the check pass keeps for the live pass (see PATH_STEPS).
-        self._path_us = array("H", [0] * (PATH_STEPS * n))
-        self._path_q = array("d", [0.0] * (PATH_STEPS * n))
+        self._path_us = array("H", bytes(2 * PATH_STEPS * n))     # zeros (an array from bytes
+        self._path_q = array("d", bytes(8 * PATH_STEPS * n))      # takes them as raw items)
         self._events = bytearray(PATH_STEPS + MAX_OPS)   # _STEP_EVENT or a gripper op
         self._n_events = 0
         self._n_kept = 0                  # steps kept

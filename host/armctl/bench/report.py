@@ -55,6 +55,14 @@ def firmware_lines(fw):
                      "ik with zones %s vs %s without (zones' share of a solve %s)"
                      % (z["zones"], z["links"], z["check_us"], z["check_heap_bytes"], _pct(z["check_vs_ik"]),
                         _rate(z["ik_zoned_per_s"]), _rate(z["ik_free_per_s"]), _pct(z["ik_share"])))
+    line = fw.get("line")
+    if isinstance(line, dict):
+        lines.append("  %d-step line: first step after %.2f ms (the whole check pass); live step %.1f us, %d B "
+                     "without the driver write (%s)"
+                     % (line["steps"], line["first_step_ms"], line["live_step_us"], line["live_step_heap_bytes"],
+                        "path kept by the check pass" if line["kept_whole"] else "solved again live"))
+    elif line is not None:
+        lines.append("  line: %s" % line)
     step = fw["move_step"]
     if "move_step_heap_bytes" in step:
         lines.append("  move step (%s): servo map %d B, driver write %d B, both %d B per step; %s"
