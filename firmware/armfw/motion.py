@@ -5,12 +5,14 @@ The controller knows the pose it commanded (joint angles, radians) and moves
 the arm by plans: a short list of operations (joint moves, tool moves,
 straight tool lines, gripper actions) that run one after another.
 
-Every plan runs twice through the same code: first as a check that touches
-nothing (every IK status and every servo pulse of every step, carried through
-the whole sequence), then, only if the check passed, for real. The second run
-takes exactly the same steps as the first, so nothing is stored per step and
-a plan of any length needs no memory beyond the buffers made here once. A
-path that leaves the workspace halfway is refused before the first pulse.
+Every plan is checked whole before anything moves: a walk that touches
+nothing (every IK status, zone check and servo pulse of every step, carried
+through the whole sequence). A path that leaves the workspace halfway is
+refused before the first pulse. The check keeps what it computed, each
+step's pulses and pose, in arrays made here once (PATH_STEPS steps), and the
+live run of a plan that fits only sends them: each step is solved once. A
+longer plan's live run walks it again through the same code, which takes
+exactly the same steps as the check did (the walk is deterministic).
 
 The live run is a stepper: begin() checks the whole plan, then each step()
 sends one step's pulses and returns how long to wait before the next, so the
