@@ -151,6 +151,7 @@ class Solver:
         a = fit_angle(-v, self.lo[i], self.hi[i])
         return None if a is None else -a
 
+    @micropython.native
     def _fit_stored(self, q, sign, first, stop):
         """Fit the stored joints first..stop-1 of a candidate into the limits; False if one cannot."""
         if sign > 0:
@@ -316,21 +317,14 @@ class PlanarSolver(Solver):
         pair = self._pair
         status = self._status
         st = self._links.solve_pair(target[0], target[1], pair)
-        lo = self._lo_eps
-        hi = self._hi_eps
         for c in range(2):
             if solved(st):
                 # Up (candidate 0) is the branch with t2 <= 0: pair[2], pair[3].
                 q = self._q[c]
                 k = 2 - 2 * c
-                t1 = pair[k]
-                t2 = pair[k + 1]
-                q[0] = t1
-                q[1] = t2
-                if lo[0] <= t1 <= hi[0] and lo[1] <= t2 <= hi[1] or self._fit_stored(q, 1, 0, 2):
-                    status[c] = st
-                else:
-                    status[c] = JOINT_LIMIT
+                q[0] = pair[k]
+                q[1] = pair[k + 1]
+                status[c] = st if self._fit_stored(q, 1, 0, 2) else JOINT_LIMIT
             else:
                 status[c] = st
 
@@ -422,37 +416,22 @@ class Arm5Solver(Solver):
             roll = self._refit(4, roll, 1)
         if roll is None:
             facing = turned = None
-        # The pitch joints of a turned candidate are stored unnegated, so they
-        # are checked against the limits negated.
-        neg_lo = self._neg_lo_eps
-        neg_hi = self._neg_hi_eps
-        for c in range(2):
-            k = 2 * c
-            q2 = pair[k]
-            q3 = pair[k + 1]
-            q4 = pitch - q2 - q3
+        q4_up = pitch - pair[0] - pair[1]
+        q4_down = pitch - pair[2] - pair[3]
+        for c in range(4):
+            # 0, 1: facing the target, elbow up, down; 2, 3: the same turned.
+            k = 2 * (c & 1)
+            base_yaw = facing if c < 2 else turned
             q = self._q[c]
-            q[0] = facing
-            q[1] = q2
-            q[2] = q3
-            q[3] = q4
+            q[0] = base_yaw
+            q[1] = pair[k]
+            q[2] = pair[k + 1]
+            q[3] = q4_down if c & 1 else q4_up
             q[4] = roll
-            if facing is not None and (lo[1] <= q2 <= hi[1] and lo[2] <= q3 <= hi[2] and lo[3] <= q4 <= hi[3]
-                                       or self._fit_stored(q, 1, 1, 4)):
+            if base_yaw is not None and self._fit_stored(q, 1 if c < 2 else -1, 1, 4):
                 status[c] = st
             else:
                 status[c] = JOINT_LIMIT
-            q = self._q[c + 2]
-            q[0] = turned
-            q[1] = q2
-            q[2] = q3
-            q[3] = q4
-            q[4] = roll
-            if turned is not None and (neg_lo[1] <= q2 <= neg_hi[1] and neg_lo[2] <= q3 <= neg_hi[2]
-                                       and neg_lo[3] <= q4 <= neg_hi[3] or self._fit_stored(q, -1, 1, 4)):
-                status[c + 2] = st
-            else:
-                status[c + 2] = JOINT_LIMIT
 
     def fk(self, q, out):
         """Tool (x, y, z mm, pitch rad) for joints q (radians), into out.
