@@ -289,76 +289,6 @@ def zone_figures(free, zoned, targets, poses, current, out):
             "ik_share": max(0.0, 1.0 - with_zones / without)}
 
 
-# --- A straight line: the check pass before the first step, then the live steps ---
-
-# The protocol bench's line (armctl.bench.protocol): 400 mm in front of the
-# 5-joint arm, tool horizontal, 200 steps of the board's 2 mm line step.
-LINE_START = (250.0, -200.0, 150.0, pi / 2)
-LINE_END = (250.0, 200.0, 150.0, pi / 2)
-
-
-class NullServos:
-    """A servo driver that drives nothing: the live step without the driver write."""
-
-    def set_us(self, channel, us):
-        pass
-
-    def off(self, channel=None):
-        pass
-
-
-def run_live_steps(items, controller):
-    step = controller.step
-    for s in items:
-        step()
-
-
-def line_figures():
-    """Time to the first step of a 200-step line (begin(): the whole check pass, then
-    the first step), and the time and heap of each live step without the driver write."""
-    from armfw import motion
-    b = board.load(ROOT + "/boards/sim_arm5.json")
-    controller = motion.ArmController(b, NullServos(), None, lambda ms: None)
-    controller.park()
-    if not controller.move(LINE_START):
-        return "not available: the move to the line start was refused (%s)" % controller.fail_reason
-    first = 0
-    for k in range(REPEATS):
-        controller.plan()
-        controller.add(motion.LINE, LINE_END if k % 2 == 0 else LINE_START)
-        gc.collect()
-        t0 = time.ticks_us()
-        if not controller.begin():
-            return "not available: the line was refused (%s)" % controller.fail_reason
-        controller.step()
-        dt = time.ticks_diff(time.ticks_us(), t0)
-        if k == 0 or dt < first:
-            first = dt
-        steps = controller.total
-        while controller.step() >= 0:
-            pass
-    # The live steps of one more line, timed and weighed apart from its check pass.
-    controller.plan()
-    controller.add(motion.LINE, LINE_END if REPEATS % 2 == 0 else LINE_START)
-    controller.begin()
-    live = list(range(steps - 2))
-    gc.collect()
-    t0 = time.ticks_us()
-    run_live_steps(live[:steps // 2], controller)
-    live_us = time.ticks_diff(time.ticks_us(), t0) / (steps // 2)
-    gc.collect()
-    gc.disable()
-    try:
-        a = gc.mem_alloc()
-        run_live_steps(live[:16], controller)
-        heap = (gc.mem_alloc() - a) / 16
-    finally:
-        gc.enable()
-    return {"steps": steps, "first_step_ms": first / 1000.0, "live_step_us": live_us,
-            "live_step_heap_bytes": int(heap + 0.5),
-            "kept_whole": getattr(controller, "_kept_whole", False)}
-
-
 # --- Where a 5-joint solve spends its time (armfw internals, measured only) ---
 
 def run_validate(items, arm, n):
@@ -675,11 +605,6 @@ def main():
     except Exception as e:
         v_solve = "not available: %s: %s" % (type(e).__name__, e)
     driver, why = make_pca9685()
-    # The line's controller keeps a path of PATH_STEPS steps: made while the heap is whole.
-    try:
-        line = line_figures()
-    except Exception as e:
-        line = "not available: %s: %s" % (type(e).__name__, e)
     planar = planar_board.solver
     arm5 = arm5_board.solver
     # The solver figures compare the solver alone with the textbook one; the
@@ -756,7 +681,6 @@ def main():
 
     res["arm5"]["breakdown"] = arm5_breakdown(arm5, a_targets, a_home, out5)
     res["zones"] = zone_figures(arm5, arm5_zoned, a_targets, a_poses, a_home, out5)
-    res["line"] = line
 
     poses = a_poses[:HEAP_ITEMS]
     step = {"servo_map_heap_bytes": heap_per_item(run_servo_map, poses, servos, out_us)}
