@@ -383,3 +383,14 @@ def test_check_mode_switches_nothing(arm):
     assert len(arm.pulses()) == pulses
     assert arm.request("pose list")[-1] == "ok 0"
     assert arm.request("where")[-1].split()[1] == "OK"                    # still powered, not relaxed
+
+
+def test_g4_dwells_in_the_board_clock(arm):
+    """G4 P500 between two moves: the next move's first pulse comes >= 500 ms after the last one."""
+    assert arm.request("G0 X150 Y0 Z300 A90")[-1].startswith("ok OK")
+    last = arm.pulses()[-1][0]
+    assert arm.request("G4 P500")[-1].endswith("steps=0")
+    assert arm.request("G1 X160")[-1].startswith("ok OK")
+    first = next(t for t, _, _ in arm.pulses() if t > last)
+    assert first - last >= 500 + 20           # the dwell, then one step period
+    assert arm.request("G4 S0.2")[-1].endswith("steps=0")
