@@ -45,11 +45,13 @@ function cross(ctx, p, size, colour, width) {
   ctx.stroke();
 }
 
-// Points of a circle (centre c, radius r) in the plane spanned by unit vectors a and b.
-function circle3(c, r, a, b, n) {
+// Points of a circle (centre c, radius r) in the plane spanned by unit vectors a and b;
+// from angle t0 to t1 (default the whole turn) in n pieces.
+function circle3(c, r, a, b, n, t0, t1) {
   const out = [];
+  const from = t0 || 0, to = t1 === undefined ? 2 * Math.PI : t1;
   for (let i = 0; i <= (n || 72); i++) {
-    const t = (2 * Math.PI * i) / (n || 72);
+    const t = from + ((to - from) * i) / (n || 72);
     out.push([c[0] + r * (Math.cos(t) * a[0] + Math.sin(t) * b[0]),
               c[1] + r * (Math.cos(t) * a[1] + Math.sin(t) * b[1]),
               c[2] + r * (Math.cos(t) * a[2] + Math.sin(t) * b[2])]);
@@ -105,8 +107,8 @@ class View3D {
   }
 
   reset() {
-    this.az = -0.75;     // camera around the vertical axis (rad)
-    this.el = 0.42;      // camera above the horizon (rad)
+    this.az = 0.5;       // camera around the vertical axis (rad): x to the right, y going away
+    this.el = 0.38;      // camera above the horizon (rad)
     this.zoom = 1;
   }
 
@@ -114,7 +116,7 @@ class View3D {
   project(p) {
     const b = scene.board;
     const reach = b ? b.arm.reach_mm : 300;
-    const centre = [0, 0, b && b.arm.kind === "arm5" ? b.arm.base_mm * 0.8 : 0];
+    const centre = [0, 0, b && b.arm.kind === "arm5" ? (b.arm.base_mm + reach) * 0.42 : 0];
     const x = p[0] - centre[0], y = p[1] - centre[1], z = p[2] - centre[2];
     const ca = Math.cos(this.az), sa = Math.sin(this.az);
     const right = ca * x + sa * y;
@@ -124,8 +126,8 @@ class View3D {
     const up = z * ce + away * se;
     const distance = reach * 4;
     const f = distance / (distance + depth);
-    const scale = (Math.min(this.w, this.h) / (2.6 * reach)) * this.zoom;
-    return [this.w / 2 + right * f * scale, this.h * 0.55 - up * f * scale, depth];
+    const scale = (Math.min(this.w, this.h) / (2.2 * reach)) * this.zoom;
+    return [this.w / 2 + right * f * scale, this.h * 0.52 - up * f * scale, depth];
   }
 
   path(points) {
@@ -148,7 +150,7 @@ class View3D {
       ctx.stroke();
     }
     const axes = [[[reach * 1.1, 0, floorZ], "#e57373", "x"], [[0, reach * 1.1, floorZ], "#81c784", "y"],
-                  [[0, 0, floorZ + reach * (planar ? 2.1 : 1.6)], "#64b5f6", "z"]];
+                  [[0, 0, floorZ + reach * (planar ? 2.1 : 1.35)], "#64b5f6", "z"]];
     const o = this.project([0, 0, floorZ]);
     ctx.font = "12px system-ui, sans-serif";
     for (const [end, colour, label] of axes) {
@@ -173,12 +175,14 @@ class View3D {
     ctx.strokeStyle = "#90a4ae";
     ctx.lineWidth = 1;
     if (b.arm.kind === "arm5") {
-      // Everywhere the tool tip can be: a sphere of the whole chain's length about the shoulder.
+      // Everywhere the tool tip can be: a sphere of the whole chain's length about the
+      // shoulder, above the floor: its equator and its section in the arm's plane.
       const c = [0, 0, b.arm.base_mm], r = b.arm.reach_mm;
       const yaw = scene.points ? facing(scene.points) : 0;
       polyline(ctx, this.path(circle3(c, r, [1, 0, 0], [0, 1, 0])));
       ctx.stroke();
-      polyline(ctx, this.path(circle3(c, r, [Math.cos(yaw), Math.sin(yaw), 0], [0, 0, 1])));
+      const below = Math.asin(Math.min(1, c[2] / r));      // how far the arc runs below the shoulder
+      polyline(ctx, this.path(circle3(c, r, [Math.cos(yaw), Math.sin(yaw), 0], [0, 0, 1], 72, -below, Math.PI + below)));
       ctx.stroke();
     } else {
       for (const r of [b.arm.l1_mm + b.arm.l2_mm, Math.abs(b.arm.l1_mm - b.arm.l2_mm)]) {
@@ -252,13 +256,13 @@ class View3D {
     const across = [d[1] * side[2] - d[2] * side[1], d[2] * side[0] - d[0] * side[2], d[0] * side[1] - d[1] * side[0]];
     const state = scene.grip;
     const open = state !== "closed";
-    const half = open ? 16 : 5;
+    const half = open ? 20 : 6;
     const at = (s, a) => [tip[0] + s * d[0] + a * across[0], tip[1] + s * d[1] + a * across[1], tip[2] + s * d[2] + a * across[2]];
     ctx.strokeStyle = state === "closed" ? "#00897b" : INK;
     ctx.lineWidth = 3.5;
-    polyline(ctx, this.path([at(-26, -half), at(-26, half)])); ctx.stroke();
+    polyline(ctx, this.path([at(-34, -half), at(-34, half)])); ctx.stroke();
     for (const s of [-1, 1]) {
-      polyline(ctx, this.path([at(-26, s * half), at(0, s * half)])); ctx.stroke();
+      polyline(ctx, this.path([at(-34, s * half), at(0, s * half)])); ctx.stroke();
     }
   }
 }
@@ -292,7 +296,8 @@ class View2D {
     const reach = b.arm.reach_mm * 1.1;
     if (this.plane === "top") return { x0: -reach, x1: reach, y0: -reach, y1: reach };
     if (b.arm.kind === "planar") return { x0: -reach, x1: reach, y0: -reach, y1: reach };
-    return { x0: -reach, x1: reach, y0: Math.min(0, b.arm.base_mm - reach), y1: b.arm.base_mm + reach };
+    // Above the floor the arm stands on (the map shows no more than a hand's width below it).
+    return { x0: -reach, x1: reach, y0: -0.15 * reach, y1: b.arm.base_mm + b.arm.reach_mm * 1.04 };
   }
 
   layout() {
