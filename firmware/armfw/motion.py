@@ -25,7 +25,7 @@ from math import pi, sqrt, sin, cos
 from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.kinematics import MIN_MOTION
 from armfw.numeric import DEG, finite, wrap_angle
-from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, solved
+from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, solved
 
 # Plan operations.
 JOINTS = const(0)          # joint interpolation to the angles of the target (radians)
@@ -54,6 +54,7 @@ REASON_PULSE = "pulse outside the servo window"
 REASON_JUMP = "joint would jump"
 REASON_GRIPPER = "no gripper"
 REASON_LIMITS = "outside the joint limits"
+REASON_ZONE = "would enter a zone"     # which zone and link: solver.zones.hit_zone, hit_link
 
 
 class _Clock:
@@ -303,7 +304,11 @@ class ArmController:
         return self.speed_rad_s * self.step_ms / 1000.0
 
     def _step(self, k, step, q, live, point=None):
-        """One step to pose q: check its pulses; when live send them, record the pose, wait."""
+        """One step to pose q: check its zones and pulses; when live send them, record the pose, wait."""
+        # Zone hook (armfw.zones): every step of every motion, in the check run.
+        zones = self.solver.zones
+        if zones is not None and not zones.clear(q):
+            return self._refuse(COLLISION, REASON_ZONE, k, step, point)
         bad = self.servos.pulses(q, self._step_us)
         if bad >= 0:
             return self._refuse(JOINT_LIMIT, REASON_PULSE, k, step, point, bad)
