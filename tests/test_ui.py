@@ -87,6 +87,20 @@ def test_description_carries_the_board_limits():
     assert d["home_points"][-1] == pytest.approx([126.14 + 150.6, 0.0, 189.0 + 126.14])
 
 
+def test_description_carries_the_zones_the_firmware_checks():
+    z = ARM5.solver.zones
+    drawn = {d["name"]: d for d in geometry.describe(ARM5)["zones"]}
+    assert sorted(drawn) == sorted(z.zone_names)
+    for name, params in zip(z.zone_names, z.params):
+        d = drawn[name]
+        if d["kind"] == "floor":
+            assert [d["height_mm"], d["clearance_mm"]] == params[:2]
+        elif d["kind"] == "cylinder":
+            assert d["centre"] + [d["radius_mm"], d["bottom_mm"], d["top_mm"]] == params[:5]
+        else:
+            assert d["min"] + d["max"] == params[:6]
+
+
 def test_workspace_map_marks_reach_for_the_pitch():
     m = geometry.workspace(PLANAR, cells=41)
     s = PLANAR.solver

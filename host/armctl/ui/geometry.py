@@ -6,46 +6,45 @@ planar arm works in its vertical plane, y up (firmware/PROTOCOL.md): its
 (x, y) is drawn as (x, 0, y).
 """
 
-import math
-
 from armfw.numeric import DEG
 from armfw.servo import REFUSED
 from armfw.status import NAMES as STATUS_NAMES
+from armfw.zones import BOX, CYLINDER, FLOOR, LINKS, Zones
 
 # Grid of the side-view workspace map the page paints under the arm (cells per side).
 WORKSPACE_CELLS = 121
 
 
-def _direction(yaw, angle):
-    """Unit vector of a link at angle (rad, from vertical) in the vertical plane the base faces."""
-    s = math.sin(angle)
-    return (s * math.cos(yaw), s * math.sin(yaw), math.cos(angle))
-
-
 def link_points(solver, q):
     """Joint origins and tool tip of pose q (radians) as [[x, y, z], ...] mm, base first.
 
-    The tip is the firmware's forward kinematics (solver.fk); the joints
-    behind it are found by walking back along each link from there, so the
-    drawn tip is exactly where the board's FK puts it.
+    They are the firmware's own joint points (armfw.zones.Zones.points, what
+    its zone check tests), whose tip is its forward kinematics.
     """
-    if solver.kind == "planar":
-        tip = solver.fk(q, [0.0, 0.0])
-        a = q[0] + q[1]
-        elbow = (tip[0] - solver.l2 * math.cos(a), tip[1] - solver.l2 * math.sin(a))
-        return [[0.0, 0.0, 0.0], [elbow[0], 0.0, elbow[1]], [tip[0], 0.0, tip[1]]]
-    tip = solver.fk(q, [0.0, 0.0, 0.0, 0.0])
-    yaw = q[0]
-    a4 = tip[3]                 # the tool's angle from vertical
-    a3 = a4 - q[3]              # the forearm's
-    a2 = a3 - q[2]              # the upper arm's
-    points = [[tip[0], tip[1], tip[2]]]
-    for length, angle in ((solver.l3, a4), (solver.l2, a3), (solver.l1, a2)):
-        d = _direction(yaw, angle)
-        p = points[0]
-        points.insert(0, [p[0] - length * d[0], p[1] - length * d[1], p[2] - length * d[2]])
-    points.insert(0, [0.0, 0.0, 0.0])
+    checker = solver.zones or Zones(solver, [0.0] * len(LINKS[solver.kind]), [])
+    flat = checker.points(q)
+    points = [[flat[i], flat[i + 1], flat[i + 2]] for i in range(0, len(flat), 3)]
+    if solver.kind == "arm5":
+        points.insert(0, [0.0, 0.0, 0.0])     # the base plate under the shoulder axis
     return points
+
+
+def _zone(kind, params):
+    """One zone as the page draws it: mm in the base frame (planar: its plane as x, z)."""
+    if kind == FLOOR:
+        return {"kind": "floor", "height_mm": params[0], "clearance_mm": params[1]}
+    if kind == CYLINDER:
+        return {"kind": "cylinder", "centre": params[0:2], "radius_mm": params[2], "bottom_mm": params[3],
+                "top_mm": params[4]}
+    return {"kind": "box" if kind == BOX else "tool_box", "min": params[0:3], "max": params[3:6]}
+
+
+def zones(solver):
+    """The board's floor and zones (armfw.zones) for the page: [{"name", "kind", ...}]."""
+    z = solver.zones
+    if z is None:
+        return []
+    return [dict(_zone(z.zone_kinds[i], z.params[i]), name=z.zone_names[i]) for i in range(z.n_zones)]
 
 
 def pulses(board, q):
@@ -74,6 +73,7 @@ def describe(board):
         "targets": list(solver.targets),
         "joints": joints,
         "home_points": link_points(solver, solver.home),
+        "zones": zones(solver),
         "gripper": board.gripper is not None,
         "max_speed_deg_s": board.motion["max_speed_deg_s"],
         "line_step_mm": board.motion["line_step_mm"],

@@ -117,6 +117,7 @@ class Session:
         self.speed_deg_s = float(board.motion["max_speed_deg_s"])
         self.q_deg = None             # the pose the board reported (None: unknown, relaxed)
         self.tool = {}
+        self.clearance = {}           # where's clear_mm, zone, link: the nearest keep-out zone
         self.grip = None
         self.state = "unknown"
         self.busy = None              # the request in flight
@@ -157,7 +158,8 @@ class Session:
         points = None
         if q is not None:
             points = geometry.link_points(self.solver, [v * DEG for v in q])
-        return {"type": "pose", "q_deg": q, "points": points, "tool": self.tool, "grip": self.grip,
+        return {"type": "pose", "q_deg": q, "points": points, "tool": self.tool, "clearance": self.clearance,
+                "grip": self.grip,
                 "state": self.state, "busy": self.busy, "speed_deg_s": self.speed_deg_s}
 
     # -- the link ---------------------------------------------------------
@@ -268,6 +270,7 @@ class Session:
         if len(values) >= n:
             self.q_deg = values[:n]
             self.tool = {k: float(reply.fields[k]) for k in ("x", "y", "z", "pitch") if k in reply.fields}
+            self.clearance = {k: reply.fields[k] for k in ("clear_mm", "zone", "link") if k in reply.fields}
             if not self.live_console:
                 self.state = "idle"
 

@@ -182,6 +182,10 @@ function showPose(p) {
   $("readout").textContent = p.q_deg
     ? names.map((n) => n.padEnd(6) + (t[n] !== undefined ? t[n].toFixed(1) : "?").padStart(8) + (n === "pitch" ? " °" : " mm")).join("\n")
     : "pose unknown (servos relaxed): Home";
+  const c = p.clearance || {};
+  if (p.q_deg && typeof c.clear_mm === "number") {
+    $("readout").textContent += "\nclear " + String(c.clear_mm).padStart(9) + " mm" + (c.zone ? "  (" + c.link + " to " + c.zone + ")" : "");
+  }
   document.querySelectorAll(".joint").forEach((row, i) => {
     const q = p.q_deg ? p.q_deg[i] : null;
     row.querySelector(".value").textContent = q === null ? "?" : q.toFixed(1) + "°";

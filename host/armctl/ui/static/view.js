@@ -6,7 +6,7 @@
 
 const STATUS_COLOURS = {
   OK: "#2e7d32", SINGULAR: "#f9a825", TOO_FAR: "#c62828", TOO_CLOSE: "#6a1b9a",
-  JOINT_LIMIT: "#ef6c00", BAD_INPUT: "#616161", BAD_COMMAND: "#616161",
+  JOINT_LIMIT: "#ef6c00", COLLISION: "#ad1457", BAD_INPUT: "#616161", BAD_COMMAND: "#616161",
 };
 const LINK_COLOURS = ["#546e7a", "#1565c0", "#1e88e5", "#42a5f5", "#90caf9"];
 const INK = "#263238";
@@ -160,6 +160,7 @@ class View3D {
       ctx.fillStyle = colour; ctx.fillText(label, e[0] + 4, e[1] - 4);
     }
     this.drawEnvelope(ctx);
+    this.drawZones(ctx);
     if (scene.line) this.drawLine(ctx);
     if (scene.ghost && scene.ghost.points) this.drawArm(ctx, scene.ghost.points, statusColour(scene.ghost.status), true);
     if (scene.points) this.drawArm(ctx, scene.points, null, false);
@@ -190,6 +191,36 @@ class View3D {
       }
     }
     ctx.setLineDash([]);
+  }
+
+  // The board's keep-out zones (armfw.zones): translucent, the tool box (stay inside) dashed.
+  drawZones(ctx) {
+    for (const z of scene.board.zones) {
+      ctx.lineWidth = 1.2;
+      ctx.strokeStyle = z.kind === "tool_box" ? "#2e7d32" : "rgba(173, 20, 87, 0.55)";
+      ctx.fillStyle = "rgba(173, 20, 87, 0.07)";
+      ctx.setLineDash(z.kind === "tool_box" ? [6, 4] : []);
+      if (z.kind === "cylinder") {
+        const planar = scene.board.arm.kind === "planar";
+        const c = z.centre;
+        const ring = (h) => this.path(planar
+          ? [[c[0] - z.radius_mm, 0, h], [c[0] + z.radius_mm, 0, h]]
+          : circle3([c[0], c[1], h], z.radius_mm, [1, 0, 0], [0, 1, 0], 36));
+        const bottom = ring(z.bottom_mm), top = ring(z.top_mm);
+        polyline(ctx, top.concat(bottom.slice().reverse()), true);
+        ctx.fill();
+        polyline(ctx, top, !planar); ctx.stroke();
+        polyline(ctx, bottom, !planar); ctx.stroke();
+      } else if (z.kind !== "floor") {
+        const [a, b] = [z.min, z.max];
+        const corner = (i) => [i & 1 ? b[0] : a[0], i & 2 ? b[1] : a[1], i & 4 ? b[2] : a[2]];
+        for (const [i, j] of [[0, 1], [2, 3], [4, 5], [6, 7], [0, 2], [1, 3], [4, 6], [5, 7], [0, 4], [1, 5], [2, 6], [3, 7]]) {
+          polyline(ctx, this.path([corner(i), corner(j)])); ctx.stroke();
+        }
+        if (z.kind === "box") { polyline(ctx, this.path([0, 1, 3, 2].map((i) => corner(i + 4))), true); ctx.fill(); }
+      }
+      ctx.setLineDash([]);
+    }
   }
 
   drawLine(ctx) {
@@ -335,6 +366,7 @@ class View2D {
     if (!b) return;
     this.layout();
     if (this.plane === "side" && scene.workspace) this.drawWorkspace(ctx);
+    this.drawZones(ctx);
     // Rings every 100 mm about the base (top) or the axes (side).
     ctx.lineWidth = 1;
     ctx.strokeStyle = "#eceff1";
@@ -388,6 +420,46 @@ class View2D {
     ctx.fillText("↑ " + labels[1], this.screen([0, 0])[0] + 4, 12);
   }
 
+  // Zones as the plane sees them: top, their footprint; side, their extent along the plane.
+  drawZones(ctx) {
+    for (const z of scene.board.zones) {
+      let lo, hi;
+      if (z.kind === "floor") {
+        if (this.plane === "top") continue;
+        const e = this.extent();
+        const y = z.height_mm + z.clearance_mm;
+        const a = this.screen([e.x0, y]), b = this.screen([e.x1, e.y0]);
+        ctx.fillStyle = "rgba(121, 85, 72, 0.10)";
+        ctx.fillRect(a[0], a[1], b[0] - a[0], b[1] - a[1]);
+        continue;
+      }
+      if (z.kind === "cylinder") {
+        const r = z.radius_mm;
+        const c = this.flat([z.centre[0], z.centre[1], 0]);
+        if (this.plane === "top") {
+          const s = this.screen([z.centre[0], z.centre[1]]);
+          ctx.beginPath(); ctx.arc(s[0], s[1], r * this.s, 0, 2 * Math.PI);
+          ctx.fillStyle = "rgba(173, 20, 87, 0.10)"; ctx.fill();
+          ctx.strokeStyle = "rgba(173, 20, 87, 0.55)"; ctx.lineWidth = 1; ctx.stroke();
+          continue;
+        }
+        lo = [c[0] - r, z.bottom_mm]; hi = [c[0] + r, z.top_mm];
+      } else {
+        const corners = [];
+        for (let i = 0; i < 8; i++) corners.push(this.flat([i & 1 ? z.max[0] : z.min[0], i & 2 ? z.max[1] : z.min[1], i & 4 ? z.max[2] : z.min[2]]));
+        lo = [Math.min(...corners.map((p) => p[0])), Math.min(...corners.map((p) => p[1]))];
+        hi = [Math.max(...corners.map((p) => p[0])), Math.max(...corners.map((p) => p[1]))];
+      }
+      const a = this.screen([lo[0], hi[1]]), b = this.screen([hi[0], lo[1]]);
+      ctx.setLineDash(z.kind === "tool_box" ? [5, 4] : []);
+      ctx.strokeStyle = z.kind === "tool_box" ? "#2e7d32" : "rgba(173, 20, 87, 0.55)";
+      ctx.lineWidth = 1;
+      if (z.kind !== "tool_box") { ctx.fillStyle = "rgba(173, 20, 87, 0.10)"; ctx.fillRect(a[0], a[1], b[0] - a[0], b[1] - a[1]); }
+      ctx.strokeRect(a[0], a[1], b[0] - a[0], b[1] - a[1]);
+      ctx.setLineDash([]);
+    }
+  }
+
   // The IK status over the plane (the server's map for the target's pitch), faint.
   drawWorkspace(ctx) {
     const map = scene.workspace;
@@ -414,7 +486,15 @@ class View2D {
       map.image = img;
     }
     const a = this.screen([map.x[0], map.y[1]]), c = this.screen([map.x[1], map.y[0]]);
+    ctx.save();
+    const floor = scene.board.zones.find((z) => z.kind === "floor");
+    if (floor) {
+      // Nothing is reached through the floor: the map stops at it.
+      const f = this.screen([0, floor.height_mm + floor.clearance_mm]);
+      ctx.beginPath(); ctx.rect(0, 0, this.w, f[1]); ctx.clip();
+    }
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(map.image, a[0], a[1], c[0] - a[0], c[1] - a[1]);
+    ctx.restore();
   }
 }
