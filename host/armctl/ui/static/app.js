@@ -168,6 +168,9 @@ function setState(state) {
   const badge = $("state");
   badge.textContent = state;
   badge.className = "badge " + state;
+  // What the board waits for: unlock after a stop, home while the servos are off.
+  document.querySelector('[data-send="unlock"]').classList.toggle("attention", state === "alarm");
+  document.querySelector('[data-send="home"]').classList.toggle("attention", state === "relaxed");
 }
 
 function showPose(p) {
@@ -383,7 +386,10 @@ function start() {
   $("elbow").addEventListener("change", schedulePreview);
   $("go-move").addEventListener("click", () => go("move"));
   $("go-line").addEventListener("click", () => go("line"));
-  $("show-status").addEventListener("change", (e) => $("transcript").classList.toggle("hide-status", !e.target.checked));
+  $("show-status").addEventListener("change", (e) => {
+    $("transcript").classList.toggle("hide-status", !e.target.checked);
+    $("transcript").scrollTop = $("transcript").scrollHeight;
+  });
   $("transcript").classList.add("hide-status");
   $("console").addEventListener("submit", (e) => {
     e.preventDefault();
