@@ -176,6 +176,7 @@ function setState(state) {
 function showPose(p) {
   ui.pose = p;
   scene.points = p.points;
+  scene.q = p.q_deg;
   scene.grip = p.grip;
   setState(p.state);
   $("busy").textContent = p.busy ? "running: " + p.busy : "";

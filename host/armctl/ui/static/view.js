@@ -72,6 +72,7 @@ function facing(points) {
 const scene = {
   board: null,       // the board description (armctl.ui.geometry.describe)
   points: null,      // link points of the reported pose, mm
+  q: null,           // its joint angles, degrees
   grip: null,        // "open" | "closed" | "unknown" | "none"
   ghost: null,       // {points, status}: the IK preview's pose
   target: null,      // [x, y, z] of the target entry (mm), colour of its status
@@ -126,8 +127,8 @@ class View3D {
     const up = z * ce + away * se;
     const distance = reach * 4;
     const f = distance / (distance + depth);
-    const scale = (Math.min(this.w, this.h) / (2.2 * reach)) * this.zoom;
-    return [this.w / 2 + right * f * scale, this.h * 0.52 - up * f * scale, depth];
+    const scale = (Math.min(this.w, this.h) / (1.95 * reach)) * this.zoom;
+    return [this.w / 2 + right * f * scale, this.h * 0.5 - up * f * scale, depth];
   }
 
   path(points) {
@@ -163,7 +164,10 @@ class View3D {
     this.drawZones(ctx);
     if (scene.line) this.drawLine(ctx);
     if (scene.ghost && scene.ghost.points) this.drawArm(ctx, scene.ghost.points, statusColour(scene.ghost.status), true);
-    if (scene.points) this.drawArm(ctx, scene.points, null, false);
+    if (scene.points) {
+      this.drawLimits(ctx);
+      this.drawArm(ctx, scene.points, null, false);
+    }
     if (scene.target) {
       const t = this.project(scene.target);
       cross(ctx, t, 6, statusColour(scene.targetStatus));
@@ -191,6 +195,39 @@ class View3D {
       }
     }
     ctx.setLineDash([]);
+  }
+
+  // Each joint's range of motion as a fan at the joint, in the plane it turns in, with the
+  // angle it is at: base yaw on the floor, the pitch joints in the arm's vertical plane.
+  drawLimits(ctx) {
+    const b = scene.board, q = scene.q.map((v) => (v * Math.PI) / 180), pts = scene.points;
+    const rad = (d) => (d * Math.PI) / 180;
+    const fans = [];     // [centre, a, b, from, to, at, size]: angles t in the plane c + r (cos t a + sin t b)
+    if (b.arm.kind === "arm5") {
+      const yaw = q[0], up = [0, 0, 1], out = [Math.cos(yaw), Math.sin(yaw), 0];
+      // The base's fan reaches past the base plate.
+      fans.push([[0, 0, 2], [1, 0, 0], [0, 1, 0], rad(b.joints[0].min_deg), rad(b.joints[0].max_deg), q[0], 2.4]);
+      let before = 0;      // the angle from vertical of the link before the joint
+      for (let j = 1; j <= 3; j++) {
+        fans.push([pts[j], up, out, before + rad(b.joints[j].min_deg), before + rad(b.joints[j].max_deg), before + q[j]]);
+        before += q[j];
+      }
+    } else {
+      let before = 0;
+      for (let j = 0; j < 2; j++) {
+        fans.push([pts[j], [1, 0, 0], [0, 0, 1], before + rad(b.joints[j].min_deg), before + rad(b.joints[j].max_deg), before + q[j]]);
+        before += q[j];
+      }
+    }
+    for (const [c, a, e, from, to, at, size] of fans) {
+      const r = b.arm.reach_mm * 0.075 * (size || 1);
+      const arc = this.path(circle3(c, r, a, e, 36, from, to));
+      polyline(ctx, [this.project(c)].concat(arc), true);
+      ctx.fillStyle = "rgba(255, 167, 38, 0.16)"; ctx.fill();
+      polyline(ctx, arc); ctx.strokeStyle = "rgba(239, 108, 0, 0.7)"; ctx.lineWidth = 1.2; ctx.stroke();
+      polyline(ctx, this.path([c, circle3(c, r * 1.25, a, e, 1, at, at)[0]]));
+      ctx.strokeStyle = "#ef6c00"; ctx.lineWidth = 2; ctx.stroke();
+    }
   }
 
   // The board's keep-out zones (armfw.zones): translucent, the tool box (stay inside) dashed.
