@@ -127,7 +127,7 @@ class View3D {
     const up = z * ce + away * se;
     const distance = reach * 4;
     const f = distance / (distance + depth);
-    const scale = (Math.min(this.w, this.h) / (1.95 * reach)) * this.zoom;
+    const scale = (Math.min(this.w, this.h) / ((b && b.arm.kind === "planar" ? 2.5 : 1.95) * reach)) * this.zoom;
     return [this.w / 2 + right * f * scale, this.h * 0.5 - up * f * scale, depth];
   }
 
@@ -139,20 +139,23 @@ class View3D {
     const { ctx, w, h } = fitCanvas(this.canvas);
     this.w = w; this.h = h;
     const b = scene.board;
-    if (!b) return;
+    if (!b || w < 20 || h < 20) return;      // not laid out (a hidden view)
     const reach = b.arm.reach_mm;
     const planar = b.arm.kind === "planar";
     // Floor: rings every 100 mm and the axes.
     ctx.lineWidth = 1;
-    const floorZ = planar ? -reach : 0;
-    for (let r = 100; r <= reach * 1.05; r += 100) {
+    // A planar arm has no floor: its post holds it up in its own plane.
+    for (let r = 100; r <= reach * 1.05 && !planar; r += 100) {
       ctx.strokeStyle = "#e3e8eb";
-      polyline(ctx, this.path(circle3([0, 0, floorZ], r, [1, 0, 0], [0, 1, 0])));
+      polyline(ctx, this.path(circle3([0, 0, 0], r, [1, 0, 0], [0, 1, 0])));
       ctx.stroke();
     }
-    const axes = [[[reach * 1.1, 0, floorZ], "#e57373", "x"], [[0, reach * 1.1, floorZ], "#81c784", "y"],
-                  [[0, 0, floorZ + reach * (planar ? 2.1 : 1.35)], "#64b5f6", "z"]];
-    const o = this.project([0, 0, floorZ]);
+    // The planar arm's plane is drawn upright: its x across, its y up.
+    const axes = planar
+      ? [[[reach * 1.1, 0, 0], "#e57373", "x"], [[0, 0, reach * 1.1], "#81c784", "y"]]
+      : [[[reach * 1.1, 0, 0], "#e57373", "x"], [[0, reach * 1.1, 0], "#81c784", "y"],
+         [[0, 0, reach * 1.35], "#64b5f6", "z"]];
+    const o = this.project([0, 0, 0]);
     ctx.font = "12px system-ui, sans-serif";
     for (const [end, colour, label] of axes) {
       const e = this.project(end);
@@ -284,12 +287,15 @@ class View3D {
 
   drawArm(ctx, points, colour, ghost) {
     const pts = this.path(points);
+    // arm5's first segment is the base column up to the shoulder; planar's is the upper arm.
+    const first = scene.board.arm.kind === "arm5" ? 0 : 1;
     ctx.lineCap = "round";
     ctx.lineJoin = "round";
     if (ghost) ctx.setLineDash([7, 6]);
     for (let i = 0; i + 1 < pts.length; i++) {
-      ctx.strokeStyle = colour || LINK_COLOURS[Math.min(i, LINK_COLOURS.length - 1)];
-      ctx.lineWidth = ghost ? 3 : (i === 0 ? 16 : 11 - i * 1.5);
+      const link = i + first;
+      ctx.strokeStyle = colour || LINK_COLOURS[Math.min(link, LINK_COLOURS.length - 1)];
+      ctx.lineWidth = ghost ? 3 : (link === 0 ? 16 : 11 - link * 1.5);
       ctx.globalAlpha = ghost ? 0.8 : 1;
       polyline(ctx, [pts[i], pts[i + 1]]);
       ctx.stroke();
@@ -298,14 +304,16 @@ class View3D {
     ctx.globalAlpha = 1;
     if (!ghost) {
       // The base plate, the joints, the gripper.
-      const plate = this.path(circle3(points[0], 45, [1, 0, 0], [0, 1, 0], 36));
-      ctx.fillStyle = "rgba(84, 110, 122, 0.25)"; ctx.strokeStyle = "#546e7a"; ctx.lineWidth = 1.5;
-      polyline(ctx, plate, true); ctx.fill(); ctx.stroke();
-      for (let i = 1; i + 1 < pts.length; i++) {
+      if (first === 0) {
+        const plate = this.path(circle3(points[0], 45, [1, 0, 0], [0, 1, 0], 36));
+        ctx.fillStyle = "rgba(84, 110, 122, 0.25)"; ctx.strokeStyle = "#546e7a"; ctx.lineWidth = 1.5;
+        polyline(ctx, plate, true); ctx.fill(); ctx.stroke();
+      }
+      for (let i = 1 - first; i + 1 < pts.length; i++) {
         ctx.beginPath(); ctx.arc(pts[i][0], pts[i][1], 6.5, 0, 2 * Math.PI);
         ctx.fillStyle = "#ffffff"; ctx.fill(); ctx.strokeStyle = INK; ctx.lineWidth = 2; ctx.stroke();
       }
-      this.drawGripper(ctx, points);
+      if (scene.board.gripper) this.drawGripper(ctx, points);
       const tip = pts[pts.length - 1];
       this.canvas.dataset.tool = points[points.length - 1].map((v) => v.toFixed(2)).join(",");
       this.canvas.dataset.toolPx = tip[0].toFixed(1) + "," + tip[1].toFixed(1);
@@ -400,7 +408,7 @@ class View2D {
     const { ctx, w, h } = fitCanvas(this.canvas);
     this.w = w; this.h = h;
     const b = scene.board;
-    if (!b) return;
+    if (!b || w < 20 || h < 20) return;      // not laid out (a hidden view)
     this.layout();
     if (this.plane === "side" && scene.workspace) this.drawWorkspace(ctx);
     this.drawZones(ctx);
@@ -438,9 +446,10 @@ class View2D {
     }
     if (scene.points) {
       const pts = this.path(scene.points);
+      const first = scene.board.arm.kind === "arm5" ? 0 : 1;
       ctx.lineCap = "round"; ctx.lineJoin = "round";
       for (let i = 0; i + 1 < pts.length; i++) {
-        ctx.strokeStyle = LINK_COLOURS[Math.min(i, LINK_COLOURS.length - 1)];
+        ctx.strokeStyle = LINK_COLOURS[Math.min(i + first, LINK_COLOURS.length - 1)];
         ctx.lineWidth = 5;
         polyline(ctx, [pts[i], pts[i + 1]]); ctx.stroke();
       }
