@@ -10,6 +10,8 @@ through real websockets.
 import asyncio
 import json
 import math
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -299,3 +301,30 @@ def test_websocket_from_another_site_is_refused(served):
         return refused.status, page.status, "<canvas" in await page.text(), script.status
 
     assert run(body) == (403, 200, True, 200)
+
+
+# -- the command ---------------------------------------------------------------
+
+@pytest.mark.parametrize("args, code, says", [
+    (["--board", "sim_arm6"], 2, "sim_arm5"),                  # names the shipped boards
+    (["--http-port", "70000"], 2, "--http-port"),
+    (["--port", "/dev/no-such-port"], 3, "does not exist"),
+    (["--port", "/dev/no-such-port", "--fast"], 2, "--fast"),
+])
+def test_command_refuses_bad_usage_with_its_exit_code(args, code, says):
+    done = subprocess.run([sys.executable, "-m", "armctl.cli", "ui", "--no-browser", *args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == code and says in done.stderr, done.stderr
+
+
+def test_command_warns_when_listening_beyond_this_computer(micropython):
+    proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "ui", "--no-browser", "--http-port", "0",
+                             "--fast", "--host", "0.0.0.0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert "http://0.0.0.0:" in proc.stdout.readline()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0
+    assert "warning" in err and "anyone who can reach it can move the arm" in err

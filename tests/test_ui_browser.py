@@ -6,6 +6,7 @@ The screenshot the last test writes is the one the README shows when
 ARMCTL_UI_SCREENSHOT names where to write it (docs/figures/ui.png).
 """
 
+import contextlib
 import os
 import re
 import shutil
@@ -29,10 +30,10 @@ if not os.path.exists(CHROMIUM):
     pytest.skip("no chromium (apt-get install chromium, as .ci/run does)", allow_module_level=True)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """`armctl ui` on the simulator (real time, as a person watches it); yields its address."""
-    proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "ui", "--no-browser", "--http-port", "0"],
+@contextlib.contextmanager
+def armctl_ui(*args):
+    """`armctl ui` on the simulator with args; yields the page's address; it must stop cleanly."""
+    proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "ui", "--no-browser", "--http-port", "0", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         line = proc.stdout.readline()
@@ -50,6 +51,13 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def server():
+    """`armctl ui` on the simulated sim_arm5 in real time, as a person watches it."""
+    with armctl_ui() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     with playwright.sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
@@ -59,18 +67,24 @@ def browser(tmp_path_factory):
         context.close()
 
 
-@pytest.fixture
-def page(browser, server):
+@contextlib.contextmanager
+def open_page(browser, url):
     """The page loaded and connected; fails the test on any console error or uncaught exception."""
     page = browser.new_page()
     problems = []
     page.on("console", lambda m: problems.append("console %s: %s" % (m.type, m.text)) if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append("uncaught: %s" % e))
-    page.goto(server)
+    page.goto(url)
     page.wait_for_function("document.getElementById('view3d').dataset.tool !== undefined")
     yield page
     page.close()
     assert problems == []
+
+
+@pytest.fixture
+def page(browser, server):
+    with open_page(browser, server) as page:
+        yield page
 
 
 def send(page, line):
@@ -184,3 +198,18 @@ def test_screenshot_for_people(page, tmp_path):
     out = os.environ.get("ARMCTL_UI_SCREENSHOT") or str(tmp_path / "ui.png")
     page.screenshot(path=out)
     assert os.path.getsize(out) > 20000
+
+
+def test_planar_arm_page(browser):
+    with armctl_ui("--board", "sim_planar", "--fast") as url, open_page(browser, url) as page:
+        assert page.locator(".joint").count() == 2
+        assert page.is_hidden("#top-figure") and page.is_hidden("#gripper-row")
+        send(page, "move 60 0")
+        page.wait_for_function("document.getElementById('view3d').dataset.tool.split(',')"
+                               ".every((v, i) => Math.abs(v - [60, 0, 0][i]) < 0.01)")
+        # PROTOCOL.md: the line to (-60, 0) is refused at step 12, at (36, 0); the preview says so.
+        page.fill('#target-fields input[name="x"]', "-60")
+        page.fill('#target-fields input[name="y"]', "0")
+        page.wait_for_function("(document.getElementById('line-preview') || {}).textContent === "
+                               "'straight line: JOINT_LIMIT at line step 12 (36.0, 0.0): unreachable'")
+        assert page.is_disabled("#go-line")

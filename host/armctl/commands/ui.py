@@ -115,16 +115,19 @@ async def _serve(args, link, board, sim):
             await site.start()
         except OSError as e:
             raise cli.UsageError("cannot listen on %s port %d: %s" % (args.host, args.http_port, e.strerror or e))
+        stopped = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, stopped.set)
+            except NotImplementedError:
+                pass     # Windows: Ctrl-C arrives as KeyboardInterrupt, which cli.main handles
         host, port = runner.addresses[0][:2]
         url = "http://%s:%d/" % ("[%s]" % host if ":" in host else host, port)
         where = "the simulator" if sim is not None else link.port
         print("armctl ui: %s  (board %s on %s; Ctrl-C stops)" % (url, board.name, where), flush=True)
         if not args.no_browser:
             webbrowser.open(url)
-        stopped = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stopped.set)
         await stopped.wait()
     finally:
         await runner.cleanup()

@@ -4,6 +4,12 @@
 
 const $ = (id) => document.getElementById(id);
 
+// A number with d decimals, never "-0.0".
+function fixed(v, d) {
+  const text = v.toFixed(d);
+  return /^-0\.?0*$/.test(text) ? text.slice(1) : text;
+}
+
 const ui = {
   ws: null,
   nextId: 1,
@@ -184,7 +190,7 @@ function showPose(p) {
   const t = p.tool || {};
   const names = ui.board.targets;
   $("readout").textContent = p.q_deg
-    ? names.map((n) => n.padEnd(6) + (t[n] !== undefined ? t[n].toFixed(1) : "?").padStart(8) + (n === "pitch" ? " °" : " mm")).join("\n")
+    ? names.map((n) => n.padEnd(6) + (t[n] !== undefined ? fixed(t[n], 1) : "?").padStart(8) + (n === "pitch" ? " °" : " mm")).join("\n")
     : "pose unknown (servos relaxed): Home";
   const c = p.clearance || {};
   if (p.q_deg && typeof c.clear_mm === "number") {
@@ -192,7 +198,7 @@ function showPose(p) {
   }
   document.querySelectorAll(".joint").forEach((row, i) => {
     const q = p.q_deg ? p.q_deg[i] : null;
-    row.querySelector(".value").textContent = q === null ? "?" : q.toFixed(1) + "°";
+    row.querySelector(".value").textContent = q === null ? "?" : fixed(q, 1) + "°";
     const mark = row.querySelector(".mark");
     mark.hidden = q === null;
     if (q !== null) mark.style.left = row.place(q);
@@ -245,7 +251,7 @@ function showPreview(a, words) {
     detail.innerHTML = "elbow <b></b> · err <code></code> mm<br>joints <code class=q></code><br>pulses <code class=us></code>";
     detail.querySelector("b").textContent = a.elbow;
     detail.querySelector("code").textContent = a.err_mm;
-    detail.querySelector(".q").textContent = a.q_deg.map((v) => v.toFixed(1)).join("  ") + " °";
+    detail.querySelector(".q").textContent = a.q_deg.map((v) => fixed(v, 1)).join("  ") + " °";
     detail.querySelector(".us").textContent = a.pulses.map((v) => (v === null ? "refused" : v)).join("  ") + " µs";
   } else {
     detail.textContent = a.final.replace(/^error \S+ /, "");
@@ -257,7 +263,7 @@ function showPreview(a, words) {
   if (line) {
     if (line.ok) lineText.textContent = "straight line: OK, " + line.steps + " steps";
     else lineText.textContent = "straight line: " + line.status + " at " + line.operation + " step " + line.step +
-      " (" + line.at.map((v) => v.toFixed(1)).join(", ") + "): " + line.reason;
+      " (" + line.at.map((v) => fixed(v, 1)).join(", ") + "): " + line.reason;
     lineText.style.color = line.ok ? STATUS_COLOURS.OK : statusColour(line.status);
     box.append(lineText);
   }
