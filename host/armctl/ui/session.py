@@ -246,13 +246,16 @@ class Session:
         self._emit(self.pose())
 
     async def _refresh(self):
-        """Ask the board where it stands (and, with the live console, its state); lock held."""
-        if self.live_console:
-            self._log(">", "?", "status")
-            await self._in_worker(self.link.write_raw, STATUS_BYTE)
-        self._log(">", "where")
+        """Ask the board where it stands (and, with the live console, its state); lock held.
+
+        The `?` goes in front of `where` in one request line: the board writes
+        its status line at once and takes the rest as the line `where`, so both
+        answers come as one reply, after any resynchronisation of the link.
+        """
+        line = "?where" if self.live_console else "where"
+        self._log(">", line)
         loop = asyncio.get_running_loop()
-        reply = await self._in_worker(self.link.request, "where",
+        reply = await self._in_worker(self.link.request, line,
                                       on_line=lambda text: loop.call_soon_threadsafe(self._received, text))
         self._take_where(reply)
 
