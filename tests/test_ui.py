@@ -201,6 +201,19 @@ async def _until(ws, predicate, timeout=10.0):
             return msg, seen
 
 
+async def _open_tab(client):
+    """A websocket to the served page, and its hello message."""
+    ws = await (await client()).ws_connect("/ws")
+    return ws, json.loads((await ws.receive()).data)
+
+
+async def _ask(ws, ident, message):
+    """Send message with this id; its answer (other messages on the way are skipped)."""
+    await ws.send_json(dict(message, id=ident))
+    answer, _ = await _until(ws, lambda m: m.get("id") == ident)
+    return answer
+
+
 def test_two_tabs_share_one_board_and_see_each_others_requests(served):
     run, sim = served
 
@@ -226,32 +239,26 @@ def test_two_tabs_share_one_board_and_see_each_others_requests(served):
                                m["q_deg"] == pytest.approx([33.69, 25.427, 65.628, 88.945, 0], abs=1e-3))
         pose = [m for m in seen_b + more if m["type"] == "pose"][-1]
         assert pose["points"][-1] == pytest.approx([150, 100, 150], abs=0.01)
-        return True
 
-    assert run(body)
+    run(body)
 
 
 def test_bad_input_from_the_page_moves_nothing(served):
     run, sim = served
 
     async def body(client, session):
-        c = await client()
-        ws = await c.ws_connect("/ws")
-        await ws.receive()
+        ws, _ = await _open_tab(client)
         pulses_before = len(sim.pulses())
         answers = {}
-        cases = {1: ["move", "abc", "0", "200", "90"],      # the board judges: its own error
-                 2: ["move", "150", "0", "200"],
-                 3: ["move", "150;", "0", "200", "90"],      # cannot be one request word: not sent
-                 4: ["line", "150", "0", "200", "90!"],
-                 5: ["echo", "on"]}
-        for i, words in cases.items():
-            await ws.send_json({"id": i, "op": "send", "words": words})
-            answers[i], _ = await _until(ws, lambda m, i=i: m.get("id") == i)
-        await ws.send_json({"id": 6, "op": "jog", "axis": "x", "step": "nan"})
-        answers[6], _ = await _until(ws, lambda m: m.get("id") == 6)
-        await ws.send_json({"id": 7, "op": "preview", "words": ["600", "0", "0", "90"]})
-        answers[7], _ = await _until(ws, lambda m: m.get("id") == 7)
+        cases = {1: {"op": "send", "words": ["move", "abc", "0", "200", "90"]},   # the board judges
+                 2: {"op": "send", "words": ["move", "150", "0", "200"]},
+                 3: {"op": "send", "words": ["move", "150;", "0", "200", "90"]},  # not one word: not sent
+                 4: {"op": "send", "words": ["line", "150", "0", "200", "90!"]},
+                 5: {"op": "send", "words": ["echo", "on"]},
+                 6: {"op": "jog", "axis": "x", "step": "nan"},
+                 7: {"op": "preview", "words": ["600", "0", "0", "90"]}}
+        for i, message in cases.items():
+            answers[i] = await _ask(ws, i, message)
         assert answers[1]["final"].startswith("error BAD_INPUT") and answers[1]["sent"]
         assert answers[2]["final"].startswith("error BAD_INPUT") and answers[2]["sent"]
         for i in (3, 4, 5, 6):
@@ -262,30 +269,25 @@ def test_bad_input_from_the_page_moves_nothing(served):
         sent = [e["text"] for e in session.transcript if e["dir"] == ">"]
         assert not any(s.startswith(("move 150;", "line", "echo")) for s in sent)
         assert len(sim.pulses()) == pulses_before
-        return True
 
-    assert run(body)
+    run(body)
 
 
 def test_jog_moves_the_tool_by_the_step(served):
     run, sim = served
 
     async def body(client, session):
-        c = await client()
-        ws = await c.ws_connect("/ws")
-        hello = json.loads((await ws.receive()).data)
+        ws, hello = await _open_tab(client)
         x0 = hello["pose"]["tool"]["x"]
         for i, (axis, step) in enumerate([("x", -5), ("z", 10), (1, 15)], 1):
-            await ws.send_json({"id": i, "op": "jog", "axis": axis, "step": step})
-            reply, _ = await _until(ws, lambda m, i=i: m.get("id") == i)
+            reply = await _ask(ws, i, {"op": "jog", "axis": axis, "step": step})
             assert reply["ok"], reply
         where = (await session.request("where")).fields
         assert where["x"] == pytest.approx((x0 - 5) * math.cos(15 * DEG), abs=2e-3)
         assert where["z"] == pytest.approx(hello["pose"]["tool"]["z"] + 10, abs=2e-3)
         assert session.q_deg[0] == pytest.approx(15.0)
-        return True
 
-    assert run(body)
+    run(body)
 
 
 def test_websocket_from_another_site_is_refused(served):
