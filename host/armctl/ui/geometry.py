@@ -9,7 +9,7 @@ planar arm works in its vertical plane, y up (firmware/PROTOCOL.md): its
 from armfw.numeric import DEG
 from armfw.servo import REFUSED
 from armfw.status import NAMES as STATUS_NAMES
-from armfw.zones import BOX, CYLINDER, FLOOR, LINKS, Zones
+from armfw.zones import BOX, CYLINDER, FLOOR
 
 # Grid of the side-view workspace map the page paints under the arm (cells per side).
 WORKSPACE_CELLS = 121
@@ -18,11 +18,12 @@ WORKSPACE_CELLS = 121
 def link_points(solver, q):
     """Joint origins and tool tip of pose q (radians) as [[x, y, z], ...] mm, base first.
 
+    solver: a loaded board's (armfw.board.load gives every solver its zones).
+
     They are the firmware's own joint points (armfw.zones.Zones.points, what
     its zone check tests), whose tip is its forward kinematics.
     """
-    checker = solver.zones or Zones(solver, [0.0] * len(LINKS[solver.kind]), [])
-    flat = checker.points(q)
+    flat = solver.zones.points(q)
     points = [[flat[i], flat[i + 1], flat[i + 2]] for i in range(0, len(flat), 3)]
     if solver.kind == "arm5":
         points.insert(0, [0.0, 0.0, 0.0])     # the base plate under the shoulder axis
@@ -47,6 +48,10 @@ def zones(solver):
     return [dict(_zone(z.zone_kinds[i], z.params[i]), name=z.zone_names[i]) for i in range(z.n_zones)]
 
 
+def _distance(a, b):
+    return sum((u - v) ** 2 for u, v in zip(a, b)) ** 0.5
+
+
 def pulses(board, q):
     """Servo pulses (us) of pose q (radians) by the firmware's servo map; None where refused."""
     servos = board.servos
@@ -61,18 +66,22 @@ def describe(board):
     for i, name in enumerate(solver.names):
         joints.append({"name": name, "min_deg": solver.lo[i] / DEG, "max_deg": solver.hi[i] / DEG,
                        "home_deg": solver.home[i] / DEG, "channel": board.servos.channels[i]})
-    arm = {"kind": solver.kind, "l1_mm": solver.l1, "l2_mm": solver.l2}
+    home = link_points(solver, solver.home)
+    # shoulder: where the reach is measured from; column: the first segment is the base's own.
+    arm = {"kind": solver.kind, "inner_mm": 0.0, "column": False}
     if solver.kind == "arm5":
-        arm.update(l3_mm=solver.l3, base_mm=solver.base, reach_mm=solver.l1 + solver.l2 + solver.l3)
+        arm.update(shoulder=home[1], reach_mm=solver.l1 + solver.l2 + solver.l3, column=True)
+    elif solver.kind == "planar":
+        arm.update(shoulder=home[0], reach_mm=solver.l1 + solver.l2, inner_mm=abs(solver.l1 - solver.l2))
     else:
-        arm.update(reach_mm=solver.l1 + solver.l2)
+        arm.update(shoulder=home[0], reach_mm=sum(_distance(a, b) for a, b in zip(home, home[1:])))
     return {
         "name": board.name,
         "title": board.title,
         "arm": arm,
         "targets": list(solver.targets),
         "joints": joints,
-        "home_points": link_points(solver, solver.home),
+        "home_points": home,
         "zones": zones(solver),
         "gripper": board.gripper is not None,
         "max_speed_deg_s": board.motion["max_speed_deg_s"],
@@ -88,6 +97,8 @@ def workspace(board, pitch_deg=90.0, cells=WORKSPACE_CELLS):
     z, for tool pitch pitch_deg. Planar: its (x, y) plane. Returns extents in
     mm and rows of status codes (armfw.status), first row at the lowest edge.
     """
+    if board.solver.kind not in ("arm5", "planar"):
+        return None           # the numpy twin solves these two kinds only
     from armctl.plot import workspace_grid    # matplotlib loads only when a map is asked for
 
     (x0, x1), (y0, y1), status = workspace_grid(board, pitch_rad=pitch_deg * DEG, grid=cells)

@@ -131,7 +131,7 @@ async def _handle(session, message):
         pitch = message.get("pitch", 90)
         if not isinstance(pitch, (int, float)):
             raise Refused("BAD_INPUT", "pitch must be a number")
-        return dict(await session.workspace(pitch), type="workspace")
+        return dict(await session.workspace(pitch) or {}, type="workspace")
     if op == "stop":
         await session.stop()
         return {"type": "reply", "ok": True, "status": "OK", "final": "stop sent", "sent": True}

@@ -344,7 +344,7 @@ class Session:
         return out
 
     async def workspace(self, pitch_deg):
-        """The side view's workspace map for a tool pitch (degrees, rounded to 5), cached."""
+        """The side view's workspace map for a tool pitch (degrees, rounded to 5), cached; None if none."""
         pitch = 5.0 * round(float(pitch_deg) / 5.0) if math.isfinite(float(pitch_deg)) else 90.0
         if pitch not in self._workspace_cache:
             self._workspace_cache[pitch] = await asyncio.to_thread(geometry.workspace, self.board, pitch)

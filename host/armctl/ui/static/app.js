@@ -335,9 +335,9 @@ async function loadWorkspace(pitch) {
   if (rounded === workspacePitch) return;
   workspacePitch = rounded;
   const map = await ask({ op: "workspace", pitch: rounded });
-  if (map.type === "workspace" && map.pitch_deg === workspacePitch) {
+  if (map.type === "workspace" && map.rows && map.pitch_deg === workspacePitch) {
     scene.workspace = map;
-    if (ui.board.arm.kind === "arm5") $("side-caption").textContent =
+    if (ui.board.arm.kind !== "planar") $("side-caption").textContent =
       "Side view: the target's vertical plane, IK status for pitch " + map.pitch_deg + "° — click sets r, z";
     redraw();
   }

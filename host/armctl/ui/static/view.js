@@ -117,7 +117,7 @@ class View3D {
   project(p) {
     const b = scene.board;
     const reach = b ? b.arm.reach_mm : 300;
-    const centre = [0, 0, b && b.arm.kind === "arm5" ? (b.arm.base_mm + reach) * 0.42 : 0];
+    const centre = [0, 0, b && b.arm.kind !== "planar" ? (b.arm.shoulder[2] + reach) * 0.46 : 0];
     const x = p[0] - centre[0], y = p[1] - centre[1], z = p[2] - centre[2];
     const ca = Math.cos(this.az), sa = Math.sin(this.az);
     const right = ca * x + sa * y;
@@ -182,10 +182,10 @@ class View3D {
     ctx.setLineDash([5, 5]);
     ctx.strokeStyle = "#90a4ae";
     ctx.lineWidth = 1;
-    if (b.arm.kind === "arm5") {
+    if (b.arm.kind !== "planar") {
       // Everywhere the tool tip can be: a sphere of the whole chain's length about the
       // shoulder, above the floor: its equator and its section in the arm's plane.
-      const c = [0, 0, b.arm.base_mm], r = b.arm.reach_mm;
+      const c = b.arm.shoulder, r = b.arm.reach_mm;
       const yaw = scene.points ? facing(scene.points) : 0;
       polyline(ctx, this.path(circle3(c, r, [1, 0, 0], [0, 1, 0])));
       ctx.stroke();
@@ -193,8 +193,8 @@ class View3D {
       polyline(ctx, this.path(circle3(c, r, [Math.cos(yaw), Math.sin(yaw), 0], [0, 0, 1], 72, -below, Math.PI + below)));
       ctx.stroke();
     } else {
-      for (const r of [b.arm.l1_mm + b.arm.l2_mm, Math.abs(b.arm.l1_mm - b.arm.l2_mm)]) {
-        if (r > 0) { polyline(ctx, this.path(circle3([0, 0, 0], r, [1, 0, 0], [0, 0, 1]))); ctx.stroke(); }
+      for (const r of [b.arm.reach_mm, b.arm.inner_mm]) {
+        if (r > 0) { polyline(ctx, this.path(circle3(b.arm.shoulder, r, [1, 0, 0], [0, 0, 1]))); ctx.stroke(); }
       }
     }
     ctx.setLineDash([]);
@@ -215,7 +215,7 @@ class View3D {
         fans.push([pts[j], up, out, before + rad(b.joints[j].min_deg), before + rad(b.joints[j].max_deg), before + q[j]]);
         before += q[j];
       }
-    } else {
+    } else if (b.arm.kind === "planar") {
       let before = 0;
       for (let j = 0; j < 2; j++) {
         fans.push([pts[j], [1, 0, 0], [0, 0, 1], before + rad(b.joints[j].min_deg), before + rad(b.joints[j].max_deg), before + q[j]]);
@@ -288,7 +288,7 @@ class View3D {
   drawArm(ctx, points, colour, ghost) {
     const pts = this.path(points);
     // arm5's first segment is the base column up to the shoulder; planar's is the upper arm.
-    const first = scene.board.arm.kind === "arm5" ? 0 : 1;
+    const first = scene.board.arm.column ? 0 : 1;
     ctx.lineCap = "round";
     ctx.lineJoin = "round";
     if (ghost) ctx.setLineDash([7, 6]);
@@ -373,7 +373,7 @@ class View2D {
     if (this.plane === "top") return { x0: -reach, x1: reach, y0: -reach, y1: reach };
     if (b.arm.kind === "planar") return { x0: -reach, x1: reach, y0: -reach, y1: reach };
     // Above the floor the arm stands on (the map shows no more than a hand's width below it).
-    return { x0: -reach, x1: reach, y0: -0.15 * reach, y1: b.arm.base_mm + b.arm.reach_mm * 1.04 };
+    return { x0: -reach, x1: reach, y0: -0.15 * reach, y1: b.arm.shoulder[2] + b.arm.reach_mm * 1.04 };
   }
 
   layout() {
@@ -446,7 +446,7 @@ class View2D {
     }
     if (scene.points) {
       const pts = this.path(scene.points);
-      const first = scene.board.arm.kind === "arm5" ? 0 : 1;
+      const first = scene.board.arm.column ? 0 : 1;
       ctx.lineCap = "round"; ctx.lineJoin = "round";
       for (let i = 0; i + 1 < pts.length; i++) {
         ctx.strokeStyle = LINK_COLOURS[Math.min(i + first, LINK_COLOURS.length - 1)];
