@@ -12,16 +12,17 @@ import json
 import math
 import subprocess
 import sys
+import threading
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from armctl import chain as chain_mod
-from armctl.link import Link
+from armctl.link import Link, parse as parse_reply
 from armctl.sim import Simulator
 from armctl.ui import geometry, preview
 from armctl.ui.server import make_app
-from armctl.ui.session import Refused, Session, check_words, parse_status_line
+from armctl.ui.session import STOP_BYTES, Refused, Session, check_words, parse_status_line
 from armfw import board as boardlib
 from armfw.numeric import DEG
 from conftest import BOARDS
@@ -160,6 +161,60 @@ def test_status_line_fields():
     assert f["kind"] == "progress" and f["state"] == "run" and f["steps"] == "3/40"
     assert f["joints"] == [10.0, -5.5, None, 0.0, 0.0]
     assert (f["x"], f["pitch"]) == (1.5, 90.0)
+
+
+class _MovingLink:
+    """A link whose `joints` request runs until the stop bytes arrive; records what was sent."""
+
+    def __init__(self):
+        self.sent = []
+        self.raw = []
+        self.stopped = threading.Event()
+
+    def request(self, line, on_line=None, timeout=None):
+        self.sent.append(line)
+        if line.startswith("joints"):
+            assert self.stopped.wait(10), "no stop came"
+            final = "error ABORTED aborted (Ctrl-X) at step 3 of 90: 3.000 0.000 90.000 0.000 0.000"
+        elif line.endswith("where"):
+            final = "ok OK 3.000 0.000 90.000 0.000 0.000 x=276.360 y=14.480 z=315.140 pitch=90.000 grip=none"
+        else:
+            final = "ok"
+        if on_line is not None:
+            on_line(final)
+        return parse_reply([final])
+
+    def write_raw(self, data):
+        self.raw.append(data)
+        if data == STOP_BYTES:
+            self.stopped.set()
+
+
+def test_stop_is_sent_during_a_move_and_drops_what_waits_behind_it():
+    link = _MovingLink()
+
+    async def main():
+        session = Session(link, ARM5)
+        session.live_console = True
+        session.q_deg = [0.0, 0.0, 90.0, 0.0, 0.0]
+        session.tool = {"x": 276.74, "y": 0.0, "z": 315.14, "pitch": 90.0}
+        move = asyncio.create_task(session.send(["joints", "90", "0", "90", "0", "0"]))
+        while not link.sent:
+            await asyncio.sleep(0.01)
+        queued = [asyncio.create_task(session.send(["home"])), asyncio.create_task(session.jog("x", 5))]
+        await asyncio.sleep(0.05)
+        await session.stop()
+        reply = await move
+        dropped = await asyncio.gather(*queued, return_exceptions=True)
+        session.close()
+        return reply, dropped
+
+    reply, dropped = asyncio.run(main())
+    assert reply.final.startswith("error ABORTED")
+    assert all(isinstance(e, Refused) and e.word == "DROPPED" for e in dropped), dropped
+    # Nothing that waited was sent; the pose was read back after the move.
+    assert link.sent == ["joints 90 0 90 0 0", "?where"]
+    assert STOP_BYTES in link.raw
 
 
 @pytest.fixture

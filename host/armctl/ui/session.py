@@ -24,6 +24,7 @@ would break the link (`echo`, `sync`).
 
 import asyncio
 import collections
+import contextlib
 import functools
 import math
 import re
@@ -125,6 +126,7 @@ class Session:
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="armctl-ui-link")
         self._listeners = set()
         self._polling = False
+        self._stops = 0               # how many stops were sent (requests queued before one are dropped)
         self._workspace_cache = {}
 
     # -- pages ------------------------------------------------------------
@@ -182,8 +184,23 @@ class Session:
 
     async def request(self, line, moves=False):
         """Send one request line (one at a time, in arrival order); returns its Reply."""
-        async with self._lock:
+        async with self._turn(line):
             return await self._request(line, moves)
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, what):
+        """Hold the link for one request; a request still waiting when a stop came is not sent.
+
+        Refused (DROPPED, as the board answers the lines an abort drops): a
+        stop stops what the pages queued behind the move too.
+        """
+        stops = self._stops
+        async with self._lock:
+            if self._stops != stops:
+                e = Refused("DROPPED", "a stop came before it was sent: %s" % what)
+                self._log("x", str(e), "refused")
+                raise e
+            yield
 
     async def _in_worker(self, fn, *args, **kwargs):
         loop = asyncio.get_running_loop()
@@ -307,7 +324,7 @@ class Session:
                 raise ValueError
         except (TypeError, ValueError):
             raise Refused("BAD_INPUT", "jog step %r is not a number" % (str(step)[:20],))
-        async with self._lock:
+        async with self._turn("jog %s %s" % (str(axis)[:10], step)):
             if self.q_deg is None:
                 raise Refused("BAD_INPUT", "no pose to jog from (servos relaxed): send home first")
             if isinstance(axis, int) or (isinstance(axis, str) and axis.isdigit()):
@@ -356,6 +373,7 @@ class Session:
             self._log("x", "stop: this firmware has no live console (`?`, `!`, Ctrl-X); update it "
                            "with armctl deploy", "refused")
             raise Refused("BAD_COMMAND", "this firmware cannot stop a move in the middle")
+        self._stops += 1
         self._log(">", "! Ctrl-X  (stop: hold, abort)", "stop")
         await asyncio.to_thread(self.link.write_raw, STOP_BYTES)
         if self.busy is None:
