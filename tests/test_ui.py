@@ -13,6 +13,7 @@ import math
 import subprocess
 import sys
 import threading
+import urllib.request
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -385,3 +386,40 @@ def test_command_warns_when_listening_beyond_this_computer(micropython):
         _, err = proc.communicate(timeout=15)
     assert proc.returncode == 0
     assert "warning" in err and "anyone who can reach it can move the arm" in err
+
+
+def _ui_on_port(port, *args):
+    return subprocess.Popen([sys.executable, "-m", "armctl.cli", "ui", "--no-browser", "--http-port", "0",
+                             "--port", port, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_board_on_a_port_is_known_by_the_name_its_info_gives(micropython, tmp_path):
+    with Simulator(BOARDS / "sim_planar.json", pty=True, realtime=False, flash_dir=tmp_path / "flash") as sim:
+        proc = _ui_on_port(sim.port)
+        try:
+            line = proc.stdout.readline()
+            assert "(board sim_planar on %s;" % sim.port in line, line + proc.stderr.read()
+            url = line.split()[2]
+            with urllib.request.urlopen(url, timeout=10) as page:
+                assert page.status == 200
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=15)
+        assert proc.returncode == 0
+
+
+def test_a_board_that_is_not_shipped_needs_its_board_file(micropython, tmp_path):
+    own = json.loads((BOARDS / "sim_planar.json").read_text())
+    own["name"] = "my_arm"
+    board_file = tmp_path / "my_arm.json"
+    board_file.write_text(json.dumps(own))
+    with Simulator(board_file, pty=True, realtime=False, flash_dir=tmp_path / "flash") as sim:
+        proc = _ui_on_port(sim.port)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 2 and "my_arm, not a shipped board: give --board FILE" in err, err
+        proc = _ui_on_port(sim.port, "--board", str(board_file))
+        try:
+            assert "(board my_arm on" in proc.stdout.readline()
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=15)
