@@ -161,8 +161,7 @@ class Session:
         if q is not None:
             points = geometry.link_points(self.solver, [v * DEG for v in q])
         return {"type": "pose", "q_deg": q, "points": points, "tool": self.tool, "clearance": self.clearance,
-                "grip": self.grip,
-                "state": self.state, "busy": self.busy, "speed_deg_s": self.speed_deg_s}
+                "grip": self.grip, "state": self.state, "busy": self.busy, "speed_deg_s": self.speed_deg_s}
 
     # -- the link ---------------------------------------------------------
 
@@ -202,26 +201,26 @@ class Session:
                 raise e
             yield
 
-    async def _in_worker(self, fn, *args, **kwargs):
+    async def _link_request(self, line, timeout=None):
+        """link.request(line) in the link's worker thread, every reply line read as it arrives."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, functools.partial(fn, *args, **kwargs))
-
-    async def _request(self, line, moves):
-        loop = asyncio.get_running_loop()
-        self.busy = line
-        self._log(">", line)
-        self._emit(self.pose())
 
         def on_line(text):
             loop.call_soon_threadsafe(self._received, text)
 
+        return await loop.run_in_executor(self._worker, functools.partial(
+            self.link.request, line, on_line=on_line, timeout=timeout))
+
+    async def _request(self, line, moves):
+        self.busy = line
+        self._log(">", line)
+        self._emit(self.pose())
         poll = None
         if moves and self.live_console:
             self._polling = True
-            poll = loop.create_task(self._poll_status())
+            poll = asyncio.get_running_loop().create_task(self._poll_status())
         try:
-            reply = await self._in_worker(self.link.request, line, on_line=on_line,
-                                          timeout=MOTION_SILENCE_S if moves else None)
+            reply = await self._link_request(line, MOTION_SILENCE_S if moves else None)
         except LinkError as e:
             self._log("!", "link: %s" % e, "link")
             raise
@@ -271,10 +270,7 @@ class Session:
         """
         line = "?where" if self.live_console else "where"
         self._log(">", line)
-        loop = asyncio.get_running_loop()
-        reply = await self._in_worker(self.link.request, line,
-                                      on_line=lambda text: loop.call_soon_threadsafe(self._received, text))
-        self._take_where(reply)
+        self._take_where(await self._link_request(line))
 
     def _take_where(self, reply):
         n = self.solver.n
