@@ -19,11 +19,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from armctl import chain as chain_mod
-from armctl.link import Link, parse as parse_reply
+from armctl.link import STOP_BYTES, Link, parse as parse_reply
 from armctl.sim import Simulator
 from armctl.ui import geometry, preview
 from armctl.ui.server import make_app
-from armctl.ui.session import STOP_BYTES, Refused, Session, check_words, parse_status_line
+from armctl.ui.session import Refused, Session, check_words, parse_status_line
 from armfw import board as boardlib
 from armfw.numeric import DEG
 from conftest import BOARDS
@@ -187,8 +187,10 @@ class _MovingLink:
 
     def write_raw(self, data):
         self.raw.append(data)
-        if data == STOP_BYTES:
-            self.stopped.set()
+
+    def interrupt(self):
+        self.raw.append(STOP_BYTES)
+        self.stopped.set()
 
 
 def test_stop_is_sent_during_a_move_and_drops_what_waits_behind_it():

@@ -31,7 +31,7 @@ own forward kinematics; every request and reply on the link is in its
 transcript. It listens on 127.0.0.1 only, unless --host says otherwise:
 anyone who can open the page can move the arm. Ctrl-C stops the server (and
 the simulator it started). Exit status: 0 stopped, 2 bad usage or board
-file, 3 no link to the board.
+file, 3 no link to the board, 4 the board is at the MicroPython REPL.
 """
 
 

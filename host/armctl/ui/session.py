@@ -9,10 +9,10 @@ page sees, and after every request that may move the arm the board is asked
 
 While a motion runs the board's live console (firmware/PROTOCOL.md) is read:
 `?` is sent a few times a second and the `# status` / `# progress` lines
-that come back move the drawn arm. The stop button sends `!` (hold) then
-Ctrl-X (abort) at once, outside the queue of requests: the move in flight
-ends with its error reply and the board refuses motion until `unlock` or
-`home`.
+that come back move the drawn arm. The stop button is the link's interrupt
+(`!` hold, then Ctrl-X abort), sent at once, outside the queue of requests:
+the move in flight ends with its error reply, the board refuses motion
+until `unlock` or `home`, and the link resynchronises before its next request.
 
 Requests from a page are protocol words. The board judges them and answers
 as it answers a person at a terminal; only what cannot go over the line at
@@ -35,9 +35,8 @@ from armctl.link import LinkError
 from armctl.ui import geometry, preview
 from armfw.numeric import DEG
 
-# GRBL's real-time bytes as the live console takes them.
+# GRBL's real-time status request (the live console's `?`).
 STATUS_BYTE = b"?"
-STOP_BYTES = b"!\x18"       # feed hold, then abort
 # How often the pose is asked for while the arm moves (seconds).
 POLL_S = 0.1
 # Silence allowed while a motion runs on a board that says nothing until it ends (seconds).
@@ -371,7 +370,8 @@ class Session:
             raise Refused("BAD_COMMAND", "this firmware cannot stop a move in the middle")
         self._stops += 1
         self._log(">", "! Ctrl-X  (stop: hold, abort)", "stop")
-        await asyncio.to_thread(self.link.write_raw, STOP_BYTES)
+        # Not through the link's worker thread: that one is busy with the move.
+        await asyncio.to_thread(self.link.interrupt)
         if self.busy is None:
             async with self._lock:
                 await self._refresh()
