@@ -41,7 +41,7 @@ def fraction(v):
 
 def test_every_section_ran(bench):
     result, text = bench
-    for key in ("meta", "firmware", "numeric", "batch", "protocol", "estimate"):
+    for key in ("meta", "firmware", "numeric", "batch", "protocol", "console", "estimate"):
         assert key in result
     # The firmware needs only MicroPython, the batch only numpy: never "not available".
     assert isinstance(result["firmware"], dict), result["firmware"]
@@ -128,6 +128,17 @@ def test_protocol_figures(bench):
     # 400 mm at the board's 2 mm line step: at least 200 steps (shorter where joints would be too fast).
     assert pr["line_steps"] >= 200
     assert positive(pr["line_median_ms"])
+
+
+def test_console_figures(bench):
+    co = bench[0]["console"]
+    assert isinstance(co, dict), co           # needs only MicroPython
+    for key in ("quiet", "traffic"):
+        v = co[key]
+        # Every step of the 200-step line was stamped, with real waits between them.
+        assert v["steps"] == 200 and all(positive(v[f]) for f in ("mean_ms", "median_ms", "p99_ms", "max_ms"))
+    assert co["status_lines"] > 0             # `?` was answered while the line ran
+    assert co["wait_bytes_per_200"] == 0
 
 
 def test_estimate_is_labelled_and_scaled(bench):
