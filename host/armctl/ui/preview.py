@@ -7,7 +7,6 @@ the same refusals (status, step, tool point) the board would answer to
 `line`, and the tool point of every step for the page to draw.
 """
 
-from armfw import status as fw_status
 from armfw.motion import ArmController, OP_NAMES
 from armfw.numeric import DEG
 
@@ -44,7 +43,7 @@ def line(board, q_rad, target, speed_deg_s):
         path.append(controller.tool())
 
     controller = ArmController(board, _RecordingDriver(), sleep_ms=record_step)
-    controller.q[:] = list(q_rad)
+    controller.send_pose(list(q_rad))     # the pose the board reported; the recorder takes the pulses
     if not controller.set_speed_deg_s(speed_deg_s):
         controller.set_speed_deg_s(board.motion["max_speed_deg_s"])
     start = _tool_mm_deg(controller.tool())
@@ -62,7 +61,7 @@ def line(board, q_rad, target, speed_deg_s):
     else:
         result.update(
             points=[],
-            status=fw_status.name(controller.fail_status),
+            status=controller.fail_status,
             reason=controller.fail_reason,
             operation=OP_NAMES[controller.fail_kind],
             step=controller.fail_step,
