@@ -8,7 +8,7 @@ the same board through the same queue of requests.
 Messages from a page (JSON, each with an "id" the answer repeats):
 
     {"op": "send", "words": ["home"]}                  any protocol request
-    {"op": "jog", "axis": "x" | 1..n, "step": 5}       a tool line or a joint move
+    {"op": "jog", "axis": "x" | 1..n, "step": 5}       the board's jog: a tool line or one joint
     {"op": "preview", "words": ["150", "0", "200", "90"], "elbow": "up"|null}
     {"op": "workspace", "pitch": 90}                   the side view's map
     {"op": "stop"}                                     hold and abort, at once

@@ -308,35 +308,22 @@ class Session:
         return reply
 
     async def jog(self, axis, step):
-        """Jog by step (mm, or degrees for pitch and joints): a tool line, or one joint.
+        """The board's own jog by step (mm, or degrees for pitch and joints).
 
-        axis: "x", "y", "z", "pitch" (a straight tool line from the pose the
-        board reported) or a joint number 1..n (a joint move).
+        axis: "x", "y", "z", "pitch" (`jog DX DY DZ DPITCH`, a straight tool
+        line from the pose the board commands) or a joint number 1..n
+        (`jog jN DEG`, a joint move). The step is sent as the page gave it:
+        the board judges it.
         """
-        try:
-            step = float(step)
-            if not math.isfinite(step):
-                raise ValueError
-        except (TypeError, ValueError):
-            raise Refused("BAD_INPUT", "jog step %r is not a number" % (str(step)[:20],))
-        async with self._turn("jog %s %s" % (str(axis)[:10], step)):
-            if self.q_deg is None:
-                raise Refused("BAD_INPUT", "no pose to jog from (servos relaxed): send home first")
-            if isinstance(axis, int) or (isinstance(axis, str) and axis.isdigit()):
-                joint = int(axis) - 1
-                if not 0 <= joint < self.solver.n:
-                    raise Refused("BAD_INPUT", "no joint %s" % axis)
-                q = list(self.q_deg)
-                q[joint] += step
-                line = "joints " + " ".join("%.3f" % v for v in q)
-            else:
-                names = self.solver.targets
-                if axis not in names:
-                    raise Refused("BAD_INPUT", "no axis %r (%s)" % (str(axis)[:10], ", ".join(names)))
-                target = [self.tool[k] for k in names]
-                target[names.index(axis)] += step
-                line = "line " + " ".join("%.3f" % v for v in target)
-            return await self._request(line, moves=True)
+        step = str(step)
+        if isinstance(axis, int) or (isinstance(axis, str) and axis.isdigit()):
+            words = ["jog", "j%d" % int(axis), step]
+        else:
+            names = self.solver.targets
+            if axis not in names:
+                raise Refused("BAD_INPUT", "no axis %r (%s)" % (str(axis)[:10], ", ".join(names)))
+            words = ["jog"] + [step if name == axis else "0" for name in names]
+        return await self.send(words)
 
     async def preview(self, words, elbow=None):
         """The board's IK answer for a target (nothing moves), with pulses, link points and a line check."""
