@@ -220,6 +220,26 @@ def test_stop_is_sent_during_a_move_and_drops_what_waits_behind_it():
     assert STOP_BYTES in link.raw
 
 
+def test_a_where_from_the_page_is_the_pose_drawn():
+    link = _MovingLink()
+
+    async def main():
+        session = Session(link, ARM5)
+        queue = session.subscribe()
+        await session.send(["where"])
+        session.close()
+        poses = []
+        while not queue.empty():
+            m = queue.get_nowait()
+            if m["type"] == "pose":
+                poses.append(m)
+        return poses[-1]
+
+    pose = asyncio.run(main())
+    assert pose["q_deg"] == [3.0, 0.0, 90.0, 0.0, 0.0]
+    assert pose["points"][-1] == pytest.approx([276.36, 14.48, 315.14], abs=0.01)
+
+
 @pytest.fixture
 def served(micropython, tmp_path):
     """(run, sim): run(coro_fn) runs coro_fn(client_factory, session) against a served simulated board."""

@@ -305,6 +305,9 @@ class Session:
             self._emit(self.pose())
         if reply.ok and command == "info":
             self.info = reply.final
+        if command == "where":
+            self._take_where(reply)
+            self._emit(self.pose())
         return reply
 
     async def jog(self, axis, step):
