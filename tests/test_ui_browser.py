@@ -160,6 +160,17 @@ def test_target_out_of_reach_shows_too_far_and_moves_nothing(page):
     assert fields(send(page, "where")) == start
 
 
+def test_a_click_in_the_top_view_sets_the_target(page):
+    box = page.locator("#top").bounding_box()
+    # Right of the base on the x axis: the top view is centred on the base, x to the right.
+    page.mouse.click(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2)
+    x = float(page.input_value('#target-fields input[name="x"]'))
+    y = float(page.input_value('#target-fields input[name="y"]'))
+    reach = 126.14 * 2 + 150.6
+    assert 0.3 * reach < x < 0.7 * reach and abs(y) < 0.02 * reach
+    page.wait_for_function("document.getElementById('preview-status') !== null")
+
+
 def test_stop_halts_a_long_move(page):
     if "yes" not in page.inner_text("#info"):
         pytest.skip("this firmware has no live console (real-time hold and abort)")
