@@ -241,6 +241,13 @@ def candidates_valid(geom, target, current=None):
     return valid
 
 
+def all_candidates_valid(geom, target):
+    """True when every candidate of the independent derivation (each branch, each yaw) fits the limits."""
+    found = derive.candidates(geom, target, None)
+    return not isinstance(found, str) and all(
+        None not in [derive.fit(a, geom.lo[i], geom.hi[i]) for i, a in enumerate(c["q"])] for c in found)
+
+
 def test_prefer_falls_back_only_when_its_branch_is_invalid():
     seen = set()
     for x in np.linspace(-170.0, 170.0, 35):
@@ -380,6 +387,8 @@ def test_overflowing_far_target_is_too_far_not_bad_input():
 @given(start=st.lists(st.floats(-110.0, 110.0), min_size=4, max_size=4),
        direction=st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3),
        turn=st.floats(-0.2, 0.2))
+@example(start=[80.0, 0.0, 12.0, -30.0], direction=[1.0, 0.0, 0.0], turn=0.0)
+@example(start=[70.0, 11.0, 17.0, -72.0], direction=[1.0, 0.0, 0.0], turn=0.0)
 def test_arm5_small_steps_never_flip_branch(start, direction, turn):
     """From a random pose, 60 steps of 0.5 mm (and a little pitch): min motion keeps the branch
     whenever both branches stay valid along the way (checked independently)."""
@@ -393,9 +402,10 @@ def test_arm5_small_steps_never_flip_branch(start, direction, turn):
     path = [[first[0] + k * d[0], first[1] + k * d[1], first[2] + k * d[2], first[3] + k * D(turn)]
             for k in range(60)]
     assume(all(math.hypot(p[0], p[1]) > 20.0 for p in path))     # yaw moves <= 1.4 deg a step
-    # The base facing the target stays inside its limits: past them (found by these tests) only
-    # the base turned half a turn reaches on, and no rule can keep both the branch and the yaw.
-    assume(all(G_ARM5.lo[0] < math.atan2(p[1], p[0]) < G_ARM5.hi[0] for p in path))
+    # Both yaw choices (facing the target, turned half a turn and leaning back) stay valid too:
+    # where the one the arm is on leaves its limits (found by these tests: the base at 134.5 deg
+    # reaching back), only the other reaches on, and no rule can keep both the branch and the yaw.
+    assume(all(all_candidates_valid(G_ARM5, p) for p in path))
     assume(all(candidates_valid(G_ARM5, p) == {"up": True, "down": True} for p in path))
     out = [0.0] * 5
     last = list(q0)
@@ -417,3 +427,44 @@ def test_fk_error_on_the_base_axis_with_the_base_turned():
     assert s == status.OK and q[0] == pytest.approx(-80.0)        # turned: nearer to the current q2..q4
     assert max(arm5_misses(target, np.radians(q), current)) < 1e-9
     assert max(ARM5.fk_error(target, np.radians(q), current)) < 1e-9
+
+
+def test_twolink_branch_signs_are_not_elbow_words():
+    # twolink.solve picks a branch by the sign of sin(t2); the planar arm calls
+    # t2 <= 0 "up", so an elbow word handed to it would silently pick the other
+    # branch. The names differ in value and solve refuses the elbow words.
+    out = [0.0, 0.0]
+    positive = twolink.solve(100.0, 80.0, 100.0, 80.0, twolink.T2_POSITIVE, out)
+    assert positive == status.OK and out[1] > 0
+    assert twolink.solve(100.0, 80.0, 100.0, 80.0, twolink.T2_NEGATIVE, out) == status.OK and out[1] < 0
+    assert {UP, DOWN}.isdisjoint({twolink.T2_POSITIVE, twolink.T2_NEGATIVE})
+    for word in (UP, DOWN):
+        with pytest.raises(ValueError):
+            twolink.solve(100.0, 80.0, 100.0, 80.0, word, out)
+    # The planar solver's up answer is the T2_NEGATIVE branch.
+    q = [0.0, 0.0]
+    assert PLANAR.ik([100.0, 80.0], q, None, PREFER_UP) == status.OK and PLANAR.elbow == UP
+    twolink.solve(PLANAR.l1, PLANAR.l2, 100.0, 80.0, twolink.T2_NEGATIVE, out)
+    assert q == pytest.approx(out, abs=1e-12)
+
+
+def test_whole_turn_shortcuts_answer_as_fit_angle():
+    # Solver._refit skips fit_angle's arithmetic where its answer is certain;
+    # bit for bit the same answer on a dense sweep and around every edge.
+    for solver in (PLANAR, ARM5):
+        for i in range(solver.n):
+            lo, hi = solver.lo[i], solver.hi[i]
+            values = list(np.linspace(-5 * math.pi, 5 * math.pi, 20001))
+            for edge in solver._turns[i] + (lo, hi):
+                for k in range(-3, 4):
+                    values += [edge + k * 1e-10, edge + k * 1e-12, math.nextafter(edge, math.inf) * (1 + k * 1e-16)]
+            for v in values:
+                v = float(v)
+                for sign in (1, -1):
+                    angle = v * sign
+                    if solver._lo_eps[i] <= angle <= solver._hi_eps[i]:
+                        continue                    # _refit sees only values outside
+                    want = kinematics.fit_angle(angle, lo, hi)
+                    if want is not None:
+                        want *= sign
+                    assert solver._refit(i, v, sign) == want, (solver.kind, i, v, sign)
