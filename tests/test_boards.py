@@ -41,9 +41,9 @@ def run_loader(interpreter, args):
     return out.stdout.splitlines()
 
 
-def test_the_five_boards_exist():
+def test_the_six_boards_exist():
     assert [p.name for p in BOARD_FILES] == ["esp32_pca9685.json", "esp32_pwm.json", "pico_pca9685.json",
-                                             "sim_arm5.json", "sim_planar.json"]
+                                             "sim_al5d.json", "sim_arm5.json", "sim_planar.json"]
 
 
 @pytest.mark.parametrize("path", BOARD_FILES, ids=lambda p: p.stem)

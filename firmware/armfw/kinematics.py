@@ -66,6 +66,7 @@ class Solver:
     kind = ""
     targets = ()      # names of the target coordinates, in order
     n_candidates = 0
+    closed_form = True    # ik() solves; False: the host must (armfw.chain)
 
     def __init__(self, names, lo, hi, home):
         self.names = names          # joint names

@@ -20,6 +20,7 @@ down, the joints never jump. A line that would need a joint to jump (a branch
 flip, the base turning through the axis) is refused.
 """
 
+from array import array
 from math import pi, sqrt, sin, cos
 
 from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
@@ -33,7 +34,12 @@ MOVE = const(1)            # joint interpolation to the IK solution of a tool ta
 LINE = const(2)            # straight tool line, IK at every step
 GRIP_OPEN = const(3)
 GRIP_CLOSE = const(4)
-OP_NAMES = ("joints", "move", "line", "grip open", "grip close")
+PATH = const(5)            # joint interpolation through the waypoints of the path buffer
+OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path")
+
+# Joint waypoints a path may hold (the host's straight lines on arms the board
+# cannot solve). float32 storage: 4 bytes per joint per waypoint, allocated once.
+MAX_WAYPOINTS = const(128)
 
 MAX_OPS = const(6)
 
@@ -54,6 +60,7 @@ REASON_PULSE = "pulse outside the servo window"
 REASON_JUMP = "joint would jump"
 REASON_GRIPPER = "no gripper"
 REASON_LIMITS = "outside the joint limits"
+REASON_PATH_FULL = "path full"
 
 
 class _Clock:
@@ -141,6 +148,9 @@ class ArmController:
         self._p = [0.0] * nt              # line point
         self._up = [0.0] * nt             # pick and place waypoints
         self._down = [0.0] * nt
+        # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
+        self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
+        self.path_len = 0
         # The refusal of the last plan that failed.
         self.fail_status = OK
         self.fail_reason = ""
@@ -209,6 +219,41 @@ class ArmController:
         if not self.solver.within_limits(q):
             return self._refuse(JOINT_LIMIT, REASON_LIMITS, 0, 0)
         return self.run()
+
+    def path_clear(self):
+        """Empty the joint path buffer."""
+        self.path_len = 0
+
+    def path_add(self, q):
+        """Append waypoint q (radians) to the path; False (nothing stored, see fail_*) if the
+        buffer is full, an angle is outside its joint limits or its pulse outside its window."""
+        n = self.solver.n
+        self.plan()
+        self.add(PATH)
+        if self.path_len >= MAX_WAYPOINTS:
+            return self._refuse(BAD_INPUT, REASON_PATH_FULL, 0, self.path_len + 1)
+        base = self.path_len * n
+        path = self.path
+        goal = self._goal
+        for i in range(n):
+            path[base + i] = q[i]
+            goal[i] = path[base + i]        # judged as stored (float32)
+        if not self.solver.within_limits(goal):
+            return self._refuse(JOINT_LIMIT, REASON_LIMITS, 0, self.path_len + 1)
+        bad = self.servos.pulses(goal, self._step_us)
+        if bad >= 0:
+            return self._refuse(JOINT_LIMIT, REASON_PULSE, 0, self.path_len + 1, None, bad)
+        self.path_len += 1
+        return True
+
+    def path_run(self):
+        """Run the path from the commanded pose as one motion (every step checked first);
+        False if refused. The buffer is emptied either way: a path runs once."""
+        self.plan()
+        self.add(PATH)
+        ran = self.run()
+        self.path_len = 0
+        return ran
 
     def home(self):
         """Joint-interpolated move to the board's home pose."""
@@ -286,6 +331,10 @@ class ArmController:
                 if not self._walk_line(k, q, live):
                     return False
                 continue
+            if op == PATH:
+                if not self._walk_path(k, q, live):
+                    return False
+                continue
             goal = self._goal
             if op == MOVE:
                 st = self.solver.ik(self._tools[k], goal, q, self._rules[k])
@@ -335,6 +384,18 @@ class ArmController:
             for i in range(n):
                 q[i] = start[i] + (goal[i] - start[i]) * f
             if not self._step(k, s, q, live):
+                return False
+        return True
+
+    def _walk_path(self, k, q, live):
+        goal = self._goal
+        path = self.path
+        n = self.solver.n
+        for w in range(self.path_len):
+            base = w * n
+            for i in range(n):
+                goal[i] = path[base + i]
+            if not self._walk_joints(k, q, goal, live):
                 return False
         return True
 

@@ -13,7 +13,7 @@ from armfw import motion, status
 from armfw.compat import const
 from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
 from armfw.numeric import DEG, finite, wrap_angle
-from armfw.status import BAD_BOARD, BAD_COMMAND, INTERNAL
+from armfw.status import BAD_BOARD, BAD_COMMAND, INTERNAL, NO_CLOSED_FORM
 from armfw.twolink import SINGULAR_SIN
 
 # Longest accepted request (bytes, without the line end); the longest valid
@@ -32,6 +32,7 @@ HELP = (
     "move X Y [Z PITCH] [elbow=up|down]  joint-interpolated move to the IK solution",
     "line X Y [Z PITCH]        straight tool line (IK every step, whole path checked first)",
     "joints Q1..QN             move to joint angles (deg)",
+    "path add Q1..QN | run | clear  joint waypoints (deg) checked as added; run: one motion through them",
     "servo CH US               raw pulse on one channel (wiring check), inside its window",
     "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch=] grip=",
     "home                      move to the board's home pose",
@@ -111,7 +112,7 @@ class Protocol:
             self._tool = [0.0] * self._nt
         self._commands = {
             "ik": self.ik, "fk": self.fk, "move": self.move, "line": self.line,
-            "joints": self.joints, "servo": self.servo, "where": self.where,
+            "joints": self.joints, "path": self.path, "servo": self.servo, "where": self.where,
             "home": self.home, "grip": self.grip, "pick": self.pick, "place": self.place,
             "speed": self.speed, "info": self.info, "help": self.help,
         }
@@ -220,6 +221,8 @@ class Protocol:
     # -- replies --------------------------------------------------------
 
     def _pose_status(self, q):
+        if not self.controller.solver.closed_form:
+            return status.OK        # a chain's singular poses are the host solver's business
         # Near full stretch or full fold of the elbow a small tool motion needs
         # a large joint motion: the same SINGULAR warning the solver gives.
         s = sin(q[1] if self._n == 2 else q[2])
@@ -248,7 +251,7 @@ class Protocol:
         if controller.fail_reason == motion.REASON_GRIPPER:
             return "no gripper on this board"
         text = "%s step %d" % (motion.OP_NAMES[controller.fail_kind], controller.fail_step)
-        if controller.fail_kind != motion.JOINTS:
+        if controller.fail_kind == motion.MOVE or controller.fail_kind == motion.LINE:
             p = controller.fail_point
             text += " at " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
         if controller.fail_joint >= 0:
@@ -257,7 +260,14 @@ class Protocol:
 
     # -- commands -------------------------------------------------------
 
+    def _closed_form(self):
+        """Refuse a tool-space command on an arm whose IK only the host can solve."""
+        if not self.controller.solver.closed_form:
+            raise Refused(NO_CLOSED_FORM, "%s arm: no IK on the board; the host solves it "
+                          "(armctl move) and sends joints or a path" % self.controller.solver.kind)
+
     def ik(self, args):
+        self._closed_form()
         rule = self._parse_target(args, True)
         kin = self.controller.solver
         q = self._q
@@ -280,6 +290,7 @@ class Protocol:
         return "ok " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
 
     def move(self, args):
+        self._closed_form()
         rule = self._parse_target(args, True)
         st = self.controller.solver.ik(self._target, self._q, self.controller.q, rule)
         if not status.solved(st):
@@ -288,17 +299,44 @@ class Protocol:
         return self._done(self.controller.move(self._target, rule))
 
     def line(self, args):
+        self._closed_form()
         self._parse_target(args, False)
         return self._done(self.controller.line(self._target))
 
-    def joints(self, args):
-        q = self._parse_joints(args)
+    def _check_joint_limits(self, q):
         kin = self.controller.solver
         for i in range(self._n):
             if not (kin.lo[i] - 1e-9 <= q[i] <= kin.hi[i] + 1e-9):
                 raise Refused(status.name(status.JOINT_LIMIT), "%s %s deg is outside %s..%s" % (
                     kin.names[i], _fmt(q[i] / DEG), _fmt(kin.lo[i] / DEG), _fmt(kin.hi[i] / DEG)))
+
+    def joints(self, args):
+        q = self._parse_joints(args)
+        self._check_joint_limits(q)
         return self._done(self.controller.joints(q))
+
+    def path(self, args):
+        controller = self.controller
+        action = args[0].lower() if args else ""
+        if action == "add":
+            q = self._parse_joints(args[1:])
+            self._check_joint_limits(q)
+            if not controller.path_add(q):
+                if controller.fail_reason == motion.REASON_PATH_FULL:
+                    raise Refused(BAD_INPUT, "path full (%d waypoints); run or clear it" % motion.MAX_WAYPOINTS)
+                raise Refused(status.name(controller.fail_status), "waypoint %d not added: %s" % (
+                    controller.fail_step, self._refusal()))
+        elif action == "run":
+            self._numbers(args[1:], 0, "none")
+            if controller.path_len == 0:
+                raise Refused(BAD_INPUT, "the path is empty (path add Q1..QN first)")
+            return self._done(controller.path_run())
+        elif action == "clear":
+            self._numbers(args[1:], 0, "none")
+            controller.path_clear()
+        elif action:
+            raise Refused(BAD_INPUT, "path add Q1..QN | path run | path clear")
+        return "ok %d" % controller.path_len
 
     def home(self, args):
         self._numbers(args, 0, "none")
@@ -346,6 +384,7 @@ class Protocol:
     def _pick_place(self, args, pick):
         if self.controller.gripper is None:
             raise Refused(BAD_COMMAND, "no gripper on this board")
+        self._closed_form()
         n = self._nt - 1 if self._nt == 4 else self._nt
         v = self._numbers(args, n, "X Y Z" if n == 3 else "X Y")
         return self._done(self.controller.pick(v) if pick else self.controller.place(v))

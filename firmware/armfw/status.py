@@ -27,7 +27,8 @@ NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT")
 BAD_COMMAND = "BAD_COMMAND"     # not a command line: unknown word, control bytes, too long
 BAD_BOARD = "BAD_BOARD"         # the board file could not be loaded or its driver started
 INTERNAL = "INTERNAL"           # the firmware failed where it should not: a bug, reported
-PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL)
+NO_CLOSED_FORM = "NO_CLOSED_FORM"   # this arm (kind chain) has no IK on the board: the host solves it
+PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, NO_CLOSED_FORM)
 
 WORDS = NAMES + PROTOCOL_WORDS
 
