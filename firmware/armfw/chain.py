@@ -81,11 +81,11 @@ class ChainSolver(Solver):
             rpy_matrix(rpy[0] * DEG, rpy[1] * DEG, rpy[2] * DEG, r)
             norm = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2])
             for k in range(3):
-                self.xyz[3 * i + k] = float(xyz[k])
+                self.xyz[3 * i + k] = xyz[k]
                 self.axes[3 * i + k] = axis[k] / norm
             for k in range(9):
                 self.fixed[9 * i + k] = r[k]
-        self.tool_xyz = [float(v) for v in tool_xyz_mm]
+        self.tool_xyz = [v for v in tool_xyz_mm]
         self.tool_rot = rpy_matrix(tool_rpy_deg[0] * DEG, tool_rpy_deg[1] * DEG,
                                    tool_rpy_deg[2] * DEG, [0.0] * 9)
         norm = sqrt(tool_axis[0] ** 2 + tool_axis[1] ** 2 + tool_axis[2] ** 2)
