@@ -16,6 +16,20 @@ def micropython():
     return upy.command()
 
 
+def board_without_zones(board_name):
+    """boards/<board_name> with its solver's keep-out zones off: the solver's geometry alone
+    (zones have their own tests, tests/test_zones.py)."""
+    from armfw import board
+    b = board.load(str(BOARDS / board_name))
+    b.solver.zones = None
+    return b
+
+
+def solver_only(board_name):
+    """The solver of board_without_zones(board_name)."""
+    return board_without_zones(board_name).solver
+
+
 _SUMMARY = []
 
 

@@ -67,6 +67,10 @@ def test_firmware_figures(bench, report):
         # atan(y / x) mirrors two quadrants: targets behind the base come out wrong.
         assert textbook["fk_wrong"] > 0
         assert textbook["raised"] + textbook["fk_wrong"] + textbook["outside_limits"] <= textbook["n"]
+    z = fw["zones"]
+    assert z["zones"] == "floor,base" and z["links"] == 3
+    assert positive(z["check_per_s"]) and positive(z["ik_free_per_s"]) and positive(z["ik_zoned_per_s"])
+    assert heap(z["check_heap_bytes"]) and fraction(z["ik_share"]) and positive(z["check_vs_ik"])
     step = fw["move_step"]
     assert heap(step["servo_map_heap_bytes"]) and positive(step["servo_map_per_s"])
     if "driver_write_heap_bytes" in step:

@@ -232,3 +232,28 @@ def test_chain_board_checks(tmp_path):
     refused(lambda d: d["arm"].__setitem__("l1_mm", 100), "b.arm.l1_mm: not a chain setting")
     refused(lambda d: d.__setitem__("joints", d["joints"] * 3), "a chain arm has 1..8 joints, got 12")
     refused(lambda d: d["joints"][2].__setitem__("max_deg", 140), "b.joints[2].max_deg")
+
+
+def test_zones_check_every_link_of_a_chain_arm():
+    """A chain arm's links (joint origin to joint origin, the last to the tip) go through armfw.zones."""
+    data = json.loads(AL5D.read_text())
+    assert board.from_dict(data).solver.zones.n_zones == 0      # no default zones for a chain
+    data["workspace"] = {"floor": {"height_mm": 0.0, "clearance_mm": 5.0}, "link_radius_mm": {"link4": 10.0}}
+    b = board.from_dict(data)
+    z = b.solver.zones
+    assert z.link_names == ("link1", "link2", "link3", "link4") and z.radii == [10.0] * 4
+    case = DOC["cases"][7]
+    q = [math.radians(a) for a in case["q_deg"]]
+    assert np.allclose(np.reshape(z.points(q), (-1, 3)), case["origins_mm"] + [case["tip_mm"]], atol=1e-6)
+    # Reaching down past the table (Robotics Toolbox's tip below 5 mm clearance + 10 mm radius).
+    low = min(DOC["cases"], key=lambda c: c["tip_mm"][2])
+    assert low["tip_mm"][2] < 15.0
+    high = [c for c in DOC["cases"] if min(o[2] for o in c["origins_mm"]) > 30.0][0]
+    controller = motion.ArmController(b, _Driver())
+    replies = []
+    p = protocol.Protocol(controller, replies.append)
+    p.handle(("path add " + " ".join("%.6f" % a for a in low["q_deg"])).encode())
+    assert replies[-1].startswith("error COLLISION waypoint 1 not added"), replies[-1]
+    p.handle(("path add " + " ".join("%.6f" % a for a in high["q_deg"])).encode())
+    assert replies[-1] == "ok 1"
+    assert controller.driver.sent == []

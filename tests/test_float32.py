@@ -31,7 +31,7 @@ import random
 import numpy as np
 import pytest
 
-from conftest import BOARDS
+from conftest import BOARDS, solver_only
 
 import derive_vectors as derive
 from armfw import board, kinematics, status, twolink
@@ -178,7 +178,7 @@ def reach_sphere_targets(geom, k, max_phi_deg, rounded):
 
 def test_float32_inputs_arm5_wrist_on_the_reach_sphere():
     geom = derive.Geometry("sim_arm5.json")
-    arm = board.load(str(BOARDS / "sim_arm5.json")).solver
+    arm = solver_only("sim_arm5.json")
     out = [0.0] * 5
     for k, want in ((0.0, (status.SINGULAR, status.JOINT_LIMIT)), (1e-4, (status.TOO_FAR,))):
         for phi_deg, t in reach_sphere_targets(geom, k, 180.0, f32):
@@ -269,7 +269,7 @@ def test_float32_grid_never_nan_and_honest(single, report):
     for kind, board_file in (("planar", "sim_planar.json"), ("arm5", "sim_arm5.json")):
         geom = derive.Geometry(board_file)
         arm = single[kind]
-        double_arm = board.load(str(BOARDS / board_file)).solver
+        double_arm = solver_only(board_file)
         if kind == "planar":
             targets = rng.uniform(-200.0, 200.0, (2000, 2))
         else:

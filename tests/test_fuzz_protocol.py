@@ -6,21 +6,43 @@ garbage bytes, control characters, overlong lines) go to one simulator
 process per board over a pipe. For every line: exactly one final ok/error
 line, only "# " lines before it, never a traceback or an INTERNAL error,
 never NaN or inf in an ok reply, and an error moves nothing (the pulse log
-does not grow). At the end every recorded pulse lies inside its window and
-no channel moved faster than the speed limit.
+does not grow). At the end every recorded pulse lies inside its window, no
+channel moved faster than the speed limit, and no pose the pulses commanded
+put a link into a keep-out zone (judged by tests/zone_oracle.py). Zone-crossing
+moves (targets under the table and inside the base, joint moves that sweep
+through them, raw servo pulses that fold the arm down) are part of the mix.
 """
 
 import json
+import math
 import os
+
+import numpy as np
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from armctl.sim import Simulator
 from conftest import BOARDS
+from zone_oracle import World, capsule_depth_many
 
 LINES_PER_EXAMPLE = 50
 EXAMPLES = {"sim_arm5": 104, "sim_planar": 52}      # 5,200 + 2,600 lines per run
 STEP_MS = 20
+# Pulses are whole microseconds: half a microsecond of rounding per joint moves
+# the tool up to ~2 mm; a pose judged from its pulses gets that much slack.
+PULSE_MM = 2.0
+
+# The arm kinds' default workspaces (firmware/PROTOCOL.md), written out so the
+# judge reads them from the board file it fuzzes.
+WORKSPACES = {
+    "sim_arm5": {"floor": {"height_mm": 0.0, "clearance_mm": 5.0},
+                 "link_radius_mm": {"upper_arm": 20.0, "forearm": 15.0, "tool": 8.0},
+                 "zones": [{"name": "base", "kind": "cylinder", "x_mm": 0.0, "y_mm": 0.0, "radius_mm": 45.0,
+                            "bottom_mm": 0.0, "top_mm": 214.0, "links": ["forearm", "tool"]}]},
+    "sim_planar": {"floor": None, "link_radius_mm": {"upper_arm": 15.0, "forearm": 10.0},
+                   "zones": [{"name": "post", "kind": "cylinder", "x_mm": 0.0, "radius_mm": 20.0,
+                              "bottom_mm": -360.0, "top_mm": -30.0, "links": ["forearm"]}]},
+}
 
 COMMANDS = {
     # name: number of numbers it takes (arm5, planar); None: words, not numbers
@@ -91,8 +113,35 @@ CONTROL = st.sampled_from([bytes([c]) for c in range(32) if c not in (10, 13)] +
 
 
 @st.composite
+def zone_crossing(draw, planar):
+    """Motions aimed at the floor, the base or through them."""
+    if planar:
+        name = draw(st.sampled_from(["move", "line", "joints", "servo"]))
+        if name == "joints":
+            args = [draw(st.integers(-10, 190)), draw(st.integers(-160, 160))]
+        elif name == "servo":
+            args = [draw(st.integers(0, 1)), draw(st.integers(500, 2500))]
+        else:
+            args = [draw(st.integers(-40, 40)), draw(st.integers(-180, -20))]
+    else:
+        name = draw(st.sampled_from(["move", "line", "joints", "servo", "ik", "pick"]))
+        if name == "joints":
+            args = [draw(st.integers(-135, 135)) for _ in range(5)]
+        elif name == "servo":
+            args = [draw(st.integers(1, 3)), draw(st.integers(500, 2500))]
+        elif name == "pick":
+            args = [draw(st.integers(-250, 250)), draw(st.integers(-250, 250)), draw(st.integers(-40, 60))]
+        else:
+            args = [draw(st.integers(-60, 300)), draw(st.integers(-60, 60)), draw(st.integers(-60, 260)),
+                    draw(st.sampled_from([90, 120, 150, 180]))]
+    return " ".join([name] + [str(a) for a in args]).encode()
+
+
+@st.composite
 def lines(draw, planar):
-    kind = draw(st.integers(0, 9))
+    kind = draw(st.integers(0, 11))
+    if kind >= 10:
+        return draw(zone_crossing(planar))
     if kind <= 3:
         return draw(commands(planar))
     if kind <= 5:
@@ -117,11 +166,32 @@ def windows(board_path):
     return out, data["motion"]["max_speed_deg_s"]
 
 
-def fuzz(board_path, planar, report):
+def poses_from_pulses(data, pulses):
+    """The joint angles (rad) every step's pulses command: (N, n), one row per distinct time."""
+    joints = data["joints"]
+    by_channel = {j["channel"]: i for i, j in enumerate(joints)}
+    us = [None] * len(joints)
+    rows = []
+    for k, (t, ch, value) in enumerate(pulses):
+        if ch in by_channel:
+            us[by_channel[ch]] = value
+        last_of_step = k + 1 == len(pulses) or pulses[k + 1][0] != t
+        if last_of_step and None not in us:
+            rows.append([(((u - j["center_us"]) / j["us_per_rad"]
+                                               - math.radians(j["offset_deg"])) / j["sign"])
+                         for u, j in zip(us, joints)])
+    return np.array(rows)
+
+
+def fuzz(board_path, planar, report, tmp_path):
     examples = EXAMPLES[board_path.stem]
     count = [0]
-    finals = {"ok": 0, "error": 0}
-    with Simulator(board_path) as sim:
+    finals = {"ok": 0, "error": 0, "COLLISION": 0}
+    data = json.loads(board_path.read_text())
+    data["workspace"] = WORKSPACES[board_path.stem]
+    fuzzed = tmp_path / board_path.name
+    fuzzed.write_text(json.dumps(data))
+    with Simulator(fuzzed) as sim:
         assert sim.request("where")[-1].startswith("ok")       # booted
 
         @settings(max_examples=examples, deadline=None, database=None,
@@ -137,6 +207,8 @@ def fuzz(board_path, planar, report):
                 head = last.split(" ", 1)[0]
                 assert head in ("ok", "error"), (raw, reply)
                 finals[head] += 1
+                if last.startswith("error COLLISION "):
+                    finals["COLLISION"] += 1
                 assert "Traceback" not in last and "INTERNAL" not in last, (raw, reply)
                 if head == "ok":
                     low = last.lower()
@@ -157,13 +229,21 @@ def fuzz(board_path, planar, report):
             assert abs(us - us0) <= per_step * max(1, (t - t0) / STEP_MS) + 1, (t, ch, us0, us)
         last[ch] = (t, us)
     assert count[0] >= examples * LINES_PER_EXAMPLE
-    report("fuzz %s: %d lines (%d ok, %d error), %d pulses, all inside their windows"
-           % (board_path.stem, count[0], finals["ok"], finals["error"], len(pulses)))
+    poses = poses_from_pulses(data, pulses)
+    world = World(data)
+    depth = np.concatenate([capsule_depth_many(world, poses[i:i + 2000]) for i in range(0, len(poses), 2000)])
+    inside = int(np.sum(depth > PULSE_MM))
+    assert inside == 0, (inside, poses[np.argmax(depth)], float(depth.max()))
+    assert finals["COLLISION"] > 0      # the zone-crossing moves did reach the check
+    report("fuzz %s: %d lines (%d ok, %d error, %d of them COLLISION), %d pulses, all inside their windows; "
+           "%d poses, 0 inside a zone (deepest %.2f mm, pulse rounding allows %.1f)"
+           % (board_path.stem, count[0], finals["ok"], finals["error"], finals["COLLISION"], len(pulses),
+              len(poses), float(depth.max()), PULSE_MM))
 
 
-def test_fuzz_arm5(micropython, report):
-    fuzz(BOARDS / "sim_arm5.json", False, report)
+def test_fuzz_arm5(micropython, report, tmp_path):
+    fuzz(BOARDS / "sim_arm5.json", False, report, tmp_path)
 
 
-def test_fuzz_planar(micropython, report):
-    fuzz(BOARDS / "sim_planar.json", True, report)
+def test_fuzz_planar(micropython, report, tmp_path):
+    fuzz(BOARDS / "sim_planar.json", True, report, tmp_path)

@@ -24,11 +24,11 @@ import math
 
 import numpy as np
 
-from conftest import BOARDS, MP_SCRIPTS
+from conftest import BOARDS, MP_SCRIPTS, solver_only
 
 import derive_vectors as derive
 from armctl import upy
-from armfw import board, kinematics, status
+from armfw import kinematics, status
 
 EPS = derive.REACH_EPS
 LIMIT_EPS = derive.LIMIT_EPS
@@ -325,7 +325,7 @@ def run_grid(geom, targets, seed):
     rng = np.random.default_rng(seed)
     rules = [RULES[i % 3] for i in range(len(targets))]
     current = poses(geom, len(targets), rng)
-    arm = board.load(str(BOARDS / geom.board_file)).solver
+    arm = solver_only(geom.board_file)
     statuses, answers = solve_all(arm, targets, rules, current)
     oracle = Oracle(geom, targets, current)
     return oracle, rules, statuses, answers

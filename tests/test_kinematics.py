@@ -12,14 +12,15 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from conftest import BOARDS
+from conftest import solver_only
 
 import derive_vectors as derive
-from armfw import board, kinematics, numeric, status, twolink
+from armfw import kinematics, numeric, status, twolink
 from armfw.kinematics import DOWN, MIN_MOTION, PREFER_DOWN, PREFER_UP, UP
 
-PLANAR = board.load(str(BOARDS / "sim_planar.json")).solver
-ARM5 = board.load(str(BOARDS / "sim_arm5.json")).solver
+# Properties over the whole joint space: the solver alone, without keep-out zones.
+PLANAR = solver_only("sim_planar.json")
+ARM5 = solver_only("sim_arm5.json")
 G_PLANAR = derive.Geometry("sim_planar.json")
 G_ARM5 = derive.Geometry("sim_arm5.json")
 D = math.radians
@@ -172,9 +173,10 @@ def test_large_pitch_loses_no_accuracy():
 
 
 def test_status_and_rule_names():
-    assert [status.code(n) for n in status.NAMES] == list(range(6))
+    assert [status.code(n) for n in status.NAMES] == list(range(7))
     assert status.name(status.JOINT_LIMIT) == "JOINT_LIMIT"
-    assert [status.solved(c) for c in range(6)] == [True, True, False, False, False, False]
+    assert status.name(status.COLLISION) == "COLLISION"
+    assert [status.solved(c) for c in range(7)] == [True, True, False, False, False, False, False]
     assert [kinematics.rule_code(r) for r in ("min", "up", "down")] == [MIN_MOTION, PREFER_UP, PREFER_DOWN]
     with pytest.raises(ValueError):
         kinematics.rule_code("sideways")

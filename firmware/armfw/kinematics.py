@@ -20,7 +20,7 @@ from math import atan2, cos, sin, sqrt, pi, isfinite
 from armfw import twolink
 from armfw.compat import const
 from armfw.numeric import TWO_PI, all_finite, finite
-from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, solved
+from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, COLLISION, solved
 
 # Branch rules. MIN_MOTION picks the valid solution nearest the current pose
 # (a silent branch flip mid-path swings the arm violently); PREFER_UP and
@@ -67,6 +67,7 @@ class Solver:
     targets = ()      # names of the target coordinates, in order
     n_candidates = 0
     closed_form = True    # ik() solves; False: the host must (armfw.chain)
+    zones = None        # armfw.zones.Zones, set by the board loader; None: no zone check
 
     def __init__(self, names, lo, hi, home):
         self.names = names          # joint names
@@ -77,6 +78,7 @@ class Solver:
         self.elbow = UP             # branch of the last solution ik() returned
         self._q = [[0.0] * self.n for _ in range(self.n_candidates)]
         self._status = [OK] * self.n_candidates
+        self._cost = [0.0] * self.n_candidates
         self._elbow = [UP] * self.n_candidates
         self._pair = [0.0, 0.0, 0.0, 0.0]      # twolink.solve_pair's answer
         # The limits as compared, LIMIT_EPS included, computed once.
@@ -108,10 +110,9 @@ class Solver:
 
     def _choose(self, current, rule, out):
         """Copy the best valid candidate into out; return its status or the honest failure."""
-        best = -1
-        best_cost = 0.0
         status = self._status
         elbow = self._elbow
+        costs = self._cost
         n = self.n
         for c in range(self.n_candidates):
             if status[c] > SINGULAR:
@@ -125,15 +126,27 @@ class Solver:
             if (rule == PREFER_UP and elbow[c] != UP) or (
                     rule == PREFER_DOWN and elbow[c] != DOWN):
                 cost += 1e9
-            if best < 0 or cost < best_cost:
-                best = c
-                best_cost = cost
-        if best < 0:
-            # Reachable but forbidden is its own answer; otherwise the primary
-            # candidate's geometric verdict (TOO_FAR / TOO_CLOSE / BAD_INPUT).
+            costs[c] = cost
+        while True:
+            best = -1
+            best_cost = 0.0
             for c in range(self.n_candidates):
-                if self._status[c] == JOINT_LIMIT:
-                    return JOINT_LIMIT
+                if status[c] <= SINGULAR and (best < 0 or costs[c] < best_cost):
+                    best = c
+                    best_cost = costs[c]
+            # Zone hook (armfw.zones): the best candidate that is clear wins, so
+            # a clear branch beats minimum motion; usually one check per solve.
+            if best < 0 or self.zones is None or self.zones.clear(self._q[best]):
+                break
+            status[best] = COLLISION
+        if best < 0:
+            # Reachable but forbidden is its own answer (a zone before a joint
+            # limit: a pose exists, something is in its way); otherwise the
+            # primary candidate's geometric verdict (TOO_FAR / TOO_CLOSE / BAD_INPUT).
+            for forbidden in (COLLISION, JOINT_LIMIT):
+                for c in range(self.n_candidates):
+                    if self._status[c] == forbidden:
+                        return forbidden
             return self._status[0]
         q = self._q[best]
         for i in range(self.n):

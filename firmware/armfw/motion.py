@@ -26,7 +26,7 @@ from math import pi, sqrt, sin, cos
 from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.kinematics import MIN_MOTION
 from armfw.numeric import DEG, finite, wrap_angle
-from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, solved
+from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, solved
 
 # Plan operations.
 JOINTS = const(0)          # joint interpolation to the angles of the target (radians)
@@ -61,6 +61,7 @@ REASON_JUMP = "joint would jump"
 REASON_GRIPPER = "no gripper"
 REASON_LIMITS = "outside the joint limits"
 REASON_PATH_FULL = "path full"
+REASON_ZONE = "would enter a zone"     # which zone and link: solver.zones.hit_zone, hit_link
 
 
 class _Clock:
@@ -240,6 +241,9 @@ class ArmController:
             goal[i] = path[base + i]        # judged as stored (float32)
         if not self.solver.within_limits(goal):
             return self._refuse(JOINT_LIMIT, REASON_LIMITS, 0, self.path_len + 1)
+        zones = self.solver.zones
+        if zones is not None and not zones.clear(goal):
+            return self._refuse(COLLISION, REASON_ZONE, 0, self.path_len + 1)
         bad = self.servos.pulses(goal, self._step_us)
         if bad >= 0:
             return self._refuse(JOINT_LIMIT, REASON_PULSE, 0, self.path_len + 1, None, bad)
@@ -352,7 +356,11 @@ class ArmController:
         return self.speed_rad_s * self.step_ms / 1000.0
 
     def _step(self, k, step, q, live, point=None):
-        """One step to pose q: check its pulses; when live send them, record the pose, wait."""
+        """One step to pose q: check its zones and pulses; when live send them, record the pose, wait."""
+        # Zone hook (armfw.zones): every step of every motion, in the check run.
+        zones = self.solver.zones
+        if zones is not None and not zones.clear(q):
+            return self._refuse(COLLISION, REASON_ZONE, k, step, point)
         bad = self.servos.pulses(q, self._step_us)
         if bad >= 0:
             return self._refuse(JOINT_LIMIT, REASON_PULSE, k, step, point, bad)

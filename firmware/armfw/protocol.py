@@ -34,13 +34,13 @@ HELP = (
     "joints Q1..QN             move to joint angles (deg)",
     "path add Q1..QN | run | clear  joint waypoints (deg) checked as added; run: one motion through them",
     "servo CH US               raw pulse on one channel (wiring check), inside its window",
-    "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch=] grip=",
+    "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch=] grip= clear_mm= zone= link=",
     "home                      move to the board's home pose",
     "grip open|close           open or close the gripper",
     "pick X Y [Z]              above, down, close gripper, lift (arm5: tool pointing down)",
     "place X Y [Z]             above, down, open gripper, lift",
     "speed [DEG_PER_S]         show or set the joint speed limit",
-    "info                      board name, arm kind, joint names",
+    "info                      board name, arm kind, joint names, zones, clearance",
     "help                      this list",
 )
 
@@ -256,7 +256,20 @@ class Protocol:
             text += " at " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
         if controller.fail_joint >= 0:
             text += " joint %s" % controller.solver.names[controller.fail_joint]
+        if controller.fail_status == status.COLLISION:
+            return text + ": " + self._zone_hit()
         return text + ": " + controller.fail_reason
+
+    def _zone_hit(self):
+        """'<link> would enter zone <name>' for the last failed zone check."""
+        z = self.controller.solver.zones
+        return "%s would enter zone %s" % (z.link_names[z.hit_link], z.zone_names[z.hit_zone])
+
+    def _unsolved(self, st, args):
+        if st == status.COLLISION:
+            return Refused(status.name(st), "every solution for %s: %s" % (
+                " ".join(args[:self._nt]), self._zone_hit()))
+        return Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
 
     # -- commands -------------------------------------------------------
 
@@ -273,7 +286,7 @@ class Protocol:
         q = self._q
         st = kin.ik(self._target, q, self.controller.q, rule)
         if not status.solved(st):
-            raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
+            raise self._unsolved(st, args)
         err_mm, _ = kin.fk_error(self._target, q, self.controller.q)
         self._note_branch(rule)
         return "ok %s %s elbow=%s err_mm=%s" % (status.name(st), _degrees(q, self._n),
@@ -294,7 +307,7 @@ class Protocol:
         rule = self._parse_target(args, True)
         st = self.controller.solver.ik(self._target, self._q, self.controller.q, rule)
         if not status.solved(st):
-            raise Refused(status.name(st), "no solution for %s" % " ".join(args[:self._nt]))
+            raise self._unsolved(st, args)
         self._note_branch(rule)
         return self._done(self.controller.move(self._target, rule))
 
@@ -367,7 +380,17 @@ class Protocol:
     def where(self, args):
         self._numbers(args, 0, "none")
         g = self.controller.gripper
-        return self._pose_reply(" grip=%s" % ("none" if g is None else (g.state or "unknown")))
+        return self._pose_reply(" grip=%s%s" % ("none" if g is None else (g.state or "unknown"),
+                                                self._clearance()))
+
+    def _clearance(self):
+        """' clear_mm=<gap> zone=<name> link=<link>': the commanded pose's nearest zone."""
+        z = self.controller.solver.zones
+        if z is None or z.n_zones == 0:
+            return " clear_mm=none"
+        gap = z.clearance(self.controller.q)
+        return " clear_mm=%s zone=%s link=%s" % (_fmt(gap), z.zone_names[z.nearest_zone],
+                                                z.link_names[z.nearest_link])
 
     def grip(self, args):
         if len(args) != 1 or args[0].lower() not in ("open", "close"):
@@ -408,9 +431,11 @@ class Protocol:
         self._numbers(args, 0, "none")
         controller = self.controller
         b = controller.board
-        return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d" % (
+        z = controller.solver.zones
+        return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d zones=%s%s" % (
             b.name, controller.solver.kind, ",".join(controller.solver.names),
-            "none" if controller.gripper is None else controller.gripper.channel, controller.step_ms)
+            "none" if controller.gripper is None else controller.gripper.channel, controller.step_ms,
+            ",".join(z.zone_names) if z is not None and z.n_zones else "none", self._clearance())
 
     def help(self, args):
         for line in HELP:

@@ -20,8 +20,11 @@ TOO_FAR = const(2)
 TOO_CLOSE = const(3)
 JOINT_LIMIT = const(4)
 BAD_INPUT = const(5)
+# Reachable within the joint limits, but a link would enter a keep-out zone
+# (the floor, the base, a fixture: armfw.zones).
+COLLISION = const(6)
 
-NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT")
+NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT", "COLLISION")
 
 # The protocol's own words (armfw.protocol; firmware/PROTOCOL.md says when each is sent).
 BAD_COMMAND = "BAD_COMMAND"     # not a command line: unknown word, control bytes, too long

@@ -291,11 +291,21 @@ class Session:
             self.say("joint %d %s (channel %d)%s" % (j + 1, name, servos.channels[j],
                                                     ": " + hints[j] if j < len(hints) else ""))
             pulses = []
+            # Each joint is jogged from the pose the arm is in and put back after,
+            # so the next joint's poses start from that known pose, not from
+            # wherever this one was left (the board refuses a jog that would put
+            # a link into a keep-out zone: COLLISION).
+            before = self.link.request("where")
             for deg in poses_deg:
                 start = servos.pulse(j, deg * DEG)
                 task = Task(j, name, servos.channels[j], deg, start)
                 self.say(" jog %s to %+g deg (now %d us), then press Enter" % (name, deg, start))
                 pulses.append(self.jog(task))
+            if before.ok:
+                back = "joints " + " ".join("%g" % v for v in before.values[:arm.n])
+                reply = self.link.request(back, timeout=max(self.link.timeout, 30.0))
+                if not reply.ok:
+                    self.say(" %s refused: %s" % (back, reply.final))
             poses_rad = [d * DEG for d in poses_deg]
             if all(servos.pulse(j, q) == us for q, us in zip(poses_rad, pulses)):
                 # Whole-microsecond pulses cannot tell a fit from the board's

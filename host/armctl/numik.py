@@ -43,6 +43,7 @@ import numpy as np
 
 from armfw import status as fw_status
 from armfw import twolink
+from armfw import zones as fw_zones
 from armfw.kinematics import AXIS_EPS
 from armfw.status import OK, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
 from armctl import chain as chain_mod
@@ -469,6 +470,8 @@ def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", res
         q[take], e_mm[take], e_rad[take] = rq[better], rm[better], rr[better]
         best_cost[take] = _score(rm, rr)[better]
     status = _classify(chain, q, pos, dirs, e_mm, e_rad, tol_mm, tol_rad, too_far, too_close)
+    # Zone hook (armfw.zones): an answer with a link in a keep-out zone is no solution.
+    fw_zones.refuse_in_zones(getattr(chain.solver, "zones", None), q, status)
     status[~good] = BAD_INPUT
     status[absurd] = TOO_FAR
     q[~good] = q0[~good]

@@ -2,9 +2,11 @@
 """Pictures of the arm: workspace maps, straight-line paths, tool paths (PNG, matplotlib Agg).
 
 - workspace_figure(board, out_png): where the analytic solver says OK,
-  SINGULAR, TOO_FAR, TOO_CLOSE or JOINT_LIMIT over a grid. Planar arm: the
-  (x, y) plane. Arm5Solver: the side view (r, z) for one tool pitch (r < 0 is
-  behind the base), with the arm drawn in its home pose.
+  SINGULAR, TOO_FAR, TOO_CLOSE, JOINT_LIMIT or COLLISION (a link would enter
+  one of the board's keep-out zones) over a grid. Planar arm: the (x, y)
+  plane. Arm5: the side view (r, z) for one tool pitch (r < 0 is behind the
+  base), with the arm drawn in its home pose. The floor and the zones are
+  drawn (arm5: their section with the view's plane).
 - line_figure(board, start, end, out_png): a straight tool line solved by the
   firmware (armfw) at every step, with minimum motion from the previous step:
   the tool path with failing steps marked, joint angles and the joint speeds
@@ -22,11 +24,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt                 # noqa: E402
-from matplotlib.patches import Circle, Patch    # noqa: E402
+from matplotlib.patches import Circle, Patch, Rectangle    # noqa: E402
 from matplotlib.colors import ListedColormap    # noqa: E402
 import numpy as np                               # noqa: E402
 
 from armfw import status as fw_status           # noqa: E402
+from armfw import zones as fw_zones             # noqa: E402
 from armfw.kinematics import MIN_MOTION         # noqa: E402
 from armctl import batch, chain as chain_mod   # noqa: E402
 
@@ -37,7 +40,9 @@ STATUS_COLOURS = {
     fw_status.TOO_CLOSE: "#90caf9",
     fw_status.JOINT_LIMIT: "#e57373",
     fw_status.BAD_INPUT: "#000000",
+    fw_status.COLLISION: "#8e24aa",
 }
+ZONE_COLOUR = "#6d4c41"
 ARM_COLOUR = "#263238"
 FAIL_COLOUR = "#d32f2f"
 DPI = 110
@@ -94,7 +99,76 @@ def workspace_grid(board, pitch_rad=math.pi / 2, grid=WORKSPACE_GRID):
         gx, gy = np.meshgrid(xs, ys)
         targets = np.column_stack([gx.ravel(), np.zeros(gx.size), gy.ravel(), np.full(gx.size, pitch_rad)])
     status, _, _ = batch.ik(board, targets)
-    return (xs[0], xs[-1]), (ys[0], ys[-1]), np.asarray(status).reshape(gx.shape)
+    status = _zone_status(board, targets, np.asarray(status))
+    return (xs[0], xs[-1]), (ys[0], ys[-1]), status.reshape(gx.shape)
+
+
+def _zone_status(board, targets, status):
+    """status with the firmware's zone-aware answer where the zone-free twin solved.
+
+    The numpy twin (armctl.batch) is the solver alone; the keep-out zones and
+    the branch choice they steer are the firmware's (armfw.zones), asked per point.
+    """
+    solver = board.solver
+    if solver.zones is None or solver.zones.n_zones == 0:
+        return status
+    status = status.copy()
+    out = [0.0] * solver.n
+    for i in np.flatnonzero(status <= fw_status.SINGULAR):
+        st = solver.ik([float(v) for v in targets[i]], out, None, MIN_MOTION)
+        if not fw_status.solved(st):
+            status[i] = st
+    return status
+
+
+def _draw_zones(ax, board, yaw=None):
+    """The floor, keep-out zones and tool box of the board; yaw: arm5 side view's plane (radians)."""
+    z = board.solver.zones
+    if z is None:
+        return
+    planar = board.solver.kind == "planar"
+    c = 1.0 if yaw is None else math.cos(yaw)
+    s = 0.0 if yaw is None else math.sin(yaw)
+    label = "keep-out zones"
+    for k in range(z.n_zones):
+        kind = z.zone_kinds[k]
+        p = z.params[k]
+        name = z.zone_names[k]
+        if kind == fw_zones.FLOOR:
+            ax.axhspan(p[0] - 40.0, p[0], color=ZONE_COLOUR, alpha=0.25, lw=0, label=label)
+            ax.axhline(p[0] + p[1], color=ZONE_COLOUR, ls=":", lw=1)
+            label = None
+            continue
+        if kind == fw_zones.CYLINDER:
+            d = 0.0 if planar else abs(-s * p[0] + c * p[1])
+            if d >= p[2]:
+                continue
+            centre = p[0] if planar else c * p[0] + s * p[1]
+            half = math.sqrt(p[2] * p[2] - d * d)
+            lo, hi, bottom, top = centre - half, centre + half, p[3], p[4]
+        else:
+            bottom, top = p[2], p[5]
+            if planar:
+                lo, hi = p[0], p[3]
+            else:
+                lo, hi = -1e9, 1e9      # the r interval where the plane's line is in the box
+                for a, b0, b1 in ((c, p[0], p[3]), (s, p[1], p[4])):
+                    if abs(a) < 1e-12:
+                        if not b0 <= 0.0 <= b1:
+                            lo, hi = 1.0, 0.0
+                        continue
+                    ra, rb = sorted((b0 / a, b1 / a))
+                    lo, hi = max(lo, ra), min(hi, rb)
+                if lo >= hi:
+                    continue
+        stay_in = kind == fw_zones.TOOL_BOX
+        ax.add_patch(Rectangle((lo, bottom), hi - lo, top - bottom, fill=not stay_in,
+                               color=ZONE_COLOUR, alpha=0.8 if stay_in else 0.35,
+                               ls="--" if stay_in else "-", lw=1, label=label if not stay_in else "tool box"))
+        if not stay_in:
+            label = None
+        ax.annotate(name, ((lo + hi) / 2, top), fontsize=7, color=ZONE_COLOUR, ha="center",
+                    xytext=(0, 2), textcoords="offset points")
 
 
 def workspace_figure(board, out_png, pitch_rad=math.pi / 2, grid=WORKSPACE_GRID):
@@ -114,6 +188,7 @@ def workspace_figure(board, out_png, pitch_rad=math.pi / 2, grid=WORKSPACE_GRID)
                         color="#424242", xytext=(4, -10), textcoords="offset points")
         pts = c.joint_points(c.home)
         _draw_arm(ax, pts[:, 0], pts[:, 1], "home pose")
+        _draw_zones(ax, board)
         ax.set_xlabel("x (mm)")
         ax.set_ylabel("y (mm)")
         ax.set_title("%s: planar workspace, elbow limit %.0f..%.0f deg"
@@ -128,12 +203,14 @@ def workspace_figure(board, out_png, pitch_rad=math.pi / 2, grid=WORKSPACE_GRID)
                                 label="wrist reach L1+L2 (shifted by L3)" if side == 1 else None))
         r, z = _side_points(c, c.home)
         _draw_arm(ax, r, z, "home pose")
-        ax.axhline(0.0, color="#795548", lw=1)
+        _draw_zones(ax, board, 0.0)
         ax.axvline(0.0, color="#9e9e9e", lw=0.8, ls=":")
         ax.set_xlabel("r (mm, horizontal distance from the base axis; < 0 behind the base)")
         ax.set_ylabel("z (mm, height above the base)")
         ax.set_title("%s: side view, tool pitch %.0f deg from vertical"
                      % (board.name, math.degrees(pitch_rad)))
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
     ax.set_aspect("equal")
     ax.grid(True, lw=0.3, color="#bdbdbd")
     legend = _status_legend(ax, set(np.unique(status)))
@@ -231,14 +308,20 @@ def line_figure(board, start, end, out_png, speed_mm_s=None, step_mm=None):
         px = np.hypot(res.points[:, 0], res.points[:, 1])
         py = res.points[:, 2]
         ax_path.add_patch(Circle((0, arm.base), c.reach, fill=False, ls="--", lw=1, color="#616161"))
-        ax_path.axhline(0.0, color="#795548", lw=1)
+        yaw = math.atan2(res.points[0, 1], res.points[0, 0])
         ax_path.set_xlabel("r (mm, horizontal distance from the base axis)")
         ax_path.set_ylabel("z (mm)")
         view = "side view, dashed: reach L1+L2+L3 about J2"
+    _draw_zones(ax_path, board, None if arm.kind == "planar" else yaw)
     ax_path.plot(px, py, "-", color="#1e88e5", lw=2, label="tool line", zorder=3)
-    if len(bad):
-        ax_path.plot(px[bad], py[bad], "x", color=FAIL_COLOUR, ms=7, mew=2, zorder=7,
-                     label="no solution (%d steps, first: %s)" % (len(bad), fw_status.name(res.status[bad[0]])))
+    hit = bad[res.status[bad] == fw_status.COLLISION]
+    other = bad[res.status[bad] != fw_status.COLLISION]
+    if len(other):
+        ax_path.plot(px[other], py[other], "x", color=FAIL_COLOUR, ms=7, mew=2, zorder=7,
+                     label="no solution (%d steps, first: %s)" % (len(other), fw_status.name(res.status[other[0]])))
+    if len(hit):
+        ax_path.plot(px[hit], py[hit], "x", color=STATUS_COLOURS[fw_status.COLLISION], ms=7, mew=2, zorder=7,
+                     label="refused by a zone (%d steps)" % len(hit))
     ax_path.plot(px[:1], py[:1], "o", color="#2e7d32", ms=8, label="start", zorder=8)
     ax_path.plot(px[-1:], py[-1:], "s", color="#6a1b9a", ms=8, label="end", zorder=8)
     for i, name, alpha in ((0, "arm at start", 0.9), (len(res.q) - 1, "arm at end", 0.45)):

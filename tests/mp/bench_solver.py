@@ -264,6 +264,29 @@ def run_move_step(poses, servos, out_us, driver):
                 set_us(channels[j], out_us[j])
 
 
+# --- Keep-out zones: the check every motion step makes, and what it adds to ik ---
+
+def run_zone_check(poses, zones):
+    clear = zones.clear
+    for q in poses:
+        clear(q)
+
+
+def zone_figures(free, zoned, targets, poses, current, out):
+    """The zone check per step (arm5 default zones: floor and base column); ik with (zoned)
+    and without them (free, the same arm with zones None), measured side by side."""
+    zones = zoned.zones
+    heap = heap_per_item(run_zone_check, poses[:HEAP_ITEMS], zones)
+    check, with_zones, without = side_by_side((run_zone_check, poses, zones),
+                                              (run_arm_ik, targets, zoned, out, current),
+                                              (run_arm_ik, targets, free, out, current))
+    return {"zones": ",".join(zones.zone_names), "links": len(zones.link_names),
+            "check_per_s": check, "check_us": 1e6 / check, "check_heap_bytes": heap,
+            "ik_free_per_s": without, "ik_zoned_per_s": with_zones,
+            "check_vs_ik": without / check,
+            "ik_share": max(0.0, 1.0 - with_zones / without)}
+
+
 # --- Where a 5-joint solve spends its time (armfw internals, measured only) ---
 
 def run_validate(items, arm, n):
@@ -577,6 +600,11 @@ def main():
     driver, why = make_pca9685()
     planar = planar_board.solver
     arm5 = arm5_board.solver
+    # The solver figures compare the solver alone with the textbook one; the
+    # zones get their own section (zone_figures), on a second arm5 that keeps them.
+    planar.zones = None
+    arm5_zoned = board.load(ROOT + "/boards/sim_arm5.json").solver
+    arm5.zones = None
     servos = arm5_board.servos
     p_targets = make_targets(planar, SET_SIZE, 12345)[0]
     a_targets, a_poses = make_targets(arm5, SET_SIZE, 54321)
@@ -645,6 +673,7 @@ def main():
     res["arm5"]["safe_answers"], res["arm5"]["textbook_answers"] = check_arm(arm5, 2000)
 
     res["arm5"]["breakdown"] = arm5_breakdown(arm5, a_targets, a_home, out5)
+    res["zones"] = zone_figures(arm5, arm5_zoned, a_targets, a_poses, a_home, out5)
 
     poses = a_poses[:HEAP_ITEMS]
     step = {"servo_map_heap_bytes": heap_per_item(run_servo_map, poses, servos, out_us)}

@@ -49,6 +49,12 @@ def firmware_lines(fw):
     if isinstance(parts, dict):
         lines.append("  5-joint ik time shares: " + ", ".join(
             "%s %s" % (k, _pct(v["share"])) for k, v in parts.items()))
+    z = fw.get("zones")
+    if isinstance(z, dict):
+        lines.append("  zone check per step (%s, %d links): %.1f us, %d B heap; one check = %s of a 5-joint ik; "
+                     "ik with zones %s vs %s without (zones' share of a solve %s)"
+                     % (z["zones"], z["links"], z["check_us"], z["check_heap_bytes"], _pct(z["check_vs_ik"]),
+                        _rate(z["ik_zoned_per_s"]), _rate(z["ik_free_per_s"]), _pct(z["ik_share"])))
     step = fw["move_step"]
     if "move_step_heap_bytes" in step:
         lines.append("  move step (%s): servo map %d B, driver write %d B, both %d B per step; %s"

@@ -1,0 +1,522 @@
+# SPDX-License-Identifier: MIT
+"""Keep-out zones: the floor, an optional tool box, named keep-out volumes; every link checked.
+
+Frame (mm): arm5 - the base frame, x and y horizontal, z up, z = 0 the plane
+the base stands on. Planar - the arm's vertical plane, x horizontal, y up, the
+shoulder at the origin; its points are handled as (x, 0, y), so one set of
+3-D tests serves both kinds (a planar "cylinder" is the strip |x - x0| < r).
+
+Links are capsules: the segment between two joint points and a radius.
+  arm5:   upper_arm (J2 axis - elbow), forearm (elbow - wrist), tool (wrist - tool tip)
+  planar: upper_arm (shoulder - elbow), forearm (elbow - tool tip)
+A segment crossing a zone counts, not only its end points.
+
+Zones (a link is "in" a zone when its capsule enters it):
+  floor     the link's lowest point must stay clearance_mm above height_mm
+            (a segment's lowest point is one of its ends: exact).
+  box       axis-aligned keep-out box; tested as the segment against the box
+            grown by the link radius on every side (square corners: a hair
+            stricter than the capsule near an edge, never more lenient).
+  cylinder  vertical keep-out cylinder (axis x_mm, y_mm, radius_mm,
+            bottom_mm..top_mm), grown by the link radius the same way.
+  tool box  the tool tip must stay inside it (stay-in, not keep-out).
+A zone may apply to some links only ("links"): the base column does not
+apply to the upper arm, which is bolted to it and kept off it by the
+shoulder's joint limits.
+
+Cost: clear(q) is the joint points (the trigonometry of one FK) plus a few
+comparisons and multiplications per link and zone; all storage is allocated
+in the constructor, nothing per call.
+"""
+
+from math import sin, cos, sqrt
+
+from armfw.compat import const
+from armfw.status import COLLISION, solved
+
+FLOOR = const(0)
+BOX = const(1)
+CYLINDER = const(2)
+TOOL_BOX = const(3)
+
+LINKS = {"planar": ("upper_arm", "forearm"), "arm5": ("upper_arm", "forearm", "tool")}
+# A chain arm (armfw.chain) has one link per joint: link<i> runs from joint i's
+# origin to the next joint's (the last to the tool tip), the points its FK
+# leaves in solver.origins.
+CHAIN_LINK_RADIUS_MM = 10.0
+
+
+def link_names(solver):
+    """The names of the arm's links, in the order of its joint points."""
+    if solver.kind == "chain":
+        return tuple("link%d" % (i + 1) for i in range(solver.n))
+    return LINKS[solver.kind]
+
+
+def _default_radius(solver, name):
+    if solver.kind == "chain":
+        return CHAIN_LINK_RADIUS_MM
+    return DEFAULT_RADII[solver.kind][name]
+
+# Board-file defaults per arm kind (see firmware/PROTOCOL.md, "Workspace").
+# arm5: standing on a table at z = 0; the base and shoulder housing is a column
+# up to just above the J2 axis. planar: mounted on a post under its shoulder,
+# reaching all round it (no floor).
+DEFAULT_RADII = {
+    "arm5": {"upper_arm": 20.0, "forearm": 15.0, "tool": 8.0},
+    "planar": {"upper_arm": 15.0, "forearm": 10.0},
+}
+DEFAULT_CLEARANCE_MM = 5.0
+BASE_RADIUS_MM = 45.0       # arm5 base column
+BASE_ABOVE_J2_MM = 25.0     # the shoulder housing's top above the J2 axis
+POST_HALF_WIDTH_MM = 20.0   # planar post
+POST_BELOW_SHOULDER_MM = 30.0
+
+
+def defaults(kind, solver):
+    """The workspace section a board of this arm kind gets when it has none (a dict).
+
+    A chain arm gets none: where its base stands is the URDF's business, not a default's.
+    """
+    if kind == "chain":
+        return {"floor": None, "link_radius_mm": {}, "zones": []}
+    if kind == "arm5":
+        return {
+            "floor": {"height_mm": 0.0, "clearance_mm": DEFAULT_CLEARANCE_MM},
+            "link_radius_mm": dict(DEFAULT_RADII["arm5"]),
+            "zones": [{"name": "base", "kind": "cylinder", "x_mm": 0.0, "y_mm": 0.0,
+                       "radius_mm": BASE_RADIUS_MM, "bottom_mm": 0.0,
+                       "top_mm": solver.base + BASE_ABOVE_J2_MM, "links": ["forearm", "tool"]}],
+        }
+    return {
+        "floor": None,
+        "link_radius_mm": dict(DEFAULT_RADII["planar"]),
+        "zones": [{"name": "post", "kind": "cylinder", "x_mm": 0.0,
+                   "radius_mm": POST_HALF_WIDTH_MM, "bottom_mm": -2.0 * solver.reach,
+                   "top_mm": -POST_BELOW_SHOULDER_MM, "links": ["forearm"]}],
+    }
+
+
+class Zones:
+    """Zones of one arm (its armfw.kinematics solver), links with radii; see the module doc.
+
+    radii: link radius per link (mm, in LINKS order). zones: list of
+    (name, kind, params, links) with params a list of 6 floats:
+      FLOOR (height, clearance, 0, 0, 0, 0); BOX (x0, y0, z0, x1, y1, z1);
+      CYLINDER (x, y, radius, bottom, top, 0); TOOL_BOX as BOX;
+    and links the link indexes the zone applies to.
+    After clear() returns False: hit_zone, hit_link say which (indexes into
+    zone_names, link_names).
+    """
+
+    def __init__(self, solver, radii, zones):
+        self.kind = solver.kind
+        self.solver = solver
+        self.link_names = link_names(solver)
+        nl = len(self.link_names)
+        self.n_links = nl
+        self.radii = list(radii)
+        self.n_zones = len(zones)
+        self.zone_names = [z[0] for z in zones]
+        self.zone_kinds = [z[1] for z in zones]
+        self.params = [list(z[2]) for z in zones]
+        # Per zone and link: the zone grown by that link's radius (None: not
+        # applied), so a check is comparisons only.
+        self._grown = []
+        for name, kind, p, links in zones:
+            row = []
+            for l in range(nl):
+                if l not in links:
+                    row.append(None)
+                    continue
+                r = radii[l]
+                if kind == FLOOR:
+                    g = [p[0] + p[1] + r, 0.0, 0.0, 0.0, 0.0, 0.0]
+                elif kind == BOX:
+                    g = [p[0] - r, p[1] - r, p[2] - r, p[3] + r, p[4] + r, p[5] + r]
+                    if self.kind == "planar":
+                        g[1] = -1.0     # a planar box spans the plane's depth
+                        g[4] = 1.0
+                elif kind == CYLINDER:
+                    g = [p[0], p[1], (p[2] + r) * (p[2] + r), p[3] - r, p[4] + r, 0.0]
+                    if self.kind == "planar":
+                        g[1] = 0.0
+                else:   # TOOL_BOX: the tip itself, no radius
+                    g = list(p)
+                    if self.kind == "planar":
+                        g[1] = -1.0
+                        g[4] = 1.0
+                row.append(g)
+            self._grown.append(row)
+        # Joint points, x y z each: arm5 J2 axis, elbow, wrist, tip; planar shoulder, elbow, tip.
+        self._pts = [0.0] * (3 * (nl + 1))
+        self._tip = [0.0] * 3             # chain FK scratch
+        self.hit_zone = -1
+        self.hit_link = -1
+        self.nearest_zone = -1
+        self.nearest_link = -1
+
+    # -- joint points -----------------------------------------------------
+
+    def points(self, q):
+        """Joint points of pose q (radians) into the preallocated list (x, y, z per point)."""
+        p = self._pts
+        a = self.solver
+        if self.kind == "chain":
+            a.fk(q, self._tip)
+            o = a.origins
+            for i in range(len(p)):
+                p[i] = o[i]
+        elif self.kind == "arm5":
+            a2 = q[1]
+            a3 = a2 + q[2]
+            a4 = a3 + q[3]
+            cy = cos(q[0])
+            sy = sin(q[0])
+            r1 = a.l1 * sin(a2)
+            z1 = a.base + a.l1 * cos(a2)
+            r2 = r1 + a.l2 * sin(a3)
+            z2 = z1 + a.l2 * cos(a3)
+            r3 = r2 + a.l3 * sin(a4)
+            p[0] = 0.0
+            p[1] = 0.0
+            p[2] = a.base
+            p[3] = r1 * cy
+            p[4] = r1 * sy
+            p[5] = z1
+            p[6] = r2 * cy
+            p[7] = r2 * sy
+            p[8] = z2
+            p[9] = r3 * cy
+            p[10] = r3 * sy
+            p[11] = z2 + a.l3 * cos(a4)
+        else:
+            t12 = q[0] + q[1]
+            x1 = a.l1 * cos(q[0])
+            y1 = a.l1 * sin(q[0])
+            p[0] = 0.0
+            p[1] = 0.0
+            p[2] = 0.0
+            p[3] = x1
+            p[4] = 0.0
+            p[5] = y1
+            p[6] = x1 + a.l2 * cos(t12)
+            p[7] = 0.0
+            p[8] = y1 + a.l2 * sin(t12)
+        return p
+
+    # -- the check --------------------------------------------------------
+
+    def clear(self, q):
+        """True when no link of pose q (radians) is in any zone; else sets hit_zone, hit_link."""
+        if self.n_zones == 0:
+            return True
+        p = self.points(q)
+        tip = 3 * self.n_links
+        for z in range(self.n_zones):
+            kind = self.zone_kinds[z]
+            row = self._grown[z]
+            for l in range(self.n_links):
+                g = row[l]
+                if g is None:
+                    continue
+                i = 3 * l
+                if kind == FLOOR:
+                    hit = p[i + 2] < g[0] or p[i + 5] < g[0]
+                elif kind == BOX:
+                    hit = _segment_in_box(p, i, g)
+                elif kind == CYLINDER:
+                    hit = _segment_in_cylinder(p, i, g)
+                else:
+                    hit = not (g[0] <= p[tip] <= g[3] and g[1] <= p[tip + 1] <= g[4]
+                               and g[2] <= p[tip + 2] <= g[5])
+                if hit:
+                    self.hit_zone = z
+                    self.hit_link = l
+                    return False
+        return True
+
+    def clearance(self, q):
+        """Smallest gap (mm) between a link's surface and a zone for pose q (< 0: inside).
+
+        Sets nearest_zone, nearest_link. For where/info, not the per-step check:
+        segments are sampled every few mm. inf when there are no zones.
+        """
+        p = self.points(q)
+        best = 1e30
+        self.nearest_zone = -1
+        self.nearest_link = -1
+        tip = 3 * self.n_links
+        for z in range(self.n_zones):
+            kind = self.zone_kinds[z]
+            prm = self.params[z]
+            for l in range(self.n_links):
+                if self._grown[z][l] is None:
+                    continue
+                if kind == TOOL_BOX:
+                    gap = _inside_depth(p[tip], p[tip + 1], p[tip + 2], prm, self.kind == "planar")
+                else:
+                    i = 3 * l
+                    gap = 1e30
+                    for s in range(SAMPLES + 1):
+                        f = s / SAMPLES
+                        x = p[i] + (p[i + 3] - p[i]) * f
+                        y = p[i + 1] + (p[i + 4] - p[i + 1]) * f
+                        h = p[i + 2] + (p[i + 5] - p[i + 2]) * f
+                        d = _distance(kind, prm, x, y, h, self.kind == "planar")
+                        if d < gap:
+                            gap = d
+                    gap -= self.radii[l]
+                if gap < best:
+                    best = gap
+                    self.nearest_zone = z
+                    self.nearest_link = l
+        return best if self.nearest_zone >= 0 else float("inf")
+
+
+def refuse_in_zones(zones, poses, statuses):
+    """The host solvers' acceptance hook: COLLISION for every solved pose a link of which is in a zone.
+
+    zones: a Zones or None (no zones: nothing changes); poses: radians, one per
+    status; statuses: status codes, changed in place. Returns how many were refused.
+    """
+    if zones is None:
+        return 0
+    refused = 0
+    for i in range(len(statuses)):
+        if solved(int(statuses[i])) and not zones.clear([float(a) for a in poses[i]]):
+            statuses[i] = COLLISION
+            refused += 1
+    return refused
+
+
+# Points per link segment for clearance(): a 150 mm tool sampled every ~5 mm.
+SAMPLES = 32
+
+
+# The parameter interval [t0, t1] of a segment still inside the slabs clipped
+# so far; one list for every check (the firmware is single-threaded).
+_span = [0.0, 1.0]
+
+
+def _clip(a, d, lo, hi):
+    """Narrow _span to where a + t*d lies in the open interval (lo, hi); False when empty."""
+    span = _span
+    if d == 0.0:
+        return lo < a < hi
+    ta = (lo - a) / d
+    tb = (hi - a) / d
+    if ta > tb:
+        ta, tb = tb, ta
+    if ta > span[0]:
+        span[0] = ta
+    if tb < span[1]:
+        span[1] = tb
+    return span[0] < span[1]
+
+
+def _segment_in_box(p, i, g):
+    """Does the segment p[i:i+3] - p[i+3:i+6] meet the open box g (x0 y0 z0 x1 y1 z1)?"""
+    _span[0] = 0.0
+    _span[1] = 1.0
+    for k in range(3):
+        a = p[i + k]
+        if not _clip(a, p[i + 3 + k] - a, g[k], g[k + 3]):
+            return False
+    return True
+
+
+def _segment_in_cylinder(p, i, g):
+    """Does the segment meet the open vertical cylinder g (x, y, radius^2, bottom, top)?"""
+    _span[0] = 0.0
+    _span[1] = 1.0
+    az = p[i + 2]
+    if not _clip(az, p[i + 5] - az, g[3], g[4]):
+        return False
+    t0 = _span[0]
+    t1 = _span[1]
+    # Horizontal distance from the axis, a quadratic in t: its least value on [t0, t1].
+    hx = p[i] - g[0]
+    hy = p[i + 1] - g[1]
+    dx = p[i + 3] - p[i]
+    dy = p[i + 4] - p[i + 1]
+    dd = dx * dx + dy * dy
+    t = t0
+    if dd > 0.0:
+        t = -(hx * dx + hy * dy) / dd
+        if t < t0:
+            t = t0
+        elif t > t1:
+            t = t1
+    hx += dx * t
+    hy += dy * t
+    return hx * hx + hy * hy < g[2]
+
+
+def _distance(kind, prm, x, y, z, planar):
+    """Signed distance (mm) from a point to a keep-out zone (< 0 inside)."""
+    if kind == FLOOR:
+        return z - prm[0] - prm[1]
+    if kind == CYLINDER:
+        dx = x - prm[0]
+        dy = 0.0 if planar else y - prm[1]
+        radial = sqrt(dx * dx + dy * dy) - prm[2]
+        vertical = max(prm[3] - z, z - prm[4])
+        return _box_like(radial, vertical)
+    # BOX
+    ex = max(prm[0] - x, x - prm[3])
+    ey = -1e30 if planar else max(prm[1] - y, y - prm[4])
+    ez = max(prm[2] - z, z - prm[5])
+    out = 0.0
+    for e in (ex, ey, ez):
+        if e > 0.0:
+            out += e * e
+    if out > 0.0:
+        return sqrt(out)
+    return max(ex, ey, ez)
+
+
+def _box_like(a, b):
+    if a > 0.0 and b > 0.0:
+        return sqrt(a * a + b * b)
+    return a if a > b else b
+
+
+def _inside_depth(x, y, z, prm, planar):
+    """How far (mm) the point is inside the stay-in box prm (< 0: outside)."""
+    d = min(x - prm[0], prm[3] - x, z - prm[2], prm[5] - z)
+    if not planar:
+        d = min(d, y - prm[1], prm[4] - y)
+    return d
+
+
+# -- the board file's workspace section ------------------------------------
+
+
+def _corners(d, where, dims, num, error):
+    lo = []
+    hi = []
+    for key, out in (("min_mm", lo), ("max_mm", hi)):
+        v = d.get(key)
+        if not isinstance(v, list) or len(v) != dims:
+            raise error("%s.%s: must be a list of %d numbers" % (where, key, dims))
+        for k in range(dims):
+            out.append(num({key: v[k]}, key, where))
+    for k in range(dims):
+        if lo[k] >= hi[k]:
+            raise error("%s.min_mm: %r must be below max_mm %r" % (where, lo[k], hi[k]))
+    if dims == 2:       # planar (x, y) into the (x, 0, y) frame
+        return [lo[0], 0.0, lo[1], hi[0], 0.0, hi[1]]
+    return lo + hi
+
+
+WORKSPACE_KEYS = ("floor", "link_radius_mm", "tool_box", "zones")
+ZONE_KEYS = {"box": ("name", "kind", "min_mm", "max_mm", "links"),
+             "cylinder": ("name", "kind", "x_mm", "y_mm", "radius_mm", "bottom_mm", "top_mm", "links")}
+
+
+def _known_links(names, field, kind, links, error):
+    for name in names:
+        if name not in links:
+            raise error("%s: %r is not a link of the %s arm (%s)" % (field, name, kind, ", ".join(links)))
+
+
+def from_description(section, solver, where, number, error):
+    """Zones for solver from a board file's workspace section (None: the arm kind's defaults).
+
+    number(d, key, where, positive): the board loader's number check;
+    error: its exception class, raised naming the bad field.
+
+    Keys missing from the section take the default; "floor": null and
+    "zones": [] switch those off. Raises error naming the bad field, or
+    when the arm's home pose is not clear.
+    """
+    def num(d, key, w, default=None, positive=False):
+        if key not in d and default is not None:
+            return default
+        return float(number(d, key, w, positive))
+
+    kind = solver.kind
+    where = where + ".workspace"
+    base = defaults(kind, solver)
+    if section is None:
+        section = {}
+    if not isinstance(section, dict):
+        raise error("%s: must be an object" % where)
+    for key in section:
+        if key not in WORKSPACE_KEYS:
+            raise error("%s.%s: unknown setting (known: %s)" % (where, key, ", ".join(WORKSPACE_KEYS)))
+    links = link_names(solver)
+    dims = 2 if kind == "planar" else 3
+
+    radii_d = section.get("link_radius_mm", base["link_radius_mm"])
+    if not isinstance(radii_d, dict):
+        raise error("%s.link_radius_mm: must be an object" % where)
+    _known_links(radii_d, where + ".link_radius_mm", kind, links, error)
+    radii = [num(radii_d, name, where + ".link_radius_mm", _default_radius(solver, name))
+             for name in links]
+    for name, r in zip(links, radii):
+        if r < 0:
+            raise error("%s.link_radius_mm.%s: must be >= 0, got %r" % (where, name, r))
+
+    every = tuple(range(len(links)))
+    zones = []
+    floor = section.get("floor", base["floor"])
+    if floor is not None:
+        fw = where + ".floor"
+        if not isinstance(floor, dict):
+            raise error("%s: must be an object or null" % fw)
+        clearance = num(floor, "clearance_mm", fw, DEFAULT_CLEARANCE_MM)
+        if clearance < 0:
+            raise error("%s.clearance_mm: must be >= 0, got %r" % (fw, clearance))
+        zones.append(("floor", FLOOR, [num(floor, "height_mm", fw, 0.0), clearance, 0.0, 0.0, 0.0, 0.0],
+                      every))
+    box = section.get("tool_box")
+    if box is not None:
+        if not isinstance(box, dict):
+            raise error("%s.tool_box: must be an object or null" % where)
+        zones.append(("tool_box", TOOL_BOX, _corners(box, where + ".tool_box", dims, num, error),
+                      (len(links) - 1,)))
+    listed = section.get("zones", base["zones"])
+    if not isinstance(listed, list):
+        raise error("%s.zones: must be a list" % where)
+    names = [z[0] for z in zones]
+    for i, z in enumerate(listed):
+        zw = "%s.zones[%d]" % (where, i)
+        if not isinstance(z, dict):
+            raise error("%s: must be an object" % zw)
+        zkind = z.get("kind")
+        if zkind not in ZONE_KEYS:
+            raise error("%s.kind: must be one of %s, got %r" % (zw, ", ".join(ZONE_KEYS), zkind))
+        for key in z:
+            if key not in ZONE_KEYS[zkind] or (key == "y_mm" and dims == 2):
+                raise error("%s.%s: not a %s setting" % (zw, key, zkind))
+        name = z.get("name")
+        if not isinstance(name, str) or not name or " " in name:
+            raise error("%s.name: must be a word, got %r" % (zw, name))
+        if name in names:
+            raise error("%s.name: %s is used twice" % (zw, name))
+        names.append(name)
+        applies = z.get("links")
+        if applies is None:
+            applies = links
+        elif not isinstance(applies, list):
+            raise error("%s.links: must be a list of link names" % zw)
+        _known_links(applies, zw + ".links", kind, links, error)
+        applies = tuple(k for k in every if links[k] in applies)
+        if zkind == "box":
+            zones.append((name, BOX, _corners(z, zw, dims, num, error), applies))
+        else:
+            bottom = num(z, "bottom_mm", zw)
+            top = num(z, "top_mm", zw)
+            if bottom >= top:
+                raise error("%s.bottom_mm: %r must be below top_mm %r" % (zw, bottom, top))
+            zones.append((name, CYLINDER, [num(z, "x_mm", zw, 0.0),
+                                           0.0 if dims == 2 else num(z, "y_mm", zw, 0.0),
+                                           num(z, "radius_mm", zw, positive=True), bottom, top, 0.0],
+                          applies))
+    result = Zones(solver, radii, zones)
+    if not result.clear(solver.home):
+        raise error("%s: the home pose puts the %s in zone %s" % (
+            where, result.link_names[result.hit_link], result.zone_names[result.hit_zone]))
+    return result
