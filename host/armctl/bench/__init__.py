@@ -8,6 +8,8 @@ Sections (each a module with run(short) -> dict of figures):
 - numeric: host numerical IK (armctl.numik DLS and CCD) against IKPy;
 - batch: armctl.batch (numpy) against a Python loop over the firmware solver;
 - protocol: the line protocol end to end through the simulator;
+- fallback: `armctl move`'s numerical fallback end to end per target beside
+  the board's own analytic move, and the firmware's chain FK (rate, heap);
 - estimate: the firmware figures scaled to RP2040 and ESP32 boards, clearly
   an estimate (see armctl.bench.estimate for the derivation).
 
@@ -20,7 +22,7 @@ import platform
 import sys
 import time
 
-SECTIONS = ("firmware", "numeric", "batch", "protocol")
+SECTIONS = ("firmware", "numeric", "batch", "protocol", "fallback")
 
 
 def _section(name):
@@ -30,6 +32,8 @@ def _section(name):
         from armctl.bench import numeric as module
     elif name == "batch":
         from armctl.bench import batch as module
+    elif name == "fallback":
+        from armctl.bench import fallback as module
     else:
         from armctl.bench import protocol as module
     return module

@@ -142,8 +142,24 @@ def protocol_lines(pr):
             ""]
 
 
+def fallback_lines(fb):
+    fk = fb["firmware_chain_fk"]
+    return ["Host fallback driving the simulated board (%d FK-made targets each; %s):" % (fb["targets"], fb["note"]),
+            "  chain arm (sim_al5d): %.1f ms per target end to end (board NO_CLOSED_FORM + where + "
+            "host DLS + firmware FK check + joints + where), %d moved"
+            % (fb["chain_fallback_ms"], fb["chain_moved"]),
+            "  5-joint arm, pitch free: %.1f ms per target on the host (%d moved); the board's own analytic "
+            "move with the pitch given: %.1f ms (%d moved)"
+            % (fb["arm5_free_pitch_fallback_ms"], fb["arm5_free_pitch_moved"], fb["arm5_board_move_ms"],
+               fb["arm5_board_moved"]),
+            "  firmware chain FK (%d joints) on the Unix port: %s, %.1f us per call, %d heap bytes per "
+            "call (boxed float temporaries; buffers are allocated once)"
+            % (fk["joints"], _rate(fk["fk_per_s"]), fk["fk_us"], fk["heap_bytes_per_call"]),
+            ""]
+
+
 SECTION_LINES = (("firmware", firmware_lines), ("estimate", estimate_lines), ("numeric", numeric_lines),
-                 ("batch", batch_lines), ("protocol", protocol_lines))
+                 ("batch", batch_lines), ("protocol", protocol_lines), ("fallback", fallback_lines))
 
 
 def text(result):
