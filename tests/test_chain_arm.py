@@ -257,3 +257,15 @@ def test_zones_check_every_link_of_a_chain_arm():
     p.handle(("path add " + " ".join("%.6f" % a for a in high["q_deg"])).encode())
     assert replies[-1] == "ok 1"
     assert controller.driver.sent == []
+
+
+def test_armctl_solve_takes_a_chain_board(capsys):
+    from armctl import cli
+    b = board.load(str(AL5D))
+    target = b.solver.fk([math.radians(a) for a in (15.0, 20.0, -30.0, 0.0)], [0.0] * 3)
+    assert cli.main(["solve", "--board", "sim_al5d"] + ["%.6f" % v for v in target]) == 0
+    out = capsys.readouterr().out
+    assert "method: dls (numerical, position mode)" in out
+    assert float(out.split("fk_error: ")[1].split()[0]) < 0.01
+    assert cli.main(["solve", "--board", "sim_al5d", "--method", "analytic", "100", "0", "100"]) == cli.EXIT_USAGE
+    assert "a chain arm has no analytic solver" in capsys.readouterr().err
