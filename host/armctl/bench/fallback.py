@@ -15,33 +15,19 @@ runs in virtual time: motion steps are not waited for, so these are the costs
 of solving, checking and talking, not of moving.
 """
 
-import json
 import statistics
-import subprocess
 import time
 
 import numpy as np
 
-from armctl import BOARDS_DIR, ROOT, upy
+from armctl import BOARDS_DIR, ROOT
+from armctl.bench import firmware
 
 SCRIPT = ROOT / "tests" / "mp" / "bench_chain.py"
-HEAP = "384k"
 TARGETS = 50
 SHORT_TARGETS = 10
 FK_CALLS = 20000
 SHORT_FK_CALLS = 2000
-
-
-def _firmware_chain_fk(calls):
-    cmd = [upy.command(), "-X", "heapsize=" + HEAP, str(SCRIPT), str(ROOT), str(calls)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=upy.env())
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError("%s failed (exit %d): %s" % (SCRIPT.name, proc.returncode,
-                                                        (proc.stderr or proc.stdout).strip()[-800:]))
-    figures = json.loads(lines[-1])
-    figures["command"] = "micropython -X heapsize=%s tests/mp/%s ROOT %d" % (HEAP, SCRIPT.name, calls)
-    return figures
 
 
 def _timed_moves(board_file, targets, move):
@@ -101,6 +87,6 @@ def run(short=False):
         "chain_fallback_ms": chain_ms, "chain_moved": chain_moved,
         "arm5_free_pitch_fallback_ms": free_ms, "arm5_free_pitch_moved": free_moved,
         "arm5_board_move_ms": board_ms, "arm5_board_moved": board_moved,
-        "firmware_chain_fk": _firmware_chain_fk(SHORT_FK_CALLS if short else FK_CALLS),
+        "firmware_chain_fk": firmware.run_script(SCRIPT, SHORT_FK_CALLS if short else FK_CALLS),
         "note": "simulator in virtual time: solving, checking and talking, not moving",
     }
