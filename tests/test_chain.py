@@ -127,3 +127,30 @@ def test_description_rpy_rotates_the_axis():
 def test_bad_description_names_the_field(desc, field):
     with pytest.raises(ValueError, match=field.replace("[", r"\[").replace("]", r"\]")):
         chain.from_description(desc)
+
+
+def _float_chain_matches(c, count, seed):
+    """FloatChain's tip, direction, joint origins and axes against Chain.frames on random poses."""
+    fc = chain.FloatChain(c)
+    q = c.random_poses(count, np.random.default_rng(seed))
+    joints, end = c.frames(q)
+    axes = np.einsum("bnij,nj->bni", joints[:, :, :3, :3], c.axes)
+    direction = end[:, :3, :3] @ c.tool_axis
+    for i in range(count):
+        p = fc.pose(q[i].tolist())
+        assert np.allclose(p[:3], end[i, :3, 3], atol=1e-9)
+        assert np.allclose(p[3:], direction[i], atol=1e-12)
+        assert np.allclose(np.reshape(fc.origins, (-1, 3)), joints[i, :, :3, 3], atol=1e-9)
+        assert np.allclose(np.reshape(fc.axes, (-1, 3)), axes[i], atol=1e-12)
+
+
+def test_float_chain_matches_the_numpy_chain(arm5, planar):
+    _float_chain_matches(chain.from_board(arm5), 500, 3)
+    _float_chain_matches(chain.from_board(planar), 200, 4)
+    # Rotated joint frames, a tilted axis, a negative axis and a rotated tool.
+    desc = {"joints": [{"axis": [0, 0, -1]},
+                       {"xyz_mm": [0, 0, 50], "rpy_deg": [90, 0, 30], "axis": [0, 1, 0]},
+                       {"xyz_mm": [100, 10, 0], "axis": [1, 1, 0]},
+                       {"xyz_mm": [0, 80, 5], "rpy_deg": [-20, 45, 10], "axis": [-1, 0, 0]}],
+            "tool": {"xyz_mm": [10, 20, 60], "rpy_deg": [0, 90, 0]}, "tool_axis": [1, 0, 0]}
+    _float_chain_matches(chain.from_description(desc), 300, 5)

@@ -16,8 +16,25 @@ Two checks stand in for the board:
 What this shows: with single-precision rounding at every step the solver never
 makes NaN, a target exactly on the outer boundary stays SINGULAR (the reach
 margin, 1e-6 of L1+L2 = 12 float32 ulps at 180 mm, absorbs the rounding),
-targets 1e-4 outside are TOO_FAR, a pose exactly on a joint limit stays
-inside (LIMIT_EPS), and FK of every answer is within float32-sized errors.
+targets 1e-4 outside are TOO_FAR, a pose exactly on a joint limit and away
+from full stretch (|sin q3| >= 0.1) stays inside (LIMIT_EPS), and FK of every
+answer is within float32-sized errors.
+
+Not a pose on a limit at full stretch, and no tolerance should make it so.
+Rounding a target to float32 moves it by up to half an ulp per coordinate
+(~1e-5 mm at 200 mm, ~1e-7 rad of pitch, which moves the wrist l3 times as
+much): a different target. Away from stretch its exact solution moves by that
+over the arm's lever, |dq| ~ delta / (L |sin q3|) <= ~3e-6 rad for
+|sin q3| >= 0.1, inside LIMIT_EPS = 1e-5. At stretch the wrist distance is
+d = 2 L cos(q3 / 2) (L1 = L2 = L), flat in q3: a target pulled in by delta
+needs q3 = 2 acos(1 - delta / 2L) ~ 2 sqrt(delta / L), about 6e-4 rad for
+delta = 1e-5 mm and L = 126 mm, and the joints on the limits move by about
+half of that, 30 times LIMIT_EPS. Then the rounded target's exact solutions
+really lie past a limit and JOINT_LIMIT is the true answer for it (pushed
+out, the reach margin keeps it SINGULAR in place). A LIMIT_EPS of ~1e-3 rad
+would hide this, and would let every other target through 100 times past
+what rounding explains. test_float32_inputs_stretched_on_a_limit checks the
+solver against the exact solutions of the rounded targets.
 What it cannot show: a board's actual libm (errors of more than one ulp, or
 argument reduction of large angles), ports that box floats in 30 bits
 (MICROPY_OBJ_REPR_C loses two more mantissa bits), float parsing/printing on
@@ -162,6 +179,57 @@ def test_float32_inputs_on_the_outer_boundary_are_singular():
         assert arm.ik([f32(x), f32(y)], out) == status.JOINT_LIMIT   # folded: |elbow| 180 > 160
     for x, y in planar_ring(abs(geom.l1 - geom.l2) * (1 - 1e-4)):
         assert arm.ik([f32(x), f32(y)], out) == status.TOO_CLOSE
+
+
+def stretched_on_limits(geom, count, seed):
+    """Poses at full stretch (q3 = 0) with the shoulder and the wrist pitch on their limits,
+    yaw anywhere (the edge set of the review): (pose, target (x, y, z, pitch) in double)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        q = np.array([rng.uniform(geom.lo[0], geom.hi[0]), rng.choice([geom.lo[1], geom.hi[1]]), 0.0,
+                      rng.choice([geom.lo[3], geom.hi[3]]), 0.0])
+        tip, tool = derive.fk_arm5(geom, q)
+        yaw = math.atan2(tip[1], tip[0])
+        pitch = math.atan2(tool[0] * math.cos(yaw) + tool[1] * math.sin(yaw), tool[2])
+        yield q, [float(tip[0]), float(tip[1]), float(tip[2]), pitch]
+
+
+def test_float32_inputs_stretched_on_a_limit(report):
+    """A stretched pose on its limits, its target rounded to float32: the solver's status is the
+    exact one for the rounded target (derive_vectors' circle intersection, fitted with LIMIT_EPS):
+    SINGULAR in place when the rounding pushes the wrist out, JOINT_LIMIT when it pulls the wrist
+    in far enough that every exact solution leaves a limit by more than LIMIT_EPS."""
+    geom = derive.Geometry("sim_arm5.json")
+    arm = board.load(str(BOARDS / "sim_arm5.json")).solver
+    reach = geom.l1 + geom.l2
+    out = [0.0] * 5
+    forbidden = 0
+    smallest_bend = math.inf
+    for q, target in stretched_on_limits(geom, 2000, 13):
+        t32 = [f32(v) for v in target]
+        st = arm.ik(t32, out, None, kinematics.MIN_MOTION)
+        assert st in (status.SINGULAR, status.JOINT_LIMIT), (np.degrees(q), status.name(st))
+        exact = derive.candidates(geom, t32, None)
+        inside = [c for c in exact if all(derive.fit(a, lo, hi) is not None
+                                          for a, lo, hi in zip(c["q"], geom.lo, geom.hi))]
+        if inside:
+            assert st == status.SINGULAR, (np.degrees(q), t32)
+            assert all(math.isfinite(a) for a in out) and arm.fk_error(t32, out)[0] < 1e-3
+            continue
+        assert st == status.JOINT_LIMIT, (np.degrees(q), t32)
+        forbidden += 1
+        # Forbidden only because the wrist came in: the elbow had to bend by 2 acos(d / 2L).
+        wh = math.hypot(t32[0], t32[1]) - geom.l3 * math.sin(t32[3])
+        wz = t32[2] - geom.base - geom.l3 * math.cos(t32[3])
+        d = math.hypot(wh, wz)
+        assert d < reach
+        bend = 2.0 * math.acos(d / reach)
+        assert bend > 2.0 * kinematics.LIMIT_EPS
+        smallest_bend = min(smallest_bend, bend)
+    assert forbidden > 0
+    report("float32 inputs: %d of 2000 stretched poses on their limits are JOINT_LIMIT once rounded, as the "
+           "exact solutions of the rounded targets say (elbow bend >= %.2g rad, LIMIT_EPS %g); the rest "
+           "SINGULAR in place" % (forbidden, smallest_bend, kinematics.LIMIT_EPS))
 
 
 def reach_sphere_targets(geom, k, max_phi_deg, rounded):

@@ -169,10 +169,13 @@ def test_single_solve_from_the_current_pose(arm5):
     # Elbow-up answer q2, q3, q4 = -50.024, 105.019, 35.004; the elbow-down
     # one needs q4 = 140.024, past this board's 135 degree wrist limit.
     target = [157.3, 0.0, 342.4, math.pi / 2]
-    r = numik.solve(arm5, target, seed=np.radians([0, -45, 100, 30, 0]))
-    assert r.ok and r.name == "OK" and r.mode == "pitch"
-    assert np.allclose(np.degrees(r.q[1:4]), [-50.024, 105.019, 35.004], atol=0.03)
-    assert r.error_mm <= numik.TOL_MM and r.iterations >= 1
+    for analytic_seed in (True, False):
+        r = numik.solve(arm5, target, seed=np.radians([0, -45, 100, 30, 0]), analytic_seed=analytic_seed)
+        assert r.ok and r.name == "OK" and r.mode == "pitch"
+        assert np.allclose(np.degrees(r.q[1:4]), [-50.024, 105.019, 35.004], atol=0.03)
+        assert r.error_mm <= numik.TOL_MM
+        # Started at the closed form's answer DLS has nothing left to do.
+        assert (r.iterations == 0) if analytic_seed else (r.iterations >= 1)
     # Seeded next to the forbidden elbow-down answer it still answers inside the limits.
     r = numik.solve(arm5, target, seed=np.radians([0, 50, -100, 135, 0]))
     assert r.ok and arm5.solver.within_limits(list(r.q))
@@ -237,7 +240,9 @@ def _vector_board(name):
         path = BOARDS.parent / name
     else:
         path = BOARDS / (name if name.endswith(".json") else name + ".json")
-    return fw_board.load(str(path))
+    b = fw_board.load(str(path))
+    b.solver.zones = None   # the shared vectors are the solver's geometry alone, as in test_vectors
+    return b
 
 
 @pytest.mark.parametrize("path", _vector_files() or [None], ids=lambda p: p.name if p else "none")
@@ -382,3 +387,104 @@ def test_cli_solve_described_chain(capsys, tmp_path):
     assert code == 1 and "status: TOO_FAR" in out and "misses by: 70.000" in out
     code, _, err = run_cli(capsys, "--chain", str(path), "1", "2", "3", "--method", "analytic")
     assert code == 2 and "no analytic solver" in err
+
+
+def test_plain_float_jacobian_is_the_derivative_of_fk(arm5):
+    # The DLS step's analytic Jacobian against central differences of the FK.
+    c = chain.from_board(arm5)
+    solver = numik._PlainDLS(c)
+    fc = solver.kinematics
+    rng = np.random.default_rng(31)
+    h = 1e-6
+    for q in c.random_poses(50, rng):
+        p = fc.pose(q.tolist())
+        solver._normal_equations(p, [0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
+        for i in range(c.n):
+            dq = np.zeros(c.n)
+            dq[i] = h
+            plus = np.array(fc.pose((q + dq).tolist()))
+            minus = np.array(fc.pose((q - dq).tolist()))
+            numeric = (plus - minus) / (2 * h)
+            column = np.array(solver.jac[6 * i:6 * i + 6])
+            assert np.allclose(column[:3], numeric[:3], atol=1e-5)
+            assert np.allclose(column[3:], numik.DIRECTION_WEIGHT_MM * numeric[3:], atol=1e-5)
+
+
+@pytest.mark.parametrize("analytic_seed", [True, False])
+def test_plain_and_vectorised_dls_agree_on_the_rule(arm5, arm5_targets, analytic_seed):
+    # PLAIN_MAX targets run in plain floats, one more in numpy: both judged by the firmware's FK.
+    _, targets = arm5_targets
+    for count in (numik.PLAIN_MAX, numik.PLAIN_MAX + 1):
+        result = numik.solve_batch(arm5, targets[:count], analytic_seed=analytic_seed)
+        assert np.all(result.status == OK)
+        for i in range(count):
+            mm, rad = arm5.solver.fk_error(list(targets[i]), list(result.q[i]))
+            assert mm <= numik.TOL_MM and rad <= numik.TOL_RAD
+            assert arm5.solver.within_limits(list(result.q[i]))
+
+
+def test_batched_dls_from_the_closed_form(arm5, arm5_targets):
+    # Thousands at once (vectorised, seeded by armctl.batch): every one OK, FK round trip.
+    _, targets = arm5_targets
+    result = numik.solve_batch(arm5, targets[:3000])
+    assert np.all(result.status == OK)
+    c = chain.from_board(arm5)
+    assert np.all(np.linalg.norm(c.fk(result.q) - targets[:3000, :3], axis=1) <= numik.TOL_MM)
+    assert np.all(c.within_limits(result.q))
+
+
+def test_a_local_failure_is_not_a_joint_limit(arm5):
+    # The review's target: reachable inside the limits (DLS reaches it), where
+    # CCD stops against the shoulder limit. That proves nothing about the target.
+    target = [[-73.6757, -50.4777, -111.8186]]
+    dls = numik.solve_batch(arm5, target)[0]
+    assert dls.ok and arm5.solver.within_limits(list(dls.q))
+    for seeded in (True, False):
+        ccd = numik.solve_batch(arm5, target, method="ccd", analytic_seed=seeded)[0]
+        assert ccd.status in (OK, fw_status.NOT_CONVERGED), ccd
+        if not ccd.ok:
+            assert ccd.name == "NOT_CONVERGED"
+
+
+def test_joint_limit_only_with_the_closed_forms_proof(arm5, planar):
+    # Every shared vector the firmware calls JOINT_LIMIT: numik says the same, never OK.
+    for b, name in ((arm5, "arm5.json"), (planar, "planar.json")):
+        data = json.loads((VECTORS / name).read_text())
+        pitch_in_deg = "pitch deg" in data.get("units", {}).get("target", "")
+        targets = []
+        for case in data["cases"]:
+            if case["status"] != "JOINT_LIMIT" or case.get("current_deg"):
+                continue
+            t = list(case["target"])
+            if pitch_in_deg and b.solver.kind == "arm5":
+                t[3] = math.radians(t[3])
+            targets.append(t)
+        assert targets
+        for method in numik.METHODS:
+            result = numik.solve_batch(b, np.array(targets), method=method, restarts=2)
+            assert np.all(result.status == JOINT_LIMIT), (name, method, result.status)
+    # A chain without a closed form cannot prove a limit: stopped short it is NOT_CONVERGED.
+    desc = {"joints": [{"axis": [0, 0, 1], "min_deg": -10, "max_deg": 10},
+                       {"xyz_mm": [100, 0, 0], "axis": [0, 0, 1], "min_deg": -10, "max_deg": 10}],
+            "tool": {"xyz_mm": [80, 0, 0]}, "tool_axis": [1, 0, 0]}
+    r = numik.solve(chain.from_description(desc), [0.0, 150.0, 0.0], restarts=2)
+    assert r.name == "NOT_CONVERGED" and not r.ok
+
+
+def test_acceptance_check_refuses_solutions(arm5, arm5_targets):
+    # A keep-out rule as a zone would give one: the elbow must stay on the q3 >= 0 side.
+    _, targets = arm5_targets
+    picked = targets[:40, :3]
+    result = numik.solve_batch(arm5, picked, mode="position", accept=lambda q: q[:, 2] >= 0.0)
+    c = chain.from_board(arm5)
+    for i in range(len(picked)):
+        if result.ok[i]:
+            assert result.q[i, 2] >= 0.0 and not result.refused[i]
+            assert np.linalg.norm(c.fk(result.q[i]) - picked[i]) <= numik.TOL_MM
+        else:
+            assert result.status[i] == fw_status.NOT_CONVERGED
+    assert np.mean(result.ok) > 0.9
+    # Refusing everything leaves nothing OK, every answer marked refused.
+    none = numik.solve_batch(arm5, picked[:5], mode="position", restarts=1,
+                             accept=lambda q: np.zeros(len(q), dtype=bool))
+    assert np.all(none.status == fw_status.NOT_CONVERGED) and np.all(none.refused)

@@ -240,7 +240,8 @@ def test_vectors_cover_the_issue():
         cases = doc["cases"]
         statuses = {c["status"] for c in cases}
         # COLLISION is a board's zones, not the solver's geometry: the vectors run with zones off.
-        wanted = set(status.NAMES) - {"COLLISION"} - ({"TOO_CLOSE"} if doc["board"] == "sim_arm5.json" else set())
+        # NOT_CONVERGED is the host numerical solvers' word: the closed form never says it.
+        wanted = set(status.NAMES) - {"COLLISION", "NOT_CONVERGED"} - ({"TOO_CLOSE"} if doc["board"] == "sim_arm5.json" else set())
         assert wanted <= statuses, (name, wanted - statuses)
         assert {c["rule"] for c in cases} == {"min", "up", "down"}
         assert any(c["current_deg"] for c in cases if c["rule"] == "min")

@@ -23,8 +23,13 @@ BAD_INPUT = const(5)
 # Reachable within the joint limits, but a link would enter a keep-out zone
 # (the floor, the base, a fixture: armfw.zones).
 COLLISION = const(6)
+# The host's numerical solvers only (armctl.numik): stopped short of the target
+# without a proof that it is out of reach or mechanically forbidden (a local
+# failure of the method). The firmware's closed-form solver never answers it.
+NOT_CONVERGED = const(7)
 
-NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT", "COLLISION")
+NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT", "COLLISION",
+         "NOT_CONVERGED")
 
 # The protocol's own words (armfw.protocol; firmware/PROTOCOL.md says when each is sent).
 BAD_COMMAND = "BAD_COMMAND"     # not a command line: unknown word, control bytes, too long

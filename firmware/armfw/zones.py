@@ -32,7 +32,6 @@ in the constructor, nothing per call.
 from math import sin, cos, sqrt
 
 from armfw.compat import const
-from armfw.status import COLLISION, solved
 
 FLOOR = const(0)
 BOX = const(1)
@@ -272,22 +271,6 @@ class Zones:
                     self.nearest_zone = z
                     self.nearest_link = l
         return best if self.nearest_zone >= 0 else float("inf")
-
-
-def refuse_in_zones(zones, poses, statuses):
-    """The host solvers' acceptance hook: COLLISION for every solved pose a link of which is in a zone.
-
-    zones: a Zones or None (no zones: nothing changes); poses: radians, one per
-    status; statuses: status codes, changed in place. Returns how many were refused.
-    """
-    if zones is None:
-        return 0
-    refused = 0
-    for i in range(len(statuses)):
-        if solved(int(statuses[i])) and not zones.clear([float(a) for a in poses[i]]):
-            statuses[i] = COLLISION
-            refused += 1
-    return refused
 
 
 # Points per link segment for clearance(): a 150 mm tool sampled every ~5 mm.

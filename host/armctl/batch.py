@@ -9,6 +9,9 @@ for step: the same candidates in the same order, the same reachability
 margin, singular threshold, limit fitting by whole turns, branch rules and
 statuses, with every constant imported from armfw. tests/test_batch.py holds
 it to the firmware's answers on dense random grids and the shared vectors.
+The 5-joint arm with the minimum-motion rule (what planning asks most) has
+its own path in fewer numpy passes (_arm5_min_motion); the preference rules
+build the four candidates in full.
 
     status, q, elbow = batch.ik(board_or_solver, targets, current=None, rule="min")
 
@@ -21,12 +24,18 @@ the status carries no solution) and elbow (N,) armfw UP/DOWN (0 where none).
 import numpy as np
 
 from armfw import kinematics, twolink
-from armfw.kinematics import AXIS_EPS, LIMIT_EPS, TWO_PI, UP, DOWN, MIN_MOTION, PREFER_UP, PREFER_DOWN
+from armfw.kinematics import AXIS_EPS, LIMIT_EPS, UP, DOWN, MIN_MOTION, PREFER_UP, PREFER_DOWN
+from armfw.numeric import TWO_PI
 from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
 
 # The rule penalty of armfw.kinematics.Solver._choose: a non-preferred branch
 # costs more than any real motion.
 RULE_PENALTY = 1e9
+
+# The minimum-motion choice in masks: an invalid candidate costs COST_INVALID
+# more, every valid cost is capped below it.
+COST_CAP = 1e298
+COST_INVALID = 1e300
 
 
 def solve_twolink(l1, l2, x, y, elbow):
@@ -93,35 +102,148 @@ def _planar_candidates(arm, targets, current):
 
 
 def _arm5_candidates(arm, targets, current):
+    """The four candidates as armfw.kinematics.Arm5Solver builds them, for the general choice in ik()."""
     x, y, z, pitch = targets.T
-    pitch = np.arctan2(np.sin(pitch), np.cos(pitch))     # whole turns off first, as armfw
     n = len(targets)
-    with np.errstate(over="ignore"):
-        r = np.sqrt(x * x + y * y)
-    if current is None:
-        yaw_rest = np.zeros(n)
-        roll = np.zeros(n)
-    else:
-        yaw_rest = current[:, 0]
-        roll = current[:, 4]
-    yaw = np.where(r < AXIS_EPS, yaw_rest, np.arctan2(y, x))
-    turned = np.where(yaw > 0, yaw - np.pi, yaw + np.pi)
+    yaw, roll, r, pitch, phi, beta, gamma, st = _arm5_pair(arm, targets, current)
+    back = np.where(yaw > 0, yaw - np.pi, yaw + np.pi)
     candidates = []
-    for facing in (True, False):
-        for elbow in (UP, DOWN):
-            if facing:
-                q0, rr, ph, sign = yaw, r, pitch, elbow
-            else:
-                # The base turned half a turn, leaning back over itself.
-                q0, rr, ph, sign = turned, -r, -pitch, -elbow
-            rw = rr - arm.l3 * np.sin(ph)
-            zw = z - arm.base - arm.l3 * np.cos(ph)
-            st, t1, t2 = solve_twolink(arm.l1, arm.l2, zw, rw, sign)
-            st[np.isinf(r)] = TOO_FAR   # x*x + y*y overflowed: far, not bad input (as armfw)
-            q = np.stack([q0, t1, t2, ph - t1 - t2, roll], axis=1)
-            _fit_limits(arm, q, st)
-            candidates.append((st, q, elbow))
+    for c, elbow in enumerate((UP, DOWN, UP, DOWN)):
+        q2, q3 = (phi - beta, gamma) if elbow == UP else (phi + beta, -gamma)
+        q4 = pitch - q2 - q3
+        if c < 2:
+            q = np.stack([yaw, q2, q3, q4, roll], axis=1)
+        else:
+            q = np.stack([back, -q2, -q3, -q4, roll], axis=1)
+        cst = st.copy()
+        _fit_limits(arm, q, cst)
+        candidates.append((cst, q, elbow))
     return candidates
+
+
+def _arm5_pair(arm, targets, current):
+    """What Arm5Solver._candidates computes before its candidates: base yaw, wrist roll,
+    horizontal distance r, pitch with whole turns off, the two-link pair's
+    phi, beta, gamma (t1 = phi -+ beta, t2 = +-gamma) and its status."""
+    x, y, z, pitch = np.ascontiguousarray(targets.T)
+    n = len(targets)
+    sp = np.sin(pitch)
+    cp = np.cos(pitch)
+    pitch = np.arctan2(sp, cp)     # whole turns off first, as armfw
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.sqrt(x * x + y * y)
+    yaw = np.arctan2(y, x)
+    on_axis = r < AXIS_EPS
+    if on_axis.any():
+        yaw[on_axis] = 0.0 if current is None else current[on_axis, 0]
+    roll = np.zeros(n) if current is None else current[:, 4]
+    with np.errstate(invalid="ignore", over="ignore"):
+        st, phi, beta, gamma = _pair(arm.l1, arm.l2, z - arm.base - arm.l3 * cp, r - arm.l3 * sp)
+    st[np.isinf(r)] = TOO_FAR   # x*x + y*y overflowed: far, not bad input (as armfw)
+    return yaw, roll, r, pitch, phi, beta, gamma, st
+
+
+def _pair(l1, l2, x, y):
+    """armfw.twolink.solve_pair over arrays of finite x, y: (status, phi, beta, gamma)."""
+    r2 = x * x + y * y
+    r = np.sqrt(r2)
+    margin = twolink.REACH_EPS * (l1 + l2)
+    status = np.where(r > l1 + l2 + margin, TOO_FAR, OK).astype(np.int8)
+    status[r < abs(l1 - l2) - margin] = TOO_CLOSE
+    c2 = (r2 - l1 * l1 - l2 * l2) / (2.0 * l1 * l2)
+    np.clip(c2, -1.0, 1.0, out=c2)
+    s2 = np.sqrt(1.0 - c2 * c2)
+    phi = np.arctan2(y, x)
+    beta = np.arctan2(l2 * s2, l1 + l2 * c2)
+    gamma = np.arctan2(s2, c2)
+    status[(status == OK) & (s2 < twolink.SINGULAR_SIN)] = SINGULAR
+    return status, phi, beta, gamma
+
+
+def _arm5_min_motion(arm, targets, current):
+    """ik() for arm5 with the minimum-motion rule, in fewer numpy passes.
+
+    Same answers as the general path (candidates, limit fits, costs summed in
+    armfw's order, the first of equal costs wins), cheaper: the turned-base
+    candidates are the facing ones negated, the yaw term of the cost is shared
+    by the two candidates with the same base yaw, the wrist roll is the
+    current one on every candidate (its cost term is 0), a joint is fitted by
+    whole turns only when some angle lies outside its limits, and the choice
+    is arithmetic on masks instead of masked copies (one numpy pass each).
+    Costs above COST_CAP (a current pose 1e149 rad away) tie.
+    """
+    yaw, roll, r, pitch, phi, beta, gamma, st = _arm5_pair(arm, targets, current)
+    back = np.where(yaw > 0, yaw - np.pi, yaw + np.pi)
+    pair_ok = st <= SINGULAR
+    lo_eps = [a - LIMIT_EPS for a in arm.lo]
+    hi_eps = [a + LIMIT_EPS for a in arm.hi]
+    # The roll is the same on every candidate: it fits on all of them or on none.
+    roll_fitted, roll_fits = _fit_column(roll, 4, arm, lo_eps, hi_eps)
+    if roll_fitted is not roll:
+        return None     # a current roll a whole turn off: its cost term is not 0
+    pair_ok &= roll_fits
+    yaws = (_fit_column(yaw, 0, arm, lo_eps, hi_eps), _fit_column(back, 0, arm, lo_eps, hi_eps))
+    if current is not None:
+        cur = [current[:, i] for i in range(4)]
+        yaw_cost = [(a - cur[0]) * (a - cur[0]) for a, _ in yaws]
+    count = len(st)
+    best = np.full(count, -1, dtype=np.int8)
+    best_cost = np.full(count, COST_INVALID)
+    chosen = [[], [], []]
+    for c in range(4):
+        if c & 1:
+            q2, q3 = phi + beta, -gamma
+        else:
+            q2, q3 = phi - beta, gamma
+        q4 = pitch - q2 - q3
+        q0, valid = yaws[c >> 1]
+        if c >= 2:
+            q2, q3, q4 = -q2, -q3, -q4
+        valid = valid & pair_ok
+        for i, a in enumerate((q2, q3, q4)):
+            a, ok = _fit_column(a, i + 1, arm, lo_eps, hi_eps)
+            chosen[i].append(a)
+            valid &= ok
+        if current is None:
+            cost = np.zeros(count)
+        else:
+            cost = yaw_cost[c >> 1]
+            for i in (1, 2, 3):
+                d = chosen[i - 1][c] - cur[i]
+                cost = cost + d * d
+            np.minimum(cost, COST_CAP, out=cost)
+        cost += ~valid * COST_INVALID
+        take = cost < best_cost
+        best += take * (c - best)
+        np.minimum(best_cost, cost, out=best_cost)
+    solved = best >= 0
+    # Reachable but no candidate inside the limits: JOINT_LIMIT, as armfw.
+    status = st.copy()
+    status[(st <= SINGULAR) & ~solved] = JOINT_LIMIT
+    pick = np.maximum(best, 0)
+    q = np.empty((count, 5))
+    q[:, 0] = np.where(pick >= 2, yaws[1][0], yaws[0][0])
+    for i in range(3):
+        q[:, i + 1] = np.choose(pick, chosen[i])
+    q[:, 4] = roll
+    q[~solved] = np.nan
+    elbow = np.where(solved, np.where(best & 1, DOWN, UP), 0).astype(np.int8)
+    return status, q, elbow
+
+
+def _fit_column(a, i, arm, lo_eps, hi_eps):
+    """Joint i's angles a fitted into its limits by whole turns, as
+    armfw.kinematics.fit_angle: (angles, fits). Arithmetic on masks: a row
+    inside its limits gets a - 0.0, which is a."""
+    above = a > hi_eps[i]
+    below = a < lo_eps[i]
+    if not (above.any() or below.any()):
+        return a, np.ones(len(a), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        a = a - TWO_PI * (np.floor((a - arm.hi[i] - LIMIT_EPS) / TWO_PI + 1.0) * above)
+        below = a < lo_eps[i]
+        a = a + TWO_PI * (np.floor((lo_eps[i] - a) / TWO_PI + 1.0) * below)
+    return a, ~(a > hi_eps[i])
 
 
 def _rule(rule):
@@ -145,17 +267,33 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
         raise ValueError("targets: shape (N, %d) for a %s arm, got %s"
                          % (len(arm.targets), arm.kind, targets.shape))
     n_targets = targets.shape[0]
-    bad = ~np.all(np.isfinite(targets), axis=1)
+    # x * 0 is NaN for NaN and inf, 0 otherwise: one matrix product finds the bad rows.
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(targets @ np.zeros(targets.shape[1]))
     if current is not None:
         current = np.asarray(current, dtype=float)
         if current.ndim == 1:
+            if current.shape != (arm.n,):
+                raise ValueError("current: shape (%d,) or (N, %d), got %s" % (arm.n, arm.n, current.shape))
+            if not np.all(np.isfinite(current)):
+                bad[:] = True
             current = np.broadcast_to(current, (n_targets,) + current.shape)
-        if current.shape != (n_targets, arm.n):
+        elif current.shape != (n_targets, arm.n):
             raise ValueError("current: shape (%d,) or (N, %d), got %s" % (arm.n, arm.n, current.shape))
-        bad |= ~np.all(np.isfinite(current), axis=1)
-    safe_targets = np.where(bad[:, None], 0.0, targets)
-    safe_current = None if current is None else np.where(bad[:, None], 0.0, current)
+        else:
+            with np.errstate(invalid="ignore"):
+                bad |= ~np.isfinite(current @ np.zeros(arm.n))
+    any_bad = bad.any()
+    safe_targets = np.where(bad[:, None], 0.0, targets) if any_bad else targets
+    safe_current = None if current is None else (np.where(bad[:, None], 0.0, current) if any_bad else current)
 
+    fast = _arm5_min_motion(arm, safe_targets, safe_current) if arm.kind == "arm5" and rule == MIN_MOTION else None
+    if fast is not None:
+        status, q_out, elbow_out = fast
+        status[bad] = BAD_INPUT
+        q_out[bad] = np.nan
+        elbow_out[bad] = 0
+        return status, q_out, elbow_out
     if arm.kind == "planar":
         candidates = _planar_candidates(arm, safe_targets, safe_current)
     elif arm.kind == "arm5":

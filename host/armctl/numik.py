@@ -21,19 +21,30 @@ rad) in pitch mode (pitch from vertical, in the vertical plane through the
 target, as armfw.kinematics.Arm5Solver). A plain chain takes (x, y, z) or
 (x, y, z, dx, dy, dz) with a unit tool direction.
 
-Statuses reuse armfw.status. A target that is not reached within tolerance is
+Statuses are armfw.status's. A target that is not reached within tolerance is
 never OK: the answer is the nearest pose found, with TOO_FAR (beyond the
 chain's reach), TOO_CLOSE (inside the hole it cannot fold into), JOINT_LIMIT
-(stopped against a limit that blocks further progress) or NOT_CONVERGED
-(none of those explain it: the solver gave up). TOO_FAR and TOO_CLOSE are
-decided from the geometry before solving, with the firmware's margin, so a
-target the analytic solver calls TOO_FAR is never OK here however small the
-miss. The numerical solvers do not flag SINGULAR poses; armfw's solver does.
+(only where the firmware's closed form proves every exact solution breaks a
+limit) or NOT_CONVERGED (the method stopped short and nothing proves the
+target out of reach: its own failure, even when it stopped against a limit).
+TOO_FAR and TOO_CLOSE are decided from the geometry before solving, with the
+firmware's margin, so a target the analytic solver calls TOO_FAR is never OK
+here however small the miss. The numerical solvers do not flag SINGULAR
+poses; armfw's solver does.
 
-Seeds: the current pose (default home), then restarts from random in-limit
-poses for targets still missed. DLS is the workhorse (position and pitch
-mode); CCD is reliable in position mode but crawls near full stretch and in
-pitch mode (where it reaches about 85% of reachable arm5 targets).
+Seeds: where the chain mirrors a firmware arm (planar; arm5 in pitch mode, or
+in position mode at the seed's tool pitch) the first attempt starts from the
+closed form's minimum-motion answer, so DLS only polishes it; else from the
+given seed (default home); then restarts from random in-limit poses for
+targets still missed. solve_batch(..., accept=f) takes a per-solution check
+(e.g. keep-out zones): a pose it refuses is not a solution.
+
+Speed: up to PLAIN_MAX targets DLS runs target by target in plain floats
+(armctl.chain.FloatChain), more run vectorised over targets in numpy. DLS is
+the workhorse (position and pitch mode); CCD is reliable in position mode but
+crawls near full stretch and in pitch mode (where it reaches about 82% of
+reachable arm5 targets from home), which is why `armctl bench` leaves it out
+by default.
 """
 
 import math
@@ -43,13 +54,12 @@ import numpy as np
 
 from armfw import status as fw_status
 from armfw import twolink
-from armfw import zones as fw_zones
 from armfw.kinematics import AXIS_EPS
-from armfw.status import OK, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
+from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT, COLLISION, NOT_CONVERGED
+from armctl import batch
 from armctl import chain as chain_mod
 
-NOT_CONVERGED = len(fw_status.NAMES)
-STATUS_NAMES = fw_status.NAMES + ("NOT_CONVERGED",)
+STATUS_NAMES = fw_status.NAMES
 
 POSITION = "position"
 PITCH = "pitch"
@@ -86,10 +96,17 @@ AT_LIMIT = 1e-7
 # Targets with a coordinate beyond this (mm) are TOO_FAR without solving.
 ABSURD_MM = 1e6
 
+# Up to this many targets DLS runs target by target in plain floats; more run
+# vectorised over targets in numpy (the crossover measured in docs/BENCHMARKS.md).
+PLAIN_MAX = 16
+
+# Added to the score of a pose the acceptance check refuses (mm).
+REFUSED_PENALTY = 1e12
+
 
 
 def status_name(code):
-    """Name of a status code: armfw's names plus NOT_CONVERGED."""
+    """Name of a status code (armfw.status)."""
     return STATUS_NAMES[int(code)]
 
 
@@ -101,10 +118,12 @@ def solved(code):
 class Result:
     """One solve: q (radians, numpy array), status (code), error_mm (tip miss),
     angle_error_rad (tool direction miss, 0 in position mode), iterations
-    (DLS iterations or CCD sweeps, restarts included), method, mode."""
+    (DLS iterations or CCD sweeps, restarts included), method, mode, refused
+    (the best pose found was refused by the acceptance check)."""
 
-    def __init__(self, q, status, error_mm, angle_error_rad, iterations, method, mode):
+    def __init__(self, q, status, error_mm, angle_error_rad, iterations, method, mode, refused=False):
         self.q = q
+        self.refused = bool(refused)
         self.status = int(status)
         self.error_mm = float(error_mm)
         self.angle_error_rad = float(angle_error_rad)
@@ -128,10 +147,12 @@ class Result:
 
 class Batch:
     """Many solves at once: arrays q (B, n), status (B,), error_mm (B,),
-    angle_error_rad (B,), iterations (B,)."""
+    angle_error_rad (B,), iterations (B,), refused (B,): the best pose found
+    was refused by the acceptance check."""
 
-    def __init__(self, q, status, error_mm, angle_error_rad, iterations, method, mode):
+    def __init__(self, q, status, error_mm, angle_error_rad, iterations, method, mode, refused=None):
         self.q = q
+        self.refused = np.zeros(len(status), dtype=bool) if refused is None else refused
         self.status = status
         self.error_mm = error_mm
         self.angle_error_rad = angle_error_rad
@@ -144,7 +165,7 @@ class Batch:
 
     def __getitem__(self, i):
         return Result(self.q[i], self.status[i], self.error_mm[i], self.angle_error_rad[i],
-                      self.iterations[i], self.method, self.mode)
+                      self.iterations[i], self.method, self.mode, self.refused[i])
 
     @property
     def ok(self):
@@ -284,6 +305,185 @@ def _run_dls(chain, q, pos, dirs, tol_mm, tol_rad, max_iter):
     return q, e_mm, e_rad, iters, active
 
 
+class _PlainDLS:
+    """DLS on one target in plain floats: _run_dls for batches too small for numpy.
+
+    numpy costs about a microsecond per call whatever the array size; one
+    5-joint iteration makes dozens of calls on 3-vectors, so for one target
+    plain floats are ~10x faster (docs/BENCHMARKS.md, section 3). The same
+    algorithm as _run_dls: the Jacobian is analytic (axis_i x lever_i, and
+    axis_i x d for the tool direction), JᵀJ and Jᵀe are built once per
+    accepted pose and reused while a rejected step only raises λ, and every
+    buffer is allocated once per chain.
+    """
+
+    def __init__(self, chain):
+        n = chain.n
+        self.n = n
+        self.kinematics = chain_mod.FloatChain(chain)
+        self.lo = [float(v) for v in chain.lo]
+        self.hi = [float(v) for v in chain.hi]
+        self.jac = [0.0] * (6 * n)     # column i at 6 i: tip rows, then weighted direction rows
+        self.jtj = [0.0] * (n * n)
+        self.jte = [0.0] * n
+        self.a = [0.0] * (n * n)
+        self.step = [0.0] * n
+        self.trial = [0.0] * n
+        self.free = [True] * n
+
+    @staticmethod
+    def _miss(p, pos, dirs):
+        """(weighted cost, tip miss mm, direction miss rad) of FK output p."""
+        ex, ey, ez = pos[0] - p[0], pos[1] - p[1], pos[2] - p[2]
+        e_mm = math.sqrt(ex * ex + ey * ey + ez * ez)
+        if dirs is None:
+            return e_mm, e_mm, 0.0
+        cx, cy, cz = dirs[0] - p[3], dirs[1] - p[4], dirs[2] - p[5]
+        chord = math.sqrt(cx * cx + cy * cy + cz * cz)
+        return (math.hypot(e_mm, DIRECTION_WEIGHT_MM * chord), e_mm,
+                2.0 * math.asin(min(chord / 2.0, 1.0)))
+
+    def _normal_equations(self, p, pos, dirs):
+        """JᵀJ and Jᵀe at the pose whose FK (p) the kinematics buffers hold."""
+        n = self.n
+        jac, jtj, jte = self.jac, self.jtj, self.jte
+        origins, axes = self.kinematics.origins, self.kinematics.axes
+        tx, ty, tz, dx, dy, dz = p
+        rows = 3 if dirs is None else 6
+        e = [pos[0] - tx, pos[1] - ty, pos[2] - tz, 0.0, 0.0, 0.0]
+        if dirs is not None:
+            w = DIRECTION_WEIGHT_MM
+            e[3], e[4], e[5] = w * (dirs[0] - dx), w * (dirs[1] - dy), w * (dirs[2] - dz)
+        for i in range(n):
+            k = 3 * i
+            ax, ay, az = axes[k], axes[k + 1], axes[k + 2]
+            lx, ly, lz = tx - origins[k], ty - origins[k + 1], tz - origins[k + 2]
+            c = 6 * i
+            jac[c] = ay * lz - az * ly
+            jac[c + 1] = az * lx - ax * lz
+            jac[c + 2] = ax * ly - ay * lx
+            if dirs is not None:
+                jac[c + 3] = w * (ay * dz - az * dy)
+                jac[c + 4] = w * (az * dx - ax * dz)
+                jac[c + 5] = w * (ax * dy - ay * dx)
+        for i in range(n):
+            ci = 6 * i
+            total = 0.0
+            for r in range(rows):
+                total += jac[ci + r] * e[r]
+            jte[i] = total
+            for j in range(i + 1):
+                cj = 6 * j
+                total = 0.0
+                for r in range(rows):
+                    total += jac[ci + r] * jac[cj + r]
+                jtj[i * n + j] = jtj[j * n + i] = total
+
+    def _step(self, lam2):
+        """step = (JᵀJ + λ²I)⁻¹ Jᵀe over the free joints (Cholesky); blocked joints get 0."""
+        n = self.n
+        a, step, free, jtj, jte = self.a, self.step, self.free, self.jtj, self.jte
+        for i in range(n):
+            for j in range(i + 1):
+                v = jtj[i * n + j] if free[i] and free[j] else 0.0
+                a[i * n + j] = v
+            a[i * n + i] += lam2 if free[i] else 1.0
+            step[i] = jte[i] if free[i] else 0.0
+        for j in range(n):
+            d = a[j * n + j]
+            for k in range(j):
+                d -= a[j * n + k] * a[j * n + k]
+            d = math.sqrt(d)
+            a[j * n + j] = d
+            for i in range(j + 1, n):
+                v = a[i * n + j]
+                for k in range(j):
+                    v -= a[i * n + k] * a[j * n + k]
+                a[i * n + j] = v / d
+        for i in range(n):
+            v = step[i]
+            for k in range(i):
+                v -= a[i * n + k] * step[k]
+            step[i] = v / a[i * n + i]
+        for i in range(n - 1, -1, -1):
+            v = step[i]
+            for k in range(i + 1, n):
+                v -= a[k * n + i] * step[k]
+            step[i] = v / a[i * n + i]
+
+    def run(self, q, pos, dirs, tol_mm, tol_rad, max_iter):
+        """DLS from pose q (list) to one target; returns (q, tip miss, direction miss, iterations, capped)."""
+        n, lo, hi, free, step = self.n, self.lo, self.hi, self.free, self.step
+        pose = self.kinematics.pose
+        q = list(q)
+        trial = self.trial
+        p = pose(q)
+        cost, e_mm, e_rad = self._miss(p, pos, dirs)
+        history = deque([cost], maxlen=STALL_WINDOW + 1)
+        lam2 = LAMBDA2_START
+        iters = 0
+        fresh = True        # the kinematics buffers hold q's frames
+        while not (e_mm <= tol_mm and e_rad <= tol_rad):
+            if iters == max_iter:
+                return q, e_mm, e_rad, iters, True
+            if fresh:
+                self._normal_equations(p, pos, dirs)
+                fresh = False
+            for i in range(n):
+                free[i] = True
+            self._step(lam2)
+            # A joint on a limit that the step pushes outward leaves the step,
+            # so the others do the work instead of the clip eating it.
+            blocked = False
+            for i in range(n):
+                if (q[i] <= lo[i] + AT_LIMIT and step[i] < 0) or (q[i] >= hi[i] - AT_LIMIT and step[i] > 0):
+                    free[i] = False
+                    blocked = True
+            if blocked:
+                self._step(lam2)
+            for i in range(n):
+                v = q[i] + step[i]
+                trial[i] = lo[i] if v < lo[i] else hi[i] if v > hi[i] else v
+            tp = pose(trial)
+            t_cost, t_mm, t_rad = self._miss(tp, pos, dirs)
+            iters += 1
+            if t_cost < cost:
+                q, trial = trial, q
+                self.trial = trial
+                p, cost, e_mm, e_rad = tp, t_cost, t_mm, t_rad
+                lam2 = max(lam2 * LAMBDA2_SHRINK, LAMBDA2_MIN)
+                fresh = True
+            else:
+                lam2 *= LAMBDA2_GROW
+                if lam2 >= LAMBDA2_MAX:
+                    break
+            history.append(cost)
+            if iters > STALL_WINDOW and history[0] - cost < STALL_MM:
+                break
+        return q, e_mm, e_rad, iters, False
+
+
+def _run_dls_plain(chain, q, pos, dirs, tol_mm, tol_rad, max_iter):
+    """_run_dls target by target in plain floats (same arguments and returns)."""
+    solver = chain.__dict__.get("_plain_dls")
+    if solver is None:
+        solver = chain._plain_dls = _PlainDLS(chain)
+    count = len(q)
+    q_out = np.empty_like(q)
+    e_mm = np.empty(count)
+    e_rad = np.empty(count)
+    iters = np.zeros(count, dtype=int)
+    capped = np.zeros(count, dtype=bool)
+    pos_rows = pos.tolist()
+    dir_rows = None if dirs is None else dirs.tolist()
+    tols = np.broadcast_to(tol_mm, (count,)).tolist()
+    for b, start in enumerate(q.tolist()):
+        qb, e_mm[b], e_rad[b], iters[b], capped[b] = solver.run(
+            start, pos_rows[b], None if dir_rows is None else dir_rows[b], tols[b], tol_rad, max_iter)
+        q_out[b] = qb
+    return q_out, e_mm, e_rad, iters, capped
+
+
 def _cross(a, b):
     """Cross products of (B, 3) rows (np.cross costs more than the sums here)."""
     return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
@@ -390,15 +590,19 @@ def _out_of_reach(chain, pos, dirs):
     return too_far, too_close, floor
 
 
-def _classify(chain, q, pos, dirs, e_mm, e_rad, tol_mm, tol_rad, too_far, too_close):
-    """Status per target: OK when within tolerance and not out of reach, else the honest reason."""
-    status = np.full(len(q), NOT_CONVERGED)
-    reached = (e_mm <= tol_mm) & (e_rad <= tol_rad)
+def _classify(e_mm, e_rad, tol_mm, tol_rad, too_far, too_close, verdict, refused):
+    """Status per target: OK when within tolerance, accepted and not out of reach, else the honest reason.
+
+    A numerical method that stops short proves nothing about the target: only
+    the geometry (TOO_FAR, TOO_CLOSE) or the closed form's verdict (JOINT_LIMIT:
+    every exact solution breaks a limit) says why; any other miss is
+    NOT_CONVERGED, the method's own failure, even when it stopped against a limit.
+    """
+    status = np.full(len(e_mm), NOT_CONVERGED)
+    reached = (e_mm <= tol_mm) & (e_rad <= tol_rad) & ~refused
     status[reached] = OK
-    e, jt, _, _ = _residual_system(chain, q, pos, dirs)
-    push = np.einsum("bmn,bm->bn", jt, e)
-    blocked = ((q <= chain.lo + AT_LIMIT) & (push < 0)) | ((q >= chain.hi - AT_LIMIT) & (push > 0))
-    status[~reached & blocked.any(axis=1)] = JOINT_LIMIT
+    if verdict is not None:
+        status[~reached & ~refused & (verdict == JOINT_LIMIT)] = JOINT_LIMIT
     status[too_close] = TOO_CLOSE
     status[too_far] = TOO_FAR
     return status
@@ -412,16 +616,27 @@ def _tool_along_axis(chain):
 
 
 def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", restarts=RESTARTS,
-                tol_mm=TOL_MM, tol_rad=TOL_RAD, max_iter=None, rng=0):
+                tol_mm=TOL_MM, tol_rad=TOL_RAD, max_iter=None, rng=0, analytic_seed=True, accept=None):
     """Solve many targets (B, k) at once; returns a Batch.
 
-    seed: a pose (n,) or poses (B, n), radians (default: the home pose); the
-    first attempt starts there, then up to `restarts` attempts for the targets
-    still missed, each from the random in-limit pose (best of RESTART_POOL)
-    nearest the target, keeping the best pose found.
+    seed: a pose (n,) or poses (B, n), radians (default: the home pose).
+    analytic_seed: where the chain mirrors a firmware arm with a closed form
+    (planar; arm5 in pitch mode, or in position mode at the seed's tool
+    pitch), the first attempt starts from its minimum-motion answer to the
+    seed, and its verdict is the proof behind JOINT_LIMIT; otherwise (or
+    False) the first attempt starts at the seed. Then up to `restarts`
+    attempts for the targets still missed, each from the random in-limit pose
+    (best of RESTART_POOL) nearest the target, keeping the best pose found.
+    accept: None or a callable taking poses (M, n) and returning a boolean
+    (M,) array: a pose it refuses (e.g. one inside a keep-out zone) is no
+    solution, whatever its miss; the target is tried again from other seeds,
+    and if no accepted pose reaches it the answer is NOT_CONVERGED with
+    Batch.refused set.
     max_iter: DLS iterations or CCD sweeps per attempt. rng: seed or Generator.
     """
     chain = as_chain(board_or_chain)
+    zones = getattr(chain.solver, "zones", None)
+    accept = _with_zones(accept, zones)
     if method not in METHODS:
         raise ValueError("method must be one of %s, got %r" % (", ".join(METHODS), method))
     targets = np.atleast_2d(np.asarray(targets, dtype=float))
@@ -438,15 +653,23 @@ def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", res
     # without solving: their squared distances would overflow.
     absurd = good & np.any(np.abs(targets[:, :3]) > ABSURD_MM, axis=1)
     good &= ~absurd
-    pos, dirs = _task(chain, np.where(good[:, None], targets, 0.0), mode, q0[:, 0])
-    run = _run_dls if method == "dls" else _run_ccd
+    safe_targets = np.where(good[:, None], targets, 0.0)
+    pos, dirs = _task(chain, safe_targets, mode, q0[:, 0])
+    if method == "ccd":
+        run = _run_ccd
+    else:
+        run = _run_dls_plain if count <= PLAIN_MAX else _run_dls
     cap = max_iter or (DLS_MAX_ITER if method == "dls" else CCD_MAX_SWEEPS)
     too_far, too_close, floor = _out_of_reach(chain, pos, dirs)
+    verdict, start = None, q0
+    if analytic_seed:
+        verdict, start = _analytic(chain, safe_targets, pos, mode, q0, good)
     # A run is done when it is as near as the geometry allows.
     enough_mm = floor + tol_mm
-    q, e_mm, e_rad, iters, capped = run(chain, q0, pos, dirs, enough_mm, tol_rad, cap)
+    q, e_mm, e_rad, iters, capped = run(chain, start, pos, dirs, enough_mm, tol_rad, cap)
+    refused = _refused(accept, q, good)
     rng = np.random.default_rng(rng)
-    best_cost = _score(e_mm, e_rad)
+    best_cost = _score(e_mm, e_rad, refused)
     retired = ~good
     for _ in range(restarts):
         if method == "ccd":
@@ -455,23 +678,31 @@ def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", res
             # run at its cap is crawling along a limit: a new seed helps).
             # Toward a target out of reach CCD stretches as far as it can.
             retired |= capped | too_far | too_close
-        missed = np.flatnonzero(~retired & ~((e_mm <= enough_mm) & (e_rad <= tol_rad)))
+        missed = np.flatnonzero(~retired & (refused | ~((e_mm <= enough_mm) & (e_rad <= tol_rad))))
         if len(missed) == 0:
             break
         d_sub = None if dirs is None else dirs[missed]
-        start = _restart_poses(chain, pos[missed], d_sub, rng)
+        begin = _restart_poses(chain, pos[missed], d_sub, rng)
         if chain.kind == "arm5":
-            start[:, 4] = q0[missed, 4]     # wrist roll: the user's, not the solver's
-        rq, rm, rr, ri, rc = run(chain, start, pos[missed], d_sub, enough_mm[missed], tol_rad, cap)
+            begin[:, 4] = q0[missed, 4]     # wrist roll: the user's, not the solver's
+        rq, rm, rr, ri, rc = run(chain, begin, pos[missed], d_sub, enough_mm[missed], tol_rad, cap)
         iters[missed] += ri
         capped[missed] = rc
-        better = _score(rm, rr) < best_cost[missed]
+        r_refused = _refused(accept, rq, np.ones(len(missed), dtype=bool))
+        score = _score(rm, rr, r_refused)
+        better = score < best_cost[missed]
         take = missed[better]
         q[take], e_mm[take], e_rad[take] = rq[better], rm[better], rr[better]
-        best_cost[take] = _score(rm, rr)[better]
-    status = _classify(chain, q, pos, dirs, e_mm, e_rad, tol_mm, tol_rad, too_far, too_close)
-    # Zone hook (armfw.zones): an answer with a link in a keep-out zone is no solution.
-    fw_zones.refuse_in_zones(getattr(chain.solver, "zones", None), q, status)
+        refused[take] = r_refused[better]
+        best_cost[take] = score[better]
+    status = _classify(e_mm, e_rad, tol_mm, tol_rad, too_far, too_close, verdict, refused)
+    if zones is not None:
+        # Zone hook (armfw.zones): a pose on the target with a link in a keep-out
+        # zone is no solution, and the reason is the zone, not the method.
+        on_target = np.flatnonzero((e_mm <= tol_mm) & (e_rad <= tol_rad) & refused & ~too_far & ~too_close)
+        for i in on_target:
+            if not zones.clear([float(a) for a in q[i]]):
+                status[i] = COLLISION
     status[~good] = BAD_INPUT
     status[absurd] = TOO_FAR
     q[~good] = q0[~good]
@@ -482,7 +713,71 @@ def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", res
             width = min(3, targets.shape[1])
             tip = chain.fk(q0[absurd])[:, :width]
             e_mm[absurd] = np.linalg.norm(targets[absurd, :width] - tip, axis=1)
-    return Batch(q, status, e_mm, e_rad, iters, method, mode)
+    return Batch(q, status, e_mm, e_rad, iters, method, mode, refused)
+
+
+def _with_zones(accept, zones):
+    """The acceptance check with the board's keep-out zones added: no pose with a link in a zone is a solution."""
+    if zones is None:
+        return accept
+
+    def clear(poses):
+        ok = np.array([zones.clear([float(a) for a in p]) for p in poses], dtype=bool)
+        return ok if accept is None else ok & np.asarray(accept(poses), dtype=bool)
+    return clear
+
+
+def _refused(accept, q, good):
+    """Boolean (B,): poses the acceptance check refuses (none without one)."""
+    refused = np.zeros(len(q), dtype=bool)
+    if accept is not None and good.any():
+        refused[good] = ~np.asarray(accept(q[good]), dtype=bool)
+    return refused
+
+
+def _analytic(chain, targets, pos, mode, q0, good):
+    """The firmware's closed form where the chain mirrors an arm that has one.
+
+    Returns (verdict (B,) status codes, -1 where it has none; start poses
+    (B, n): its minimum-motion answer to the seed, pulled inside the limits
+    (the firmware allows LIMIT_EPS past them), or the seed where it has no
+    answer). In arm5 position mode it is asked at the seed's tool pitch,
+    which gives a start pose but no verdict: another pitch may still reach.
+    """
+    arm = chain.solver
+    count = len(targets)
+    verdict = np.full(count, -1)
+    if arm is None or chain.kind not in ("planar", "arm5"):
+        return verdict, q0
+    if chain.kind == "planar":
+        asked = targets[:, :2]
+    elif mode == PITCH:
+        asked = targets
+    else:
+        asked = np.column_stack([pos, _seed_pitch(chain, q0, pos)])
+    if count <= PLAIN_MAX:
+        status = np.empty(count, dtype=int)
+        answers = q0.copy()
+        out = [0.0] * chain.n
+        for b, (t, current) in enumerate(zip(asked.tolist(), q0.tolist())):
+            status[b] = arm.ik(t, out, current)
+            if status[b] <= SINGULAR:
+                answers[b] = out
+    else:
+        status, answers, _ = batch.ik(arm, asked, q0)
+        status = status.astype(int)
+    solved = good & (status <= SINGULAR)
+    start = np.where(solved[:, None], np.clip(answers, chain.lo, chain.hi), q0)
+    if chain.kind == "planar" or mode == PITCH:
+        verdict = np.where(good, status, -1)
+    return verdict, start
+
+
+def _seed_pitch(chain, q0, pos):
+    """The seeds' tool pitch (rad from vertical) in the vertical plane through each target."""
+    d = chain.tool_direction(q0)
+    az = np.arctan2(pos[:, 1], pos[:, 0])
+    return np.arctan2(d[:, 0] * np.cos(az) + d[:, 1] * np.sin(az), d[:, 2])
 
 
 def _restart_poses(chain, pos, dirs, rng):
@@ -497,8 +792,9 @@ def _restart_poses(chain, pos, dirs, rng):
     return pool[np.arange(count), np.argmin(miss, axis=1)]
 
 
-def _score(e_mm, e_rad):
-    return np.hypot(e_mm, DIRECTION_WEIGHT_MM * e_rad)
+def _score(e_mm, e_rad, refused):
+    """Weighted miss; a refused pose ranks behind every accepted one."""
+    return np.hypot(e_mm, DIRECTION_WEIGHT_MM * e_rad) + np.where(refused, REFUSED_PENALTY, 0.0)
 
 
 def solve(board_or_chain, target, mode=None, seed=None, method="dls", **options):

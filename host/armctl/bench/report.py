@@ -105,18 +105,25 @@ def estimate_lines(est):
     return lines
 
 
+NUMERIC_ROWS = ("dls", "dls_home", "ccd", "scipy", "rtb_ik_LM", "rtb_ikine_LM", "ikpy")
+
+
 def numeric_lines(nm):
     lines = ["Host numerical IK, 5-joint arm, %s, start at home, judged by the firmware's FK "
              "(%.3g mm, %.3g rad):" % (nm["mode"], nm["tol_mm"], nm["tol_rad"]),
-             "  %-6s %8s %9s %11s %9s %12s" % ("", "targets", "success", "median ms", "p99 ms", "batch")]
-    for key in ("dls", "ccd", "ikpy"):
-        v = nm.get(key)
+             "  %-13s %8s %9s %11s %9s %12s" % ("", "targets", "success", "median ms", "p99 ms", "batch")]
+    for key in NUMERIC_ROWS:
+        if key not in nm:
+            continue
+        v = nm[key]
         if isinstance(v, dict):
-            lines.append("  %-6s %8d %9s %11.2f %9.2f %12s" % (
+            lines.append("  %-13s %8d %9s %11.3f %9.2f %12s" % (
                 key, v["targets"], _pct(v["success_rate"]), v["median_ms"], v["p99_ms"],
                 _rate(v["batch_per_s"]) if "batch_per_s" in v else "-"))
         else:
-            lines.append("  %-6s %s" % (key, v))
+            lines.append("  %-13s %s" % (key, v))
+    lines.append("  (dls: first attempt from the closed form's answer, as numik.solve does; dls_home: from home "
+                 "only, the numerical method alone; rtb = Robotics Toolbox for Python)")
     lines.append("")
     return lines
 
