@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Derive the chain-arm FK vectors from Robotics Toolbox for Python, never from the firmware.
 
-    .venv/bin/python tests/derive_chain_vectors.py   # rewrites tests/vectors/chain_al5d.json
+    .venv/bin/python tests/derive_chain_vectors.py   # rewrites tests/vectors/fk/chain_al5d.json
 
 The arm is the Lynxmotion AL5D as described by the URDF in rtb-data, loaded
 by Robotics Toolbox itself (rtb.models.URDF.AL5D): its fkine_all gives the
@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-VECTORS = HERE / "vectors"
+# FK vectors live apart from the IK vectors (tests/vectors/*.json, solved by run_vectors.py).
+VECTORS = HERE / "vectors" / "fk"
 NAME = "chain_al5d.json"
 RANDOM_POSES = 200
 

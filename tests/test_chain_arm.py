@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Chain arms on the board (armfw.chain): FK against Robotics Toolbox, under CPython and MicroPython.
 
-The shared vectors (tests/vectors/chain_al5d.json) hold the AL5D's joint
+The shared vectors (tests/vectors/fk/chain_al5d.json) hold the AL5D's joint
 origins and tool tip for 217 poses as Robotics Toolbox for Python computes
 them from the URDF (tests/derive_chain_vectors.py). The firmware's chain FK
 (board file boards/sim_al5d.json, imported from that URDF by armctl) must
@@ -23,11 +23,11 @@ import derive_chain_vectors as derive
 from armctl import chain as chain_mod
 from armctl import upy
 from armfw import board, chain as fw_chain, motion, protocol, status
-from conftest import BOARDS, MP_SCRIPTS, ROOT, VECTORS
+from conftest import BOARDS, MP_SCRIPTS, ROOT
 from test_float32 import F32, Libm32
 
 AL5D = BOARDS / "sim_al5d.json"
-DOC = json.loads((VECTORS / derive.NAME).read_text())
+DOC = json.loads((derive.VECTORS / derive.NAME).read_text())
 FK_TOL_MM = 1e-6
 
 
@@ -64,8 +64,8 @@ def test_firmware_chain_fk_matches_robotics_toolbox_in_cpython_and_micropython(m
     spec = __import__("importlib.util").util.spec_from_file_location("chain_fk", script)
     module = __import__("importlib.util").util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    cpython = _parse(module.lines(str(VECTORS / derive.NAME), str(BOARDS)) + ["done %d" % len(DOC["cases"])])
-    out = subprocess.run([micropython, str(script), str(VECTORS / derive.NAME), str(BOARDS)],
+    cpython = _parse(module.lines(str(derive.VECTORS / derive.NAME), str(BOARDS)) + ["done %d" % len(DOC["cases"])])
+    out = subprocess.run([micropython, str(script), str(derive.VECTORS / derive.NAME), str(BOARDS)],
                          capture_output=True, text=True, timeout=120, env=upy.env(), cwd=ROOT)
     assert out.returncode == 0, out.stderr
     mp = _parse(out.stdout.split("\n")[:-1])

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Forward kinematics of a chain arm (armfw.chain) for every pose of a vectors file, under MicroPython.
 #
-#     micropython tests/mp/chain_fk.py tests/vectors/chain_al5d.json boards/
+#     micropython tests/mp/chain_fk.py tests/vectors/fk/chain_al5d.json boards/
 #
 # Prints one line per pose: "<index> x y z | ox oy oz ..." (the tip, then every
 # joint origin, mm to 9 places), then "done <count>". The CPython test runs the
