@@ -71,12 +71,13 @@ def run(short=False):
     chain_targets = c.fk(c.random_poses(count, rng))
     b5 = fw_board.load(str(arm5))
     c5 = chain_mod.from_board(b5)
-    # 5-joint targets with their pitch, from poses facing forward with a clear floor.
+    # 5-joint targets with their pitch, from poses clear of the board's keep-out zones.
     q5 = c5.random_poses(count * 20, rng)
     q5[:, 4] = 0.0
+    zones = b5.solver.zones
+    keep = np.array([zones is None or zones.clear(list(q)) for q in q5])
+    q5 = q5[keep][:count]
     tips = c5.fk(q5)
-    keep = (tips[:, 2] > 40.0) & (np.hypot(tips[:, 0], tips[:, 1]) > 80.0)
-    q5, tips = q5[keep][:count], tips[keep][:count]
     pitches = [_protocol_pitch_deg(b5, q) for q in q5]
     chain_ms, chain_moved = _timed_moves(al5d, chain_targets, lambda m, t: m.move(t))
     free_ms, free_moved = _timed_moves(arm5, tips, lambda m, t: m.move(t))
