@@ -219,3 +219,59 @@ def test_al5d_end_to_end_with_armctl_sim(micropython, tmp_path):
     finally:
         sim.send_signal(2)
         assert sim.wait(10) == 0
+
+
+class _LinkCut:
+    """A link that is lost (LinkError) at the request numbered cut, as a pulled USB cable."""
+
+    def __init__(self, link, cut):
+        self.link = link
+        self.cut = cut
+        self.sent = []
+
+    def request(self, line, timeout=None):
+        from armctl.link import LinkError
+        self.sent.append(line)
+        if len(self.sent) >= self.cut:
+            raise LinkError("lost the port (test)")
+        return self.link.request(line, timeout=timeout)
+
+
+def test_link_lost_while_a_path_is_sent_moves_nothing(al5d_sim):
+    from armctl.link import LinkError
+    b = board.load(str(AL5D))
+    c = chain_mod.from_board(b)
+    with Link(al5d_sim.port) as link:
+        before_where = link.request("where").final
+        before = len(al5d_sim.pulses())
+        start = np.array([link.request("where").fields[k] for k in ("x", "y", "z")])
+        cut = _LinkCut(link, cut=6)          # where, speed, path clear, two path adds, then lost
+        with pytest.raises(LinkError):
+            Mover(cut, b).line(start + (0.0, -60.0, -30.0))
+        assert any(s.startswith("path add") for s in cut.sent) and "path run" not in cut.sent
+        assert len(al5d_sim.pulses()) == before
+        assert link.request("where").final == before_where
+        # The half-sent path never runs: the next line starts from a cleared buffer.
+        outcome = Mover(link, b).line(start + (0.0, -60.0, -30.0))
+        assert outcome.moved
+        where = link.request("where")
+    assert np.linalg.norm(np.array([where.fields[k] for k in ("x", "y", "z")]) - (start + (0, -60, -30))) < 0.1
+    assert c.n == 4
+
+
+def test_link_lost_during_path_run_ends_at_the_last_waypoint(al5d_sim):
+    b = board.load(str(AL5D))
+    with Link(al5d_sim.port) as link:
+        for line in ("path clear", "path add 10 10 -10 0", "path add 20 25 -30 5"):
+            assert link.request(line).ok
+        link.write_raw(b"path run\n")       # and the host is gone before the reply
+    with Link(al5d_sim.port) as link:
+        link.drain(quiet_s=1.0, limit_s=10.0)     # the reply nobody read, if it comes
+        where = link.request("where")
+    assert where.values[:4] == pytest.approx([20.0, 25.0, -30.0, 5.0], abs=1e-3), where.raw
+    # The last pulses the servos got are that waypoint's (the hand formula: 1500 + q * 424.448 us/rad).
+    last = {}
+    for _, ch, us in al5d_sim.pulses():
+        last[ch] = us
+    assert [last[ch] for ch in range(4)] == [round(1500 + math.radians(a) * 424.448) for a in (20, 25, -30, 5)]
+    assert b.solver.n == 4
