@@ -321,7 +321,7 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
     if worst > LINE_TOLERANCE_MM:
         return LinePlan(False, fw_status.name(fw_status.JOINT_LIMIT if worst == math.inf else fw_status.SINGULAR),
                         error_mm=worst, message="the board's steps between two solved poses leave %s"
-                        % ("the joint limits or pulse windows" if worst == math.inf
+                        % ("the joint limits, the zones or the pulse windows" if worst == math.inf
                            else "the line by %.3f mm" % worst))
     if len(waypoints) > max_waypoints:
         return LinePlan(False, fw_status.name(fw_status.BAD_INPUT), error_mm=worst,
@@ -332,11 +332,14 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
 
 def _segment_error(mover, qa, qb, p0, p1, max_step):
     """(worst distance from the line of the poses the board commands from qa to qb, their count),
-    inf if one is outside the limits or the pulse windows."""
+    inf if one is outside the limits, in a keep-out zone or outside the pulse windows."""
     worst = 0.0
     poses = _board_steps(qa, qb, max_step)
+    zones = mover.solver.zones
     for q in poses:
-        if not mover.solver.within_limits(list(q)) or not mover._pulses_ok(q):
+        pose = list(q)
+        if (not mover.solver.within_limits(pose) or not mover._pulses_ok(q)
+                or (zones is not None and not zones.clear(pose))):
             return math.inf, len(poses)
         worst = max(worst, _distance_to_segment(mover.tip(q), p0, p1))
     return worst, len(poses)
