@@ -18,7 +18,7 @@ import pytest
 
 from armctl import chain as chain_mod
 from armctl import cli
-from armctl.fallback import Mover, LINE_TOLERANCE_MM
+from armctl.fallback import Mover, PULSE_GRID_TOLERANCE_MM
 from armctl.link import Link
 from armctl.sim import Simulator
 from armfw import board, status
@@ -131,7 +131,7 @@ def test_free_pitch_line_pulses_stay_on_the_line(arm5_sim, report):
     report("fallback line (arm5, free pitch, %d waypoints, %d recorded poses): planned within %.3f mm, "
            "recorded pulses within %.3f mm of the line (whole-microsecond rounding alone: up to %.3f mm)"
            % (outcome.waypoints, len(poses), outcome.fk_error_mm, worst, worst_rounding))
-    assert outcome.fk_error_mm <= LINE_TOLERANCE_MM
+    assert outcome.fk_error_mm <= PULSE_GRID_TOLERANCE_MM
     assert worst < 0.5
     # One motion: no joint pulse changes faster than the speed limit (90 deg/s, 20 ms steps).
     per_step = math.radians(90) * 0.020 * 424.448 + 1

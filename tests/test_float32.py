@@ -200,7 +200,7 @@ def test_float32_inputs_stretched_on_a_limit(report):
     SINGULAR in place when the rounding pushes the wrist out, JOINT_LIMIT when it pulls the wrist
     in far enough that every exact solution leaves a limit by more than LIMIT_EPS."""
     geom = derive.Geometry("sim_arm5.json")
-    arm = board.load(str(BOARDS / "sim_arm5.json")).solver
+    arm = solver_only("sim_arm5.json")      # the solver's geometry alone (zones: test_zones.py)
     reach = geom.l1 + geom.l2
     out = [0.0] * 5
     forbidden = 0
