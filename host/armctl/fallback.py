@@ -14,11 +14,13 @@ A straight line (Mover.line): where the board cannot solve it (free pitch,
 chain arm) every step is solved on the host, each seeded by the one before,
 and a step that would turn a joint further than the board's speed limit allows
 in one control period is split (the tool slows down) until it does not, or the
-line is refused as a jump (a branch flip), as the firmware's own lines do. The
-joint waypoints are then thinned to as few as keep every pose the board will
-command (its joint interpolation at its own speed limit) within
-LINE_TOLERANCE_MM of the line, and every one of those poses is checked (FK,
-limits, pulse windows) before anything is sent. The board takes them with
+line is refused as a jump (a branch flip), as the firmware's own lines do.
+Every step becomes a waypoint moved onto the servos' pulse grid (see
+_on_the_pulse_grid); a line with more steps than the board holds is thinned
+instead to as few waypoints as keep every pose the board will command (its
+joint interpolation at its own speed limit) within LINE_TOLERANCE_MM of the
+line. Every pose the board will command is checked (FK against the line,
+limits, zones, pulse windows) before anything is sent. The board takes them with
 `path add` (each checked as it arrives), checks the whole path again, and
 runs it as one motion (`path run`). A link lost while the path is being sent
 leaves the arm where it was: nothing runs before `path run`.
