@@ -173,11 +173,11 @@ def test_large_pitch_loses_no_accuracy():
 
 
 def test_status_and_rule_names():
-    assert [status.code(n) for n in status.NAMES] == list(range(7))
+    assert [status.code(n) for n in status.NAMES] == list(range(8))
     assert status.name(status.JOINT_LIMIT) == "JOINT_LIMIT"
     assert status.name(status.COLLISION) == "COLLISION"
     assert status.name(status.NOT_CONVERGED) == "NOT_CONVERGED"
-    assert [status.solved(c) for c in range(7)] == [True, True, False, False, False, False, False]
+    assert [status.solved(c) for c in range(8)] == [True, True, False, False, False, False, False, False]
     assert [kinematics.rule_code(r) for r in ("min", "up", "down")] == [MIN_MOTION, PREFER_UP, PREFER_DOWN]
     with pytest.raises(ValueError):
         kinematics.rule_code("sideways")

@@ -54,8 +54,7 @@ SOLVER_HOST = "host-dls"
 class Outcome:
     """What a move or line did.
 
-    moved: True when the arm moved. status: a status word (armfw.status.WORDS
-    or NOT_CONVERGED). solver: SOLVER_BOARD or SOLVER_HOST. fk_error_mm: how
+    moved: True when the arm moved. status: a status word (armfw.status.WORDS). solver: SOLVER_BOARD or SOLVER_HOST. fk_error_mm: how
     far the firmware's FK of the answer misses the target (None if no answer).
     q_deg: the joint angles sent, or for a refused target the nearest pose
     found (never sent). reached: the board's `where` reply after the motion
@@ -205,8 +204,8 @@ class Mover:
         # The firmware's FK is the judge of the host's answer.
         err = float(np.linalg.norm(self.tip(q) - target))
         if err > FK_TOLERANCE_MM or not self.solver.within_limits(list(q)) or not self._pulses_ok(q):
-            return Outcome(False, fw_status.name(fw_status.JOINT_LIMIT) if err <= FK_TOLERANCE_MM
-                           else "NOT_CONVERGED", SOLVER_HOST, err, np.degrees(q),
+            return Outcome(False, fw_status.name(fw_status.JOINT_LIMIT if err <= FK_TOLERANCE_MM
+                                                 else fw_status.NOT_CONVERGED), SOLVER_HOST, err, np.degrees(q),
                            message="the firmware refuses the host's answer", nearest=self.tip(q))
         return self._send_joints(q, SOLVER_HOST, err)
 
