@@ -269,3 +269,14 @@ def test_armctl_solve_takes_a_chain_board(capsys):
     assert float(out.split("fk_error: ")[1].split()[0]) < 0.01
     assert cli.main(["solve", "--board", "sim_al5d", "--method", "analytic", "100", "0", "100"]) == cli.EXIT_USAGE
     assert "a chain arm has no analytic solver" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["demo", "--board", "sim_al5d"], "a chain arm has none"),
+    (["plot", "workspace", "--board", "sim_al5d"], "a chain arm has none"),
+    (["calibrate", "--port", "/dev/null", "--board", "sim_al5d", "--measure"], "a chain arm's geometry"),
+])
+def test_commands_that_need_the_boards_own_ik_say_so(argv, words, capsys, tmp_path):
+    from armctl import cli
+    assert cli.main(argv) == cli.EXIT_USAGE
+    assert words in capsys.readouterr().err

@@ -63,6 +63,9 @@ def add_arguments(parser):
 def run(args, keys=None, lines=input, out=sys.stdout):
     """The command; keys and lines replace the keyboard in tests."""
     board = boardlib.load(args.board)
+    if args.measure and board.solver.kind not in cal.MEASURE_POSES:
+        raise cli.UsageError("--measure fits the link lengths of a planar or arm5 arm; a %s arm's "
+                             "geometry comes from its description (armctl board import)" % board.solver.kind)
     joints = [j - 1 for j in args.joints] if args.joints else list(range(board.solver.n))
     for j in joints:
         if not 0 <= j < board.solver.n:
