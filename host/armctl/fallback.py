@@ -258,6 +258,37 @@ class Mover:
                        where, waypoints=len(plan.waypoints))
 
 
+def board_for(link, board_file=None):
+    """The description of the board at the other end of link: board_file (a path or a shipped
+    board's name) if given, else the shipped board its `info` names. BoardError if neither."""
+    from armctl import shipped
+    from armfw import board as boardlib
+    if board_file is not None:
+        return boardlib.load(str(shipped.board_path(str(board_file))))
+    reply = link.request("info")
+    name = reply.fields.get("name") if reply.ok else None
+    if not name:
+        raise boardlib.BoardError("the board did not say its name (%s): give --board" % reply.final)
+    return boardlib.load(str(shipped.board_path(str(name))))
+
+
+def host_target(kind, line):
+    """(verb, position, pitch_deg) when a typed `move`/`line` request is one only the host can
+    solve on an arm of this kind (a chain arm's; a 5-joint arm's without pitch), else None."""
+    words = line.split()
+    if len(words) < 2 or words[0].lower() not in ("move", "line"):
+        return None
+    try:
+        values = [float(w) for w in words[1:]]
+    except ValueError:
+        return None         # options (elbow=up) and typos: the board's to answer
+    if not all(math.isfinite(v) for v in values) or len(values) != 3:
+        return None
+    if kind in ("chain", "arm5"):
+        return words[0].lower(), values, None
+    return None
+
+
 class LinePlan:
     """A host-solved line: ok, status, waypoints (radians, list of arrays), steps (the board's
     control periods), error_mm (largest distance of a commanded pose from the line),

@@ -4,10 +4,9 @@
 import argparse
 import sys
 
-from armctl import cli, shipped
-from armctl.fallback import Mover
+from armctl import cli
+from armctl.fallback import Mover, board_for
 from armctl.link import Link
-from armfw import board as boardlib
 
 NAME = "move"
 HELP = "Move the tool to X Y Z [PITCH [ROLL]]: the board's solver first, the host's where it has none."
@@ -47,16 +46,6 @@ def add_arguments(parser):
     parser.add_argument("target", nargs="+", type=float, metavar="V", help="X Y [Z [PITCH [ROLL]]]")
 
 
-def _board_of(args, link):
-    if args.board is not None:
-        return boardlib.load(str(args.board))
-    reply = link.request("info")
-    name = reply.fields.get("name") if reply.ok else None
-    if not name:
-        raise cli.UsageError("the board did not say its name (%s): give --board" % reply.final)
-    return boardlib.load(str(shipped.board_path(str(name))))
-
-
 def split_target(kind, values):
     """(position, pitch_deg or None, roll_deg or None) for an arm kind; UsageError if miscounted."""
     width = 2 if kind == "planar" else 3
@@ -70,7 +59,7 @@ def split_target(kind, values):
 
 def run(args):
     with Link(args.port, args.baud, args.timeout) as link:
-        board = _board_of(args, link)
+        board = board_for(link, args.board)
         position, pitch, roll = split_target(board.solver.kind, args.target)
         mover = Mover(link, board)
         if args.line:
