@@ -275,3 +275,23 @@ def test_link_lost_during_path_run_ends_at_the_last_waypoint(al5d_sim):
         last[ch] = us
     assert [last[ch] for ch in range(4)] == [round(1500 + math.radians(a) * 424.448) for a in (20, 25, -30, 5)]
     assert b.solver.n == 4
+
+
+def test_shell_routes_what_the_board_cannot_solve_through_the_fallback(al5d_sim):
+    b = board.load(str(AL5D))
+    target = _tip(b, np.radians([-15.0, 10.0, 20.0, 0.0]))
+    typed = "where\nmove %.4f %.4f %.4f\nmove 900 0 0\nik 1 2 3\n" % tuple(target)
+    proc = subprocess.run([sys.executable, "-m", "armctl.cli", "shell", "--port", al5d_sim.port],
+                          input=typed, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    moved = out.index("arm> move %.4f %.4f %.4f" % tuple(target))
+    assert out[moved + 1].startswith("solver=host-dls status=OK fk_err_mm=")
+    reached = out[moved + 2]
+    assert reached.startswith("# reached: ok OK")
+    xyz = [float(w.split("=")[1]) for w in reached.split() if w[:2] in ("x=", "y=", "z=")]
+    assert np.linalg.norm(np.array(xyz) - target) < 0.1
+    far = out.index("arm> move 900 0 0")
+    assert out[far + 1].startswith("solver=host-dls status=TOO_FAR") and "not moved" in out[far + 2]
+    # What is not a tool target the host solves goes to the board as typed.
+    assert out[out.index("arm> ik 1 2 3") + 1].startswith("error NO_CLOSED_FORM")

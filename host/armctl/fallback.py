@@ -76,8 +76,10 @@ class Outcome:
 
     def describe(self):
         """Lines for a person: solver, status, FK error, pose reached or the refusal."""
+        # A line's figure is the farthest any pose the board commands strays from the line.
+        label = "off_line_mm" if self.waypoints else "fk_err_mm"
         out = ["solver=%s status=%s%s" % (self.solver, self.status,
-                                         "" if self.fk_error_mm is None else " fk_err_mm=%.4f" % self.fk_error_mm)]
+                                         "" if self.fk_error_mm is None else " %s=%.4f" % (label, self.fk_error_mm))]
         if self.waypoints:
             out.append("waypoints=%d" % self.waypoints)
         if self.moved and self.reached is not None:
@@ -272,21 +274,24 @@ def board_for(link, board_file=None):
     return boardlib.load(str(shipped.board_path(str(name))))
 
 
-def host_target(kind, line):
-    """(verb, position, pitch_deg) when a typed `move`/`line` request is one only the host can
-    solve on an arm of this kind (a chain arm's; a 5-joint arm's without pitch), else None."""
+def tool_request(line):
+    """(verb, [X, Y, Z]) for a typed `move X Y Z` or `line X Y Z` (three finite numbers), else None."""
     words = line.split()
-    if len(words) < 2 or words[0].lower() not in ("move", "line"):
+    if len(words) != 4 or words[0].lower() not in ("move", "line"):
         return None
     try:
         values = [float(w) for w in words[1:]]
     except ValueError:
-        return None         # options (elbow=up) and typos: the board's to answer
-    if not all(math.isfinite(v) for v in values) or len(values) != 3:
+        return None         # typos: the board's to answer
+    if not all(math.isfinite(v) for v in values):
         return None
-    if kind in ("chain", "arm5"):
-        return words[0].lower(), values, None
-    return None
+    return words[0].lower(), values
+
+
+def host_solves(kind):
+    """True when an X Y Z target on an arm of this kind is the host's to solve (chain: no IK on
+    the board; arm5: the pitch is free)."""
+    return kind in ("chain", "arm5")
 
 
 class LinePlan:
