@@ -49,6 +49,7 @@ COMMANDS = {
     "ik": (4, 2), "move": (4, 2), "line": (4, 2), "fk": (5, 2), "joints": (5, 2),
     "servo": (2, 2), "pick": (3, 2), "place": (3, 2), "speed": (1, 1),
     "where": (0, 0), "home": (0, 0), "help": (0, 0), "info": (0, 0), "grip": None,
+    "path": (5, 2),     # after a subcommand word: add (joint angles), run, clear, or junk
 }
 SPECIAL_NUMBERS = ["nan", "NaN", "inf", "-inf", "1e999", "-1e999", "1e308", "0x10", "1_0",
                    "--1", "+-2", "", ".", "e5", "1e", "0.0.1", "\u00b0", "1,5", "5.", ".5", "-0"]
@@ -77,6 +78,9 @@ def commands(draw, planar):
         value = st.one_of(st.integers(30, 150).map(str), st.sampled_from(SPECIAL_NUMBERS)) \
             if name == "speed" else numbers
         args = [draw(value) for _ in range(n)]
+        if name == "path":
+            sub = draw(st.sampled_from(["add", "add", "add", "add", "run", "clear", "", "ADD", "go"]))
+            args = [sub] + (args if sub.lower() == "add" else [])
     if name in ("ik", "move") and draw(st.integers(0, 4)) == 0:
         args.append(draw(st.sampled_from(["elbow=up", "elbow=down", "elbow=", "elbow=up=down", "=", "x=1"])))
     if draw(st.booleans()):
