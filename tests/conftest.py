@@ -44,3 +44,56 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("figures")
         for line in _SUMMARY:
             terminalreporter.write_line(line)
+
+
+class OnATerminal:
+    """A command run on a pseudo-terminal, as a person runs it: type keys, read the screen."""
+
+    def __init__(self, argv, env=None):
+        import os
+        import subprocess
+        self.master, slave = os.openpty()
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env)
+        os.close(slave)
+        self.screen = b""       # everything shown so far
+        self._unread = b""
+
+    def until(self, marker, timeout=20):
+        """The screen from where the last call stopped up to marker (AssertionError on timeout)."""
+        import os
+        import select
+        import time
+        deadline = time.monotonic() + timeout
+        while marker not in self._unread:
+            assert time.monotonic() < deadline, "no %r in %r" % (marker, self._unread[-500:])
+            if select.select([self.master], [], [], 0.1)[0]:
+                chunk = os.read(self.master, 4096)
+                self.screen += chunk
+                self._unread += chunk
+        got, _, self._unread = self._unread.partition(marker)
+        return got + marker
+
+    def type(self, keys):
+        import os
+        os.write(self.master, keys)
+
+    def finish(self, timeout=30):
+        """The exit code, once everything it printed is on the screen."""
+        import os
+        code = self.proc.wait(timeout=timeout)
+        try:
+            while True:
+                chunk = os.read(self.master, 4096)
+                if not chunk:
+                    break
+                self.screen += chunk
+        except OSError:
+            pass
+        return code
+
+    def close(self):
+        import os
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)

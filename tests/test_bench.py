@@ -124,6 +124,7 @@ def test_protocol_figures(bench):
         assert pr.startswith("not available")
         return
     assert positive(pr["ik_replies_per_s"]) and positive(pr["ik_round_trip_median_ms"])
+    assert positive(pr["ik_pipelined_replies_per_s"]) and pr["ik_pipelined_window"] > 1
     # 400 mm at the board's 2 mm line step: at least 200 steps (shorter where joints would be too fast).
     assert pr["line_steps"] >= 200
     assert positive(pr["line_median_ms"])

@@ -5,9 +5,6 @@ import argparse
 import io
 import json
 import math
-import os
-import select
-import subprocess
 import sys
 
 import pytest
@@ -21,7 +18,7 @@ from armctl.sim import Simulator
 from armfw import board as boardlib
 from armfw import kinematics
 
-from conftest import BOARDS
+from conftest import BOARDS, OnATerminal
 
 RAD = math.pi / 180
 
@@ -275,47 +272,34 @@ def test_calibrating_one_joint_keeps_the_others_calibration(micropython, tmp_pat
     assert on_flash["joints"][3] == earlier["joints"][3]
 
 
+def calibrate_on_a_terminal(sim, tmp_path):
+    """`armctl calibrate --joints 5` on a pseudo-terminal."""
+    return OnATerminal([sys.executable, "-m", "armctl.cli", "calibrate", "--port", sim.port,
+                        "--board", str(BOARDS / "sim_arm5.json"), "--joints", "5",
+                        "--save", str(tmp_path / "cal.json")])
+
+
 def test_keyboard_on_a_terminal(micropython, tmp_path):
     """`armctl calibrate` on a real terminal: single keys without Enter, arrow keys."""
     with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
-        master, slave = os.openpty()
-        proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "calibrate", "--port", sim.port,
-                                 "--board", str(BOARDS / "sim_arm5.json"), "--joints", "5",
-                                 "--save", str(tmp_path / "cal.json")],
-                                stdin=slave, stdout=slave, stderr=slave)
-        os.close(slave)
-        seen = b""
-
-        def wait_for(text):
-            nonlocal seen
-            while text not in seen:
-                assert select.select([master], [], [], 10)[0], "waited for %r, saw %r" % (text, seen)
-                seen += os.read(master, 4096)
-
+        term = calibrate_on_a_terminal(sim, tmp_path)
         try:
-            wait_for(b"to +0 deg")
-            os.write(master, b"\r")                          # record the start pulse at 0 deg
-            wait_for(b"to +90 deg")
-            os.write(master, b"\x1b[C")                      # right arrow: +10 us
-            wait_for(b"wrist_roll 2177 us")
-            os.write(master, b"\x1b[B")                      # down arrow: -1 us
-            wait_for(b"wrist_roll 2176 us")
-            os.write(master, b"D")                           # back to the board's own pulse
-            wait_for(b"wrist_roll 2177 us")
-            os.write(master, b"a")
-            wait_for(b"wrist_roll 2167 us")
-            os.write(master, b"\r")
-            assert proc.wait(timeout=30) == cli.EXIT_OK
-            try:
-                while True:
-                    seen += os.read(master, 4096)
-            except OSError:
-                pass
+            term.until(b"to +0 deg")
+            term.type(b"\r")                                 # record the start pulse at 0 deg
+            term.until(b"to +90 deg")
+            term.type(b"\x1b[C")                             # right arrow: +10 us
+            term.until(b"wrist_roll 2177 us")
+            term.type(b"\x1b[B")                             # down arrow: -1 us
+            term.until(b"wrist_roll 2176 us")
+            term.type(b"D")                                  # back to the board's own pulse
+            term.until(b"wrist_roll 2177 us")
+            term.type(b"a")
+            term.until(b"wrist_roll 2167 us")
+            term.type(b"\r")
+            assert term.finish() == cli.EXIT_OK
         finally:
-            if proc.poll() is None:
-                proc.kill()
-            os.close(master)
-        assert b"the board's values give every recorded pulse; kept" in seen
+            term.close()
+        assert b"the board's values give every recorded pulse; kept" in term.screen
         saved = json.loads((sim.flash_dir / "calibration.json").read_text())
     assert saved["joints"][4] == {"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500}
 
@@ -350,3 +334,91 @@ def test_boot_ignores_a_calibration_tmp_beside_the_real_one(tmp_path):
     with Simulator(flash_dir=flash) as sim:
         assert sim.request("where")[-1].startswith("ok")
         assert _first_pulse(sim, 0) == round(1500 + math.radians(5) * 318.31)
+
+
+def _args(sim, tmp_path, joints, fresh=False, poses=(0.0, 90.0)):
+    return argparse.Namespace(port=sim.port, board=str(BOARDS / "sim_arm5.json"), joints=joints,
+                              poses=list(poses), measure=False, save=str(tmp_path / "cal.json"),
+                              baud=115200, fresh=fresh)
+
+
+class Script:
+    """Presses the given keys in order, and notes which pose each key was pressed at."""
+
+    def __init__(self, keys):
+        self.keys = list(keys)
+        self.asked = []
+
+    def read(self, task):
+        self.asked.append((task.joint, task.pose_deg))
+        return self.keys.pop(0)
+
+
+def test_a_pose_pair_with_one_pulse_is_explained_and_measured_again(micropython, tmp_path):
+    board = boardlib.load(str(BOARDS / "sim_arm5.json"))
+    down = board.servos.pulse(4, 90 * RAD) - board.servos.pulse(4, 0.0)     # 667 us for wrist_roll
+    assert down == 667
+    # First try: Enter at 0 deg, then jog the +90 deg pose back to the 0 deg pulse (6 x 100, 6 x 10, 7 x 1).
+    # Second try: Enter at each start pulse (the board's own values).
+    script = Script(["\n"] + ["z"] * 6 + ["a"] * 6 + ["A"] * 7 + ["\n", "\n", "\n"])
+    with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
+        out = io.StringIO()
+        code = calibrate_command.run(_args(sim, tmp_path, [5]), keys=script, out=out)
+    assert code == cli.EXIT_OK, out.getvalue()
+    text = out.getvalue()
+    assert "hardly changes" in text and "measure wrist_roll again" in text
+    assert script.asked[-2:] == [(4, 0.0), (4, 90.0)]
+    assert not (tmp_path / "cal.json.progress.json").exists()      # done: no progress left behind
+
+
+POSES = (0.0, 30.0)
+
+
+def test_an_interrupted_calibration_resumes_where_it_stopped(micropython, tmp_path):
+    with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
+        first = Script(["\n", "a", "\n", "\n", "q"])    # shoulder: 0 and +90 deg; elbow: 0 deg; quit
+        first_out = io.StringIO()
+        # Small poses: +90 deg at the shoulder would put the tool into the floor zone.
+        assert calibrate_command.run(_args(sim, tmp_path, [2, 3], poses=POSES), keys=first, out=first_out) == \
+            cli.EXIT_REFUSED
+        assert "refused" not in first_out.getvalue()
+        kept = json.loads((tmp_path / "cal.json.progress.json").read_text())
+        board = boardlib.load(str(BOARDS / "sim_arm5.json"))
+        start = [board.servos.pulse(j, d * RAD) for j, d in ((1, POSES[0]), (1, POSES[1]), (2, POSES[0]))]
+        assert kept["pulses"] == {"1": [start[0], start[1] - 10], "2": [start[2], None]}
+        out = io.StringIO()
+        second = Script(["\n"])                              # only the elbow's +90 deg is left
+        assert calibrate_command.run(_args(sim, tmp_path, [2, 3], poses=POSES), keys=second, out=out) == \
+            cli.EXIT_OK, out.getvalue()
+        assert second.asked == [(2, POSES[1])]
+        assert "resuming" in out.getvalue()
+        saved = json.loads((tmp_path / "cal.json").read_text())
+    # Shoulder: the line through its two recorded pulses, the second 10 us below the board's.
+    assert saved["joints"][1]["us_per_rad"] == pytest.approx(
+        (start[1] - 10 - start[0]) / ((POSES[1] - POSES[0]) * RAD), abs=0.001)
+    assert not (tmp_path / "cal.json.progress.json").exists()
+
+
+def test_jog_keys_typed_ahead_are_dropped_and_u_undoes(micropython, tmp_path):
+    """On a terminal: 20 jog keys at once move the servo one step, not twenty; u goes back."""
+    with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
+        term = calibrate_on_a_terminal(sim, tmp_path)
+        try:
+            term.until(b"to +0 deg")
+            term.type(b"\r")
+            term.until(b"to +90 deg (now 2167 us)")
+            term.type(b"d" * 20)                             # one write: all typed ahead of the first jog
+            term.until(b"wrist_roll 2177 us")
+            term.type(b"u")
+            term.until(b"wrist_roll 2167 us (undone)")
+            term.type(b"\r")
+            assert term.finish() == cli.EXIT_OK
+        finally:
+            term.close()
+        assert b"2187" not in term.screen
+        jogged = [us for _, ch, us in sim.pulses() if ch == sim_channel(4)]
+    assert max(jogged) == 2177
+
+
+def sim_channel(joint):
+    return boardlib.load(str(BOARDS / "sim_arm5.json")).servos.channels[joint]

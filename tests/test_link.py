@@ -5,20 +5,23 @@ The framing tests use a tiny fake board on a pseudo-terminal (a thread that
 answers lines); the end-to-end tests talk to the MicroPython simulator.
 """
 
+import contextlib
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
+import time
 import tty
 
 import pytest
 
 from armctl import cli, link
-from armctl.link import Link, LinkError
+from armctl.link import BoardAtRepl, Link, LinkError
 from armctl.sim import Simulator
 
-from conftest import BOARDS
+from conftest import BOARDS, OnATerminal
 
 
 class FakeBoard:
@@ -27,6 +30,8 @@ class FakeBoard:
     def __init__(self, answers):
         self.answers = answers
         self.received = []
+        self.syncs = 0
+        self.max_waiting = 0        # most request lines received and not yet answered at once
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)
         self.port = os.ttyname(self.slave)
@@ -43,11 +48,22 @@ class FakeBoard:
             if not chunk:
                 return
             pending += chunk
+            self.max_waiting = max(self.max_waiting, pending.count(b"\n"))
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
                 text = line.decode().strip()
-                self.received.append(text)
-                for out in self.answers.get(text, ["error BAD_INPUT unknown command"]):
+                if text.startswith("sync ") or not text.replace("\x02", ""):
+                    # The link's resynchronisation (Ctrl-B LF, then sync), answered as the firmware does.
+                    self.syncs += 1
+                    replies = (["ok " + text[5:]] if text.startswith("sync ")
+                               else ["error BAD_COMMAND control character 0x02 in line"] if text else ["ok"])
+                else:
+                    self.received.append(text)
+                    replies = self.answers.get(text, ["error BAD_INPUT unknown command"])
+                for out in replies:
+                    if out.startswith("@"):     # "@0.5 text": the board takes 0.5 s for this line
+                        delay, _, out = out[1:].partition(" ")
+                        time.sleep(float(delay))
                     os.write(self.master, (out + "\r\n").encode())
 
     def close(self):
@@ -63,6 +79,9 @@ def fake():
         "ik 900 0 0 90": ["error TOO_FAR target is 900.0 mm away"],
         "silent": [],
         "half": ["# working"],
+        "late": ["@0.6 ok late"],
+        "slow": ["@0.02 ok slow"],
+        "progress": ["@0.4 # moving", "@0.4 # moving", "@0.4 # moving", "@0.4 ok arrived"],
     })
     yield board
     board.close()
@@ -242,3 +261,180 @@ def test_send_to_the_simulator_exit_codes(sim):
     refused = _armctl("send", "--port", sim.port, "-", stdin="where\nmove 900 0 0 90\n")
     assert refused.returncode == cli.EXIT_REFUSED
     assert refused.stdout.splitlines()[-1].startswith("error TOO_FAR")
+
+
+def test_a_late_reply_is_never_taken_for_the_next_requests(fake):
+    with Link(fake.port, timeout=0.3) as lk:
+        with pytest.raises(LinkError, match="no answer"):
+            lk.request("late")
+        # "ok late" arrives now; the link resynchronises before the next request.
+        reply = lk.request("help")
+    assert reply.raw == ["# commands: help ik", "ok"]
+
+
+def test_silence_decides_not_total_time(fake):
+    # 1.6 s in all, never more than 0.4 s without a line: progress keeps the link alive.
+    with Link(fake.port, timeout=1.0) as lk:
+        reply = lk.request("progress")
+    assert reply.final == "ok arrived" and reply.info_lines == ["moving"] * 3
+
+
+def test_every_open_resynchronises_before_the_first_request(fake):
+    with Link(fake.port, timeout=2) as lk:
+        lk.request("help")
+        lk.request("help")
+    assert fake.syncs == 2          # the leading LF and the sync line of one resync, no more
+
+
+@pytest.fixture
+def realtime_sim(micropython, tmp_path):
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, flash_dir=tmp_path / "flash", realtime=True) as s:
+        yield s
+
+
+def _start_slow_move(port):
+    """From home (elbow 90 deg) to all zeros at 30 deg/s: 3 s of motion, then the port is closed."""
+    import serial
+    with serial.Serial(port, 115200, timeout=5) as raw:
+        raw.write(b"speed 30\n")
+        assert raw.readline().startswith(b"ok 30.000")
+        raw.write(b"joints 0 0 0 0 0\n")
+        time.sleep(0.2)
+
+
+def test_board_still_moving_when_the_host_connects(realtime_sim):
+    _start_slow_move(realtime_sim.port)
+    out = _armctl("send", "--port", realtime_sim.port, "where")
+    assert out.returncode == cli.EXIT_OK, out.stderr
+    lines = out.stdout.splitlines()
+    # Its own reply: `where` (grip=), not the move's (steps=), at the pose the move reached.
+    assert lines[0] == "> where" and len(lines) == 2
+    assert "grip=" in lines[1] and "steps=" not in lines[1]
+    assert lines[1].startswith("ok SINGULAR 0.000 0.000 0.000 0.000 0.000 ")
+
+
+def test_long_motion_is_not_a_dead_link(realtime_sim):
+    # 3 s of motion against a 2 s silence timeout: the move's own length is allowed for.
+    out = _armctl("send", "--port", realtime_sim.port, "--timeout", "2", "speed 30", "joints 0 0 0 0 0")
+    assert out.returncode == cli.EXIT_OK, out.stderr
+    assert "steps=" in out.stdout.splitlines()[-1]
+
+
+@contextlib.contextmanager
+def at_the_repl(sim, raw=False):
+    """The simulator left at its REPL (Ctrl-C), or its raw REPL (then Ctrl-A, what a file tool
+    interrupted half way leaves: it says nothing); main.py runs again afterwards."""
+    import serial
+    with serial.Serial(sim.port, 115200, timeout=0.1) as port:
+        got = b""
+        deadline = time.monotonic() + 10
+        for keys, shown in ((b"\x03", b">>> "), (b"\r\x01", b"raw REPL; CTRL-B to exit\r\n>"))[:1 + raw]:
+            port.write(keys)
+            while not got.endswith(shown) and time.monotonic() < deadline:
+                got += port.read(256)
+    try:
+        yield
+    finally:
+        with Link(sim.port, timeout=5) as lk:
+            lk.write_raw(b"\x04")                # soft reset: main.py runs again
+            assert lk.wait_ready(timeout=10).ok
+
+
+def test_board_at_the_repl_is_recognised(sim):
+    with at_the_repl(sim):
+        out = _armctl("send", "--port", sim.port, "where")
+        assert out.returncode == cli.EXIT_REPL, out.stdout + out.stderr
+        assert "MicroPython REPL" in out.stderr and "Ctrl-D" in out.stderr and "armctl deploy" in out.stderr
+        with Link(sim.port, timeout=5) as lk, pytest.raises(BoardAtRepl):
+            lk.request("where")
+
+
+def test_board_left_in_the_raw_repl_is_recognised(sim):
+    with at_the_repl(sim, raw=True):
+        started = time.monotonic()
+        out = _armctl("send", "--port", sim.port, "where")
+        assert out.returncode == cli.EXIT_REPL, out.stdout + out.stderr
+        assert time.monotonic() - started < 8           # at once, not after the 10 s timeout
+
+
+def test_plain_micropython_without_firmware_is_recognised(micropython, tmp_path):
+    flash = tmp_path / "flash"
+    with Simulator(BOARDS / "sim_arm5.json", flash_dir=flash) as s:
+        pass
+    (flash / "main.py").write_text("")          # a board that runs nothing: its REPL
+    with Simulator(flash_dir=flash, pty=True) as bare:
+        started = time.monotonic()
+        out = _armctl("shell", "--port", bare.port, stdin="where\n")
+        assert out.returncode == cli.EXIT_REPL, out.stdout + out.stderr
+        assert "armctl deploy" in out.stderr
+        assert time.monotonic() - started < 8       # recognised at once, not after the 10 s timeout
+
+
+def test_shell_completes_commands_and_ctrl_c_stops_the_arm(realtime_sim, tmp_path):
+    term = OnATerminal([sys.executable, "-m", "armctl.cli", "shell", "--port", realtime_sim.port],
+                       env=dict(os.environ, ARMCTL_HISTORY=str(tmp_path / "history")))
+    try:
+        term.until(b"arm> ")
+        term.type(b"wh\t\r")                          # Tab completes the board's own command words
+        assert b"grip=" in term.until(b"arm> ")
+        term.type(b"speed 30\r")
+        term.until(b"arm> ")
+        before = len(realtime_sim.pulses())
+        term.type(b"joints 0 0 0 0 0\r")              # 3 s of motion
+        deadline = time.monotonic() + 10
+        while len(realtime_sim.pulses()) <= before:    # the arm is moving: the request is out
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        term.proc.send_signal(signal.SIGINT)
+        assert b"stopping the arm" in term.until(b"stopped")
+        term.until(b"arm> ")
+        term.type(b"where\r")
+        reply = term.until(b"arm> ")
+        assert b"grip=" in reply and b"steps=" not in reply   # its own reply, not the move's
+        term.type(b"\x04")
+        assert term.finish() == cli.EXIT_OK
+    finally:
+        term.close()
+
+
+def test_pipelined_requests_stay_inside_their_window(fake):
+    requests = ["slow", "help", "ik 900 0 0 90"] * 10
+    with Link(fake.port, timeout=2) as lk:
+        replies = lk.pipeline(requests, window=4)
+        assert lk.request("help").ok                  # in step afterwards
+    assert [r.final for r in replies] == ["ok slow", "ok", "error TOO_FAR target is 900.0 mm away"] * 10
+    assert fake.received[:30] == requests
+    assert 1 < fake.max_waiting <= 4
+
+
+def test_pipelined_replies_match_one_at_a_time_on_the_simulator(sim):
+    requests = ["ik 150 %d 300 90" % y for y in range(-40, 41, 8)] + ["ik 600 0 0 90", "fk 0 10 20 30 0", "where"]
+    with Link(sim.port, timeout=5) as lk:
+        one_by_one = [lk.request(r).raw for r in requests]
+        pipelined = [r.raw for r in lk.pipeline(requests, window=8)]
+    assert pipelined == one_by_one
+
+
+def test_send_window_pipelines_and_keeps_motions_in_step(sim):
+    lines = "ik 150 0 300 90\nfk 0 0 0 0 0\nhome\nwhere\nik 600 0 0 90\n"
+    one = _armctl("send", "--port", sim.port, "-", stdin=lines)
+    piped = _armctl("send", "--port", sim.port, "--window", "4", "-", stdin=lines)
+    assert piped.returncode == one.returncode == cli.EXIT_REFUSED, piped.stderr
+    assert piped.stdout == one.stdout
+
+
+def test_shell_shows_progress_lines_as_they_arrive(fake, tmp_path):
+    term = OnATerminal([sys.executable, "-m", "armctl.cli", "shell", "--port", fake.port],
+                       env=dict(os.environ, ARMCTL_HISTORY=str(tmp_path / "history")))
+    try:
+        term.until(b"arm> ")
+        term.type(b"progress\r")                 # "# moving" every 0.4 s, then "ok arrived"
+        term.until(b"# moving")
+        first = time.monotonic()
+        term.until(b"ok arrived")
+        assert time.monotonic() - first > 0.6     # the first line was shown long before the reply ended
+        term.until(b"arm> ")
+        term.type(b"\x04")
+        assert term.finish() == cli.EXIT_OK
+    finally:
+        term.close()

@@ -178,3 +178,87 @@ def test_a_slow_reader_loses_no_reply(pty_sim):
             got += port.read(65536)
     assert got.count(b"\r\nok\r\n") == 60
     assert got.count(b"# help ") == 60
+
+
+def _mpremote(port, *args, check=True):
+    proc = subprocess.run(MPREMOTE + ["connect", port, *args], capture_output=True, text=True, timeout=60)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def test_the_flash_folder_is_the_whole_filesystem(pty_sim):
+    listed = _mpremote(pty_sim.port, "exec", "import os; print(sorted(os.listdir('/')), os.getcwd())").stdout
+    assert listed.strip() == "%s /" % sorted(os.listdir(pty_sim.flash_dir))
+    outside = _mpremote(pty_sim.port, "exec", "open('/etc/hostname')", check=False)
+    assert "OSError" in outside.stdout + outside.stderr
+
+
+def test_mpremote_file_commands_as_on_a_board(pty_sim):
+    _mpremote(pty_sim.port, "cp", "-r", "boards", "firmware", ":")
+    assert (pty_sim.flash_dir / "boards" / "sim_arm5.json").read_bytes() == ARM5.read_bytes()
+    listing = _mpremote(pty_sim.port, "fs", "ls", ":boards").stdout.splitlines()[1:]
+    sizes = {line.split()[1]: int(line.split()[0]) for line in listing}
+    assert sizes == {p.name: p.stat().st_size for p in BOARDS.iterdir()}
+    assert "0 armfw/" in " ".join(_mpremote(pty_sim.port, "fs", "ls").stdout.split())
+
+
+def test_mpremote_reset_restarts_main_like_a_board(pty_sim):
+    boots = pty_sim.boots
+    _mpremote(pty_sim.port, "reset")       # its soft reset into the raw REPL, then machine.reset()
+    with Link(pty_sim.port, timeout=5) as link:
+        # No Ctrl-D from the host: the reset alone brought main.py back.
+        assert link.request("where").ok
+    assert pty_sim.boots == boots + 2
+
+
+def test_miniterm_shows_one_prompt_per_enter(pty_sim):
+    # miniterm sends Enter as CR LF; a board's REPL takes that as one Enter.
+    master, slave = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "serial.tools.miniterm", pty_sim.port, "115200"],
+                            stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+
+    def screen_until(marker, count=1):
+        seen = b""
+        deadline = time.monotonic() + 10
+        while seen.count(marker) < count:
+            assert time.monotonic() < deadline, seen
+            if select.select([master], [], [], 0.1)[0]:
+                seen += os.read(master, 4096)
+        return seen
+
+    try:
+        screen_until(b"--- Quit")
+        os.write(master, b"where\r")
+        assert b"ok OK" in screen_until(b"grip=")
+        os.write(master, b"\x03")
+        screen_until(b">>> ")
+        os.write(master, b"print(6 * 7)\r")
+        seen = screen_until(b">>> ")
+        time.sleep(0.5)
+        while select.select([master], [], [], 0.2)[0]:
+            seen += os.read(master, 4096)
+        assert b"42" in seen and seen.count(b">>> ") == 1, seen
+    finally:
+        os.write(master, b"\x1d")             # Ctrl-]: miniterm quits
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+def test_a_second_simulator_on_the_same_link_refuses(pty_sim, tmp_path):
+    link = str(tmp_path / "arm")
+    second = Simulator(ARM5, pty=True, flash_dir=tmp_path / "flash2", link=link)
+    with pytest.raises(SimulatorError, match="pid %d" % os.getpid()):
+        second.start()
+    second.close()
+    assert os.path.realpath(link) == pty_sim.port        # still the first one's, still there
+    proc = subprocess.run(ARMCTL + ["sim", "--board", str(ARM5), "--pty", "--link", link],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 3 and "pid %d" % os.getpid() in proc.stderr
+    with Link(link, timeout=5) as conn:
+        assert conn.request("info").ok

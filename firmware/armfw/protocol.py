@@ -42,7 +42,11 @@ HELP = (
     "speed [DEG_PER_S]         show or set the joint speed limit",
     "info                      board name, arm kind, joint names, zones, clearance",
     "help                      this list",
+    "sync TOKEN                answers ok TOKEN (host resynchronisation)",
 )
+
+# A sync token: letters, digits, "-" and "_", at most this long.
+MAX_TOKEN = const(32)
 
 
 class Refused(Exception):
@@ -65,6 +69,13 @@ def _degrees(q, n):
 
 
 NUMBER_CHARS = "0123456789+-.eE"
+
+
+def _is_token(word):
+    for ch in word:
+        if not ("0" <= ch <= "9" or "a" <= ch <= "z" or "A" <= ch <= "Z" or ch == "-" or ch == "_"):
+            return False
+    return True
 
 
 def _number(word):
@@ -114,7 +125,7 @@ class Protocol:
             "ik": self.ik, "fk": self.fk, "move": self.move, "line": self.line,
             "joints": self.joints, "path": self.path, "servo": self.servo, "where": self.where,
             "home": self.home, "grip": self.grip, "pick": self.pick, "place": self.place,
-            "speed": self.speed, "info": self.info, "help": self.help,
+            "speed": self.speed, "info": self.info, "help": self.help, "sync": self.sync,
         }
 
     # -- input ----------------------------------------------------------
@@ -168,7 +179,7 @@ class Protocol:
             command = self._commands.get(name)
             if command is None:
                 raise Refused(BAD_COMMAND, "unknown command %s (try help)" % words[0][:20])
-            if self.controller is None and name != "help":
+            if self.controller is None and name != "help" and name != "sync":
                 raise Refused(BAD_BOARD, self.boot_error)
             self.write(command(words[1:]))
         except Refused as e:
@@ -432,10 +443,17 @@ class Protocol:
         controller = self.controller
         b = controller.board
         z = controller.solver.zones
-        return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d zones=%s%s" % (
+        return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d line_step_mm=%s zones=%s%s" % (
             b.name, controller.solver.kind, ",".join(controller.solver.names),
             "none" if controller.gripper is None else controller.gripper.channel, controller.step_ms,
+            _fmt(controller.line_step_mm),
             ",".join(z.zone_names) if z is not None and z.n_zones else "none", self._clearance())
+
+    def sync(self, args):
+        # The host can tell this reply from any earlier one: everything before it is stale.
+        if len(args) != 1 or len(args[0]) > MAX_TOKEN or not _is_token(args[0]):
+            raise Refused(BAD_INPUT, "sync TOKEN (letters, digits, - and _, at most %d)" % MAX_TOKEN)
+        return "ok " + args[0]
 
     def help(self, args):
         for line in HELP:

@@ -26,6 +26,8 @@ from armfw.compat import const, getenv, sleep_ms as _sleep_ms
 
 KEEP = const(1024)
 ALL_CHANNELS = const(-1)
+# An already open pulse log (the simulator's boot sets it), else the path is opened.
+pulse_log = None
 
 
 class SimServo:
@@ -44,7 +46,7 @@ class SimServo:
         self._ch = array("i", [0] * KEEP)
         self._us = array("i", [0] * KEEP)
         path = cfg.get("log") or getenv("ARMFW_PULSE_LOG")
-        self._log = open(path, "a") if path else None
+        self._log = pulse_log if pulse_log is not None else (open(path, "a") if path else None)
 
     def _record(self, channel, us):
         i = self.count % KEEP

@@ -38,6 +38,7 @@ JOG_KEYS = {"a": -10, "d": 10, "A": -1, "D": 1, "z": -100, "c": 100}
 ARROWS = {"[D": "a", "[C": "d", "[B": "A", "[A": "D"}
 RECORD_KEYS = ("\r", "\n")
 QUIT_KEYS = ("q", "\x03", "\x04", "")
+UNDO_KEY = "u"
 
 # What each pose looks like, by arm kind and joint index, for the prompt.
 POSE_HINTS = {
@@ -71,7 +72,7 @@ class CalibrationAborted(Exception):
 
 def jog_help():
     return ("keys: a/d or left/right -/+10 us   A/D or down/up -/+1 us   z/c -/+100 us   "
-            "Enter record   q quit (nothing saved)")
+            "u undo   Enter record   q quit (nothing written to the board; progress kept)")
 
 
 class Task:
@@ -86,13 +87,18 @@ class Task:
 
 
 class TerminalKeys:
-    """Single key presses from the terminal, without Enter (cbreak mode while open)."""
+    """Single key presses from the terminal, without Enter (cbreak mode while open).
+
+    Keys typed while the arm was still carrying out the last jog are dropped
+    (drop_typed_ahead), not queued: the arm stops when the person stops typing.
+    """
 
     def __enter__(self):
         import termios
         import tty
         self._fd = sys.stdin.fileno()
         self._saved = termios.tcgetattr(self._fd)
+        self._kept = []
         tty.setcbreak(self._fd)
         return self
 
@@ -100,11 +106,35 @@ class TerminalKeys:
         import termios
         termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved)
 
+    def _byte(self):
+        return os.read(self._fd, 1).decode("latin-1")
+
     def read(self, task):
-        key = sys.stdin.read(1)
+        if self._kept:
+            return self._kept.pop(0)
+        key = self._byte()
         if key == "\x1b":  # an arrow key: ESC [ A..D; left/right step 10 us, down/up 1 us
-            return ARROWS.get(sys.stdin.read(2), "?")
+            return ARROWS.get(self._byte() + self._byte(), "?")
         return key
+
+    def drop_typed_ahead(self):
+        """Forget the jog keys typed so far; keep the others (Enter, quit, undo) in order."""
+        import select
+        waiting = b""
+        while select.select([self._fd], [], [], 0)[0]:
+            chunk = os.read(self._fd, 256)
+            if not chunk:
+                break
+            waiting += chunk
+        text = waiting.decode("latin-1")
+        i = 0
+        while i < len(text):
+            if text[i] == "\x1b":
+                i += 3
+                continue
+            if text[i] not in JOG_KEYS:
+                self._kept.append(text[i])
+            i += 1
 
 
 def fit_servo(poses_rad, pulses_us, center_us):
@@ -234,6 +264,50 @@ def write_json_atomically(path, data):
     os.replace(tmp, path)
 
 
+class Progress:
+    """The pulses recorded so far, in a host file written after every Enter.
+
+    An interrupted calibration (quit, Ctrl-C, a lost link) resumes from it
+    when started again for the same board and poses. path None: not kept.
+    """
+
+    def __init__(self, path, board_name, poses_deg, fresh=False):
+        self.path = path
+        self.key = {"board": board_name, "poses_deg": list(poses_deg)}
+        self.pulses = {}
+        if path is not None and not fresh and os.path.exists(path):
+            try:
+                with open(path) as f:
+                    kept = json.load(f)
+            except (OSError, ValueError):
+                kept = {}
+            if {k: kept.get(k) for k in self.key} == self.key:
+                self.pulses = {int(j): list(v) for j, v in kept.get("pulses", {}).items()}
+
+    def recorded(self, joint):
+        """Joint's pulses per pose so far (None where not yet recorded)."""
+        got = self.pulses.get(joint) or []
+        return [got[k] if k < len(got) else None for k in range(len(self.key["poses_deg"]))]
+
+    def record(self, joint, pose_index, us):
+        row = self.recorded(joint)
+        row[pose_index] = us
+        self.pulses[joint] = row
+        self._write()
+
+    def forget(self, joint):
+        self.pulses.pop(joint, None)
+        self._write()
+
+    def _write(self):
+        if self.path is not None:
+            write_json_atomically(self.path, dict(self.key, pulses={str(j): v for j, v in self.pulses.items()}))
+
+    def remove(self):
+        if self.path is not None and os.path.exists(self.path):
+            os.remove(self.path)
+
+
 class Session:
     """One guided calibration over a Link.
 
@@ -242,12 +316,13 @@ class Session:
     where the guidance goes.
     """
 
-    def __init__(self, link, board, keys, lines=input, out=sys.stdout):
+    def __init__(self, link, board, keys, lines=input, out=sys.stdout, progress=None):
         self.link = link
         self.board = board
         self.keys = keys
         self.lines = lines
         self.out = out
+        self.progress = progress
 
     def say(self, text):
         print(text, file=self.out, flush=True)
@@ -263,62 +338,107 @@ class Session:
         servos = self.board.servos
         j = task.joint
         self._servo(task.channel, task.us)
+        before = []     # pulses to go back to with undo
         while True:
             key = self.keys.read(task)
             if key in RECORD_KEYS:
                 self.say("  recorded %s at %+g deg: %d us" % (task.name, task.pose_deg, task.us))
                 return task.us
             if key in QUIT_KEYS:
-                raise CalibrationAborted("quit at joint %s; nothing was written" % task.name)
+                raise CalibrationAborted("quit at joint %s; nothing was written to the board" % task.name)
+            if key == UNDO_KEY:
+                if not before:
+                    self.say("  nothing to undo")
+                    continue
+                us = before.pop()
+                moved = self._servo(task.channel, us)
+                self._drop_typed_ahead()
+                if moved:
+                    task.us = us
+                    self.say("  %s %d us (undone)" % (task.name, us))
+                continue
             step = JOG_KEYS.get(key)
             if step is None:
                 self.say("  " + jog_help())
                 continue
             us = min(max(task.us + step, servos.min_us[j]), servos.max_us[j])
-            if us != task.us and self._servo(task.channel, us):
+            moved = us != task.us and self._servo(task.channel, us)
+            # Keys typed while that jog ran are dropped before the screen shows where it went.
+            self._drop_typed_ahead()
+            if moved:
+                before.append(task.us)
                 task.us = us
                 self.say("  %s %d us" % (task.name, us))
+
+    def _drop_typed_ahead(self):
+        drop = getattr(self.keys, "drop_typed_ahead", None)
+        if drop is not None:
+            drop()
+
+    def _record_poses(self, j, name, poses_deg, progress):
+        """The pulse at each pose of joint j: from the progress file, or jogged and recorded now."""
+        servos = self.board.servos
+        pulses = progress.recorded(j)
+        if all(us is not None for us in pulses):
+            self.say(" %s: every pose recorded earlier (%s us), resumed" % (name, " ".join(map(str, pulses))))
+        for k, deg in enumerate(poses_deg):
+            if pulses[k] is not None:
+                continue
+            start = servos.pulse(j, deg * DEG)
+            task = Task(j, name, servos.channels[j], deg, start)
+            self.say(" jog %s to %+g deg (now %d us), then press Enter" % (name, deg, start))
+            pulses[k] = self.jog(task)
+            progress.record(j, k, pulses[k])
+        return pulses
+
+    def _fit_joint(self, j, name, poses_deg, progress):
+        """Joint j's servo fit; pulses that cannot be fitted are explained and measured again."""
+        servos = self.board.servos
+        poses_rad = [d * DEG for d in poses_deg]
+        while True:
+            pulses = self._record_poses(j, name, poses_deg, progress)
+            if all(servos.pulse(j, q) == us for q, us in zip(poses_rad, pulses)):
+                # Whole-microsecond pulses cannot tell a fit from the board's
+                # values here; a fit a rounding away could break the limit check.
+                self.say(" %s: the board's values give every recorded pulse; kept" % name)
+                return board_values(servos, j, poses_rad, pulses)
+            try:
+                f = fit_servo(poses_rad, pulses, servos.center_us[j])
+            except ValueError as e:
+                self.say(" %s: %s us at %s deg cannot be fitted: %s" % (
+                    name, " ".join(map(str, pulses)), " ".join("%+g" % d for d in poses_deg), e))
+                self.say(" each pose needs its own pulse: measure %s again" % name)
+                progress.forget(j)
+                continue
+            self.say(" fit %s: offset %+.3f deg, sign %+d, %.3f us/rad (board: %+.3f deg, %+d, %.3f)" % (
+                name, f["offset_deg"], f["sign"], f["us_per_rad"],
+                servos.offsets[j] / DEG, servos.signs[j], servos.us_per_rad[j]))
+            self.say("  residuals (us): %s" % " ".join("%+.1f" % r for r in f["residual_us"]))
+            return f
 
     def calibrate_servos(self, joints, poses_deg):
         """Guide the person through every joint and pose; returns {joint: fit_servo result}."""
         arm = self.board.solver
         servos = self.board.servos
         hints = POSE_HINTS.get(arm.kind, ())
+        progress = self.progress or Progress(None, self.board.name, poses_deg)
         self.say(jog_help())
         fits = {}
         for j in joints:
             name = arm.names[j]
             self.say("joint %d %s (channel %d)%s" % (j + 1, name, servos.channels[j],
                                                     ": " + hints[j] if j < len(hints) else ""))
-            pulses = []
             # Each joint is jogged from the pose the arm is in and put back after,
             # so the next joint's poses start from that known pose, not from
             # wherever this one was left (the board refuses a jog that would put
             # a link into a keep-out zone: COLLISION).
             before = self.link.request("where")
-            for deg in poses_deg:
-                start = servos.pulse(j, deg * DEG)
-                task = Task(j, name, servos.channels[j], deg, start)
-                self.say(" jog %s to %+g deg (now %d us), then press Enter" % (name, deg, start))
-                pulses.append(self.jog(task))
+            fits[j] = self._fit_joint(j, name, poses_deg, progress)
             if before.ok:
                 back = "joints " + " ".join("%g" % v for v in before.values[:arm.n])
                 reply = self.link.request(back, timeout=max(self.link.timeout, 30.0))
                 if not reply.ok:
                     self.say(" %s refused: %s" % (back, reply.final))
-            poses_rad = [d * DEG for d in poses_deg]
-            if all(servos.pulse(j, q) == us for q, us in zip(poses_rad, pulses)):
-                # Whole-microsecond pulses cannot tell a fit from the board's
-                # values here; a fit a rounding away could break the limit check.
-                fits[j] = board_values(servos, j, poses_rad, pulses)
-                self.say(" %s: the board's values give every recorded pulse; kept" % name)
-                continue
-            fits[j] = fit_servo(poses_rad, pulses, servos.center_us[j])
-            f = fits[j]
-            self.say(" fit %s: offset %+.3f deg, sign %+d, %.3f us/rad (board: %+.3f deg, %+d, %.3f)" % (
-                name, f["offset_deg"], f["sign"], f["us_per_rad"],
-                servos.offsets[j] / DEG, servos.signs[j], servos.us_per_rad[j]))
-            self.say("  residuals (us): %s" % " ".join("%+.1f" % r for r in f["residual_us"]))
         return fits
 
     def measure_lengths(self, poses_deg):

@@ -3,9 +3,11 @@
 
 Exit codes: 0 success, 1 the arm or solver said no (unreachable, refused),
 2 bad usage or bad input file, 3 no link to the board (port missing, busy,
-timeout). A command's run() returns its code; a UsageError (bad option value
-or combination), BoardError (bad board file) or LinkError (no link) it lets
-through is printed and turned into 2, 2 or 3 here, and nowhere else.
+timeout), 4 the board is at the MicroPython REPL instead of the arm protocol
+(soft-reset it, or deploy the firmware). A command's run() returns its code;
+a UsageError (bad option value or combination), BoardError (bad board file),
+LinkError (no link) or BoardAtRepl it lets through is printed and turned into
+2, 2, 3 or 4 here, and nowhere else.
 """
 
 import argparse
@@ -14,13 +16,14 @@ import pkgutil
 import sys
 
 from armctl import commands, shipped
-from armctl.link import DEFAULT_BAUD, DEFAULT_TIMEOUT_S, LinkError
+from armctl.link import DEFAULT_BAUD, DEFAULT_TIMEOUT_S, BoardAtRepl, LinkError
 from armfw.board import BoardError
 
 EXIT_OK = 0
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
 EXIT_LINK = 3
+EXIT_REPL = 4
 
 
 class UsageError(Exception):
@@ -35,7 +38,8 @@ def add_link_options(parser, timeout=True):
     parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
     if timeout:
         parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                            help="seconds to wait for each reply line (default %(default)s)")
+                            help="seconds of silence before the board counts as gone; a motion also gets "
+                                 "the time its path needs (default %(default)s)")
 
 
 def _command_modules():
@@ -49,8 +53,9 @@ def build_parser():
         prog="armctl",
         description="Drive a servo robot arm from a MicroPython board, or its simulator.",
         epilog="exit codes: 0 done, 1 refused by the arm or solver, 2 bad usage or input file, "
-               "3 no link to the board. --board takes a shipped board's name (`armctl boards`) or a "
-               "board file's path. `armctl COMMAND --help` for each command.")
+               "3 no link to the board, 4 the board is at the MicroPython REPL (soft-reset it or deploy). "
+               "--board takes a shipped board's name (`armctl boards`) or a board file's path. "
+               "`armctl COMMAND --help` for each command.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():
@@ -71,6 +76,9 @@ def main(argv=None):
     except (UsageError, BoardError) as e:
         print("armctl %s: %s" % (args.command, e), file=sys.stderr)
         return EXIT_USAGE
+    except BoardAtRepl as e:
+        print("armctl %s: %s" % (args.command, e), file=sys.stderr)
+        return EXIT_REPL
     except LinkError as e:
         print("armctl %s: %s" % (args.command, e), file=sys.stderr)
         return EXIT_LINK

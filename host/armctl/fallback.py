@@ -47,6 +47,9 @@ MIN_LINE_STEP_MM = 0.001
 # Decimal places of the joint angles sent (degrees): 1e-6 deg moves a 400 mm arm's tip 7 nm.
 ANGLE_DIGITS = 6
 
+# Added to a motion's own duration before its silence counts as a lost link (s).
+MOTION_MARGIN_S = 1.0
+
 SOLVER_BOARD = "board"
 SOLVER_HOST = "host-dls"
 
@@ -97,7 +100,8 @@ class Outcome:
 class Mover:
     """Moves the arm of board (an armfw Board, the same file the board runs) over a link.
 
-    link: anything with request(line, timeout=None) -> armctl.link.Reply (armctl.link.Link).
+    link: anything with request(line, motion_s=0.0) -> armctl.link.Reply (armctl.link.Link:
+    motion_s is how long the board may stay silent moving before its reply).
     """
 
     def __init__(self, link, board):
@@ -113,8 +117,13 @@ class Mover:
 
     # -- board I/O -------------------------------------------------------
 
-    def request(self, line, timeout=None):
-        return self.link.request(line, timeout=timeout)
+    def request(self, line, motion_s=0.0):
+        return self.link.request(line, motion_s=motion_s)
+
+    def _board_motion(self, line):
+        """Send a motion request the board solves itself, with armctl.pacing's allowance for it."""
+        from armctl.pacing import Pacer
+        return self.request(line, motion_s=Pacer(self.link).allowance(line))
 
     def pose(self):
         """(joint angles in radians, the `where` reply) of the pose the board commands."""
@@ -131,9 +140,9 @@ class Mover:
     def _joints_line(self, verb, q):
         return verb + " " + " ".join("%.*f" % (ANGLE_DIGITS, math.degrees(a)) for a in q)
 
-    def _motion_timeout(self, steps):
-        """Reply timeout for a motion of `steps` control periods (the board answers when it ends)."""
-        return max(getattr(self.link, "timeout", 10.0), 10.0) + 2.0 * steps * self.step_ms / 1000.0
+    def _motion_s(self, steps):
+        """How long a motion of `steps` control periods keeps the board silent, with a margin."""
+        return MOTION_MARGIN_S + steps * self.step_ms / 1000.0
 
     # -- firmware FK ---------------------------------------------------------
 
@@ -173,14 +182,14 @@ class Mover:
         if pitch_deg is not None:
             words += " %.6f" % pitch_deg
         if roll_deg is None:
-            return self._board_outcome(self.request("move " + words, timeout=self._motion_timeout(5000)), target)
+            return self._board_outcome(self._board_motion("move " + words), target)
         reply = self.request("ik " + words)
         if not reply.ok:
             return Outcome(False, reply.status, SOLVER_BOARD, message=reply.final)
         q = np.radians(reply.values[:self.n])
         q[4] = math.radians(roll_deg)
         err = float(np.linalg.norm(self.tip(q) - np.asarray(target, dtype=float)))
-        return self._send_joints(q, SOLVER_BOARD, err)
+        return self._send_joints(q, SOLVER_BOARD, err, self.pose()[0])
 
     def _board_outcome(self, reply, target):
         """The outcome of a motion the board solved; the FK error is that of the pose it reports."""
@@ -192,10 +201,11 @@ class Mover:
 
     def _host_move(self, target, roll_deg):
         q0, _ = self.pose()
+        seed = q0.copy()
         if roll_deg is not None:
-            q0[4] = min(max(math.radians(roll_deg), self.solver.lo[4]), self.solver.hi[4])
+            seed[4] = min(max(math.radians(roll_deg), self.solver.lo[4]), self.solver.hi[4])
         target = np.asarray(target, dtype=float)
-        result = numik.solve(self.board, target, mode=numik.POSITION, seed=q0)
+        result = numik.solve(self.board, target, mode=numik.POSITION, seed=seed)
         q = np.asarray(result.q, dtype=float)
         if roll_deg is not None:
             q[4] = math.radians(roll_deg)
@@ -209,10 +219,11 @@ class Mover:
             return Outcome(False, fw_status.name(fw_status.JOINT_LIMIT if err <= FK_TOLERANCE_MM
                                                  else fw_status.NOT_CONVERGED), SOLVER_HOST, err, np.degrees(q),
                            message="the firmware refuses the host's answer", nearest=self.tip(q))
-        return self._send_joints(q, SOLVER_HOST, err)
+        return self._send_joints(q, SOLVER_HOST, err, q0)
 
-    def _send_joints(self, q, solver, err):
-        reply = self.request(self._joints_line("joints", q), timeout=self._motion_timeout(5000))
+    def _send_joints(self, q, solver, err, q0):
+        steps = float(np.max(np.abs(q - q0))) / (self.speed_rad_s() * self.step_ms / 1000.0)
+        reply = self.request(self._joints_line("joints", q), motion_s=self._motion_s(steps + 1))
         if not reply.ok:
             return Outcome(False, reply.status, solver, err, np.degrees(q), message=reply.final)
         _, where = self.pose()
@@ -227,8 +238,7 @@ class Mover:
             words = " ".join("%.6f" % v for v in target)
             if pitch_deg is not None:
                 words += " %.6f" % pitch_deg
-            return self._board_outcome(self.request("line " + words, timeout=self._motion_timeout(20000)),
-                                       target)
+            return self._board_outcome(self._board_motion("line " + words), target)
         if kind == "chain":
             reply = self.request("line " + " ".join("%.6f" % v for v in target))
             if reply.ok or reply.status != fw_status.NO_CLOSED_FORM:
@@ -252,7 +262,7 @@ class Mover:
                 self.request("path clear")
                 return Outcome(False, reply.status, SOLVER_HOST, plan.error_mm, np.degrees(q),
                                message="waypoint refused by the board: " + reply.final)
-        reply = self.request("path run", timeout=self._motion_timeout(plan.steps))
+        reply = self.request("path run", motion_s=self._motion_s(plan.steps))
         if not reply.ok:
             return Outcome(False, reply.status, SOLVER_HOST, plan.error_mm, message=reply.final)
         _, where = self.pose()

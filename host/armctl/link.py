@@ -4,21 +4,31 @@
 A reply is any number of informational lines starting "# " and exactly one
 final line starting "ok" or "error" (GRBL-like), for example:
 
-    > ik 150 0 200 90
-    # elbow up
-    ok OK q=-12.3,45.6,78.9,0,0 err_mm=0.000
+    > ik 157.3 0 342.4 90 elbow=down
+    # elbow down has no valid solution here; elbow up
+    ok OK 0.000 -50.008 105.018 34.990 0.000 elbow=up err_mm=0.000
 
     link = Link("/dev/ttyACM0")
-    reply = link.request("ik 150 0 200 90")
-    reply.ok, reply.status, reply.fields["q"], reply.info_lines
+    reply = link.request("ik 157.3 0 342.4 90")
+    reply.ok, reply.status, reply.values, reply.fields["err_mm"], reply.info_lines
+
+A reply is never taken for another request's: before the first request, and
+after any timeout or interrupt, the link resynchronises (`sync TOKEN`, a fresh
+token each time, answered `ok TOKEN`; everything before that answer is stale
+and dropped). The timeout is silence, not total time: every line received
+restarts it, and a motion request may add the time its motion needs (the
+board says nothing while it moves).
 
 Any failure to talk to the board (port missing, busy, silent, gone) raises
-LinkError, which `armctl` turns into exit code 3; an "error" reply is not a
+LinkError, which `armctl` turns into exit code 3; a board that answers as the
+MicroPython REPL raises BoardAtRepl (exit code 4). An "error" reply is not a
 link failure, it is the board's answer.
 """
 
 import os
+import secrets
 import time
+from collections import deque
 
 import serial
 
@@ -27,10 +37,39 @@ from armfw.status import WORDS as STATUS_WORDS
 DEFAULT_BAUD = 115200
 DEFAULT_TIMEOUT_S = 10.0
 INFO_PREFIX = "# "
+# GRBL's real-time feed hold, then Ctrl-X (abort): what a person's Ctrl-C sends.
+STOP_BYTES = b"!\x18"
+# Lines only the MicroPython REPL prints, never the protocol.
+REPL_LINES = (">>> ", "Traceback (most recent call last)", "raw REPL; CTRL-B to exit")
+# Silence after which a resync sends its sync line again.
+RESYNC_REPEAT_S = 1.0
+# Pipelined requests: at most this many, and this many bytes, sent ahead of
+# their replies (GRBL's senders keep under its 128-byte receive buffer; the
+# firmware reads one line at a time, the rest waits in the port's buffer).
+PIPELINE_WINDOW = 8
+PIPELINE_BYTES = 128
 
 
 class LinkError(Exception):
     """No usable link to the board: the port is missing or busy, or the board stopped answering."""
+
+
+class BoardAtRepl(LinkError):
+    """The board answers as the MicroPython REPL, not with the arm protocol."""
+
+    def __init__(self, port, seen):
+        super().__init__(
+            "the board on %s is at the MicroPython REPL (it answered %r), not running the arm protocol.\n"
+            "  If the firmware is on it: soft-reset it so main.py runs again (Ctrl-D at the >>> prompt, "
+            "e.g. in `mpremote connect %s repl`, or press its reset button).\n"
+            "  If it runs plain MicroPython (no firmware yet): "
+            "`armctl deploy --port %s --board boards/<your board>.json`." % (port, seen, port, port))
+        self.seen = seen
+
+
+def is_repl_output(text):
+    """True for a line (or a bare prompt) that only the MicroPython REPL prints."""
+    return text.startswith(REPL_LINES) or text.strip() == ">>>"
 
 
 class Reply:
@@ -139,9 +178,9 @@ def open_serial(port, baud=DEFAULT_BAUD, timeout=0.1, exclusive=True):
 class Link:
     """A line-protocol client on a serial port (a USB CDC port, a UART adapter or a pty).
 
-    port: device path or pyserial URL. timeout: seconds to wait for the next
-    line of a reply before giving up (LinkError). reconnect_s: how long a
-    request may wait for a vanished port to come back (a board that resets
+    port: device path or pyserial URL. timeout: seconds of silence (no line
+    at all) after which a reply is given up (LinkError). reconnect_s: how long
+    a request may wait for a vanished port to come back (a board that resets
     re-enumerates its USB port) before the request is sent.
     """
 
@@ -152,13 +191,18 @@ class Link:
         self.reconnect_s = reconnect_s
         self._serial = None
         self._pending = b""
+        self._stale = True
+        self._sync_reply = None
+        # Seconds a request cut short may still keep the board busy (its motion).
+        self._busy_s = 0.0
         self.open()
 
     def open(self):
-        """Open the port now (LinkError if missing or busy); drops whatever the board said before."""
+        """Open the port now (LinkError if missing or busy); the next request resynchronises first."""
         self.close()
         self._serial = open_serial(self.port, self.baud)
         self._pending = b""
+        self._stale = True
         self.discard_input()
 
     def reconnect(self):
@@ -206,8 +250,12 @@ class Link:
             self.close()
             raise LinkError("lost the port %s while writing: %s" % (self.port, e))
 
-    def readline(self, timeout=None):
-        """The next line from the board without its line ending; LinkError after timeout seconds."""
+    def readline(self, timeout=None, repl_check=False):
+        """The next line from the board without its line ending; LinkError after timeout seconds of silence.
+
+        repl_check: raise BoardAtRepl at the first sign of the MicroPython REPL
+        (a `>>> ` prompt, a traceback), instead of waiting out the timeout.
+        """
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
         while True:
@@ -215,88 +263,196 @@ class Link:
             if cut >= 0:
                 line = self._pending[:cut]
                 self._pending = self._pending[cut + 1:]
-                return line.decode("utf-8", "replace").rstrip("\r")
+                text = line.decode("utf-8", "replace").rstrip("\r")
+                if repl_check and is_repl_output(text):
+                    raise BoardAtRepl(self.port, text)
+                return text
+            if repl_check and self._pending.rstrip(b" ") in (b">>>", b"\r>>>"):
+                prompt, self._pending = self._pending, b""
+                raise BoardAtRepl(self.port, prompt.decode("utf-8", "replace"))
             if time.monotonic() >= deadline:
                 raise LinkError("no answer from %s within %.1f s" % (self.port, wait))
             if self._serial is None:
                 raise LinkError("port %s is closed" % self.port)
             try:
+                # Whatever has arrived, in one chunk (the port's own timeout is short).
                 chunk = self._serial.read(self._serial.in_waiting or 1)
             except (OSError, serial.SerialException) as e:
                 self.close()
                 raise LinkError("lost the port %s while reading: %s" % (self.port, e))
             self._pending += chunk
 
-    def request(self, line, timeout=None, on_line=None):
+    def resync(self, timeout=None):
+        """Make sure the next line read answers the next request: `sync TOKEN`, drop all before `ok TOKEN`.
+
+        timeout: seconds of silence allowed (default the link's, plus what a
+        motion cut short may still need). The sync line is sent again every
+        RESYNC_REPEAT_S of silence (a board that was resetting lost it); the
+        token stays the same, and its extra answers are skipped by request().
+        BoardAtRepl if the REPL answers.
+        """
+        wait = (self.timeout + self._busy_s) if timeout is None else timeout
+        token = "h" + secrets.token_hex(6)
+        self._sync_reply = "ok " + token
+        probe = b"sync " + token.encode() + b"\n"
+        # First Ctrl-B and LF: the LF ends whatever half line the board holds (stop bytes, a
+        # cut-off request; the protocol answers it with an error, dropped here), and a board a
+        # file tool left in the raw REPL (silent) leaves it and shows the `>>>` prompt. Only the
+        # first probe has them, or each repeat would leave a late answer behind.
+        self.write_raw(b"\x02\n")
+        silent_until = time.monotonic() + wait
+        self.write_raw(probe)
+        while True:
+            left = silent_until - time.monotonic()
+            try:
+                text = self.readline(min(RESYNC_REPEAT_S, max(left, 0.0)), repl_check=True)
+            except BoardAtRepl:
+                self._stale = True
+                raise
+            except LinkError as e:
+                if self._serial is not None and time.monotonic() < silent_until:
+                    self.write_raw(probe)
+                    continue
+                self._stale = True
+                raise LinkError("no answer from %s within %.1f s while resynchronising (the board may "
+                                "still be busy with a long motion: wait, or give a longer --timeout)"
+                                % (self.port, wait) if self._serial is not None else str(e))
+            if text.strip() == self._sync_reply:
+                self._stale = False
+                self._busy_s = 0.0
+                return
+            if text.startswith("error") and "sync" in text and "unknown command" in text:
+                raise LinkError("the firmware on %s predates `sync`: update it with `armctl deploy`" % self.port)
+            silent_until = time.monotonic() + wait
+
+    def interrupt(self):
+        """Stop the arm (GRBL-style `!` then Ctrl-X), then resynchronise on the next request."""
+        self.write_raw(STOP_BYTES)
+        self._stale = True
+
+    def request(self, line, timeout=None, on_line=None, motion_s=0.0):
         """Send one request line and return its Reply.
 
-        timeout: seconds allowed between two lines of the reply (default the
-        link's). on_line(text) sees every reply line as it arrives (progress).
-        A request whose write failed is sent again once after a reconnect; one
-        whose reply was cut off is not (the board may have acted on it):
-        LinkError says so.
+        timeout: seconds of silence allowed between two lines of the reply
+        (default the link's). motion_s: how long the request may keep a
+        silent board busy (its motion: armctl.pacing estimates it); until then
+        silence is expected. on_line(text) sees every reply line as it arrives
+        (progress). A request whose write failed is sent again once after a
+        reconnect; one whose reply was cut off is not (the board may have
+        acted on it): LinkError says so.
         """
         line = line.strip()
         if not line or "\n" in line or "\r" in line:
             raise ValueError("a request is one non-empty line, got %r" % line)
         data = (line + "\n").encode()
+        if self._serial is None:
+            self.reconnect()
+        if self._stale:
+            self.resync()
         try:
             self.write_raw(data)
         except LinkError:
             self.reconnect()
+            self.resync()
             self.write_raw(data)
+        silence = self.timeout if timeout is None else timeout
+        busy_until = time.monotonic() + motion_s
         lines = []
-        while True:
-            try:
-                text = self.readline(timeout)
-            except LinkError as e:
-                raise LinkError("%s (request %r%s)" % (
-                    e, line, ", not resent: the board may have acted on it" if lines else ""))
-            if not text.strip() or (not lines and text.strip() == line):
-                continue  # blank lines and a terminal's echo of the request
-            lines.append(text)
-            if on_line is not None:
-                on_line(text)
-            if is_final(text):
-                return parse(lines)
+        try:
+            while True:
+                try:
+                    text = self.readline(silence + max(0.0, busy_until - time.monotonic()),
+                                         repl_check=True)
+                except BoardAtRepl:
+                    self._stale = True
+                    raise
+                except LinkError as e:
+                    self._stale = True
+                    self._busy_s = max(0.0, busy_until - time.monotonic())
+                    raise LinkError("%s (request %r%s)" % (
+                        e, line, ", not resent: the board may have acted on it" if lines else ""))
+                if not text.strip() or (not lines and text.strip() in (line, self._sync_reply)):
+                    continue  # blank lines, a terminal's echo, a repeated resync's late answers
+                lines.append(text)
+                if on_line is not None:
+                    on_line(text)
+                if is_final(text):
+                    return parse(lines)
+        except KeyboardInterrupt:
+            # The reply is still coming: it must not be taken for the next request's.
+            self._stale = True
+            self._busy_s = max(0.0, busy_until - time.monotonic())
+            raise
 
-    def drain(self, quiet_s=0.3, limit_s=3.0):
-        """Read and drop input until the board has been quiet for quiet_s (at most limit_s).
+    def pipeline(self, requests, window=PIPELINE_WINDOW, max_bytes=PIPELINE_BYTES, timeout=None, on_line=None):
+        """Send requests ahead of their replies (bounded window), match replies in order; returns the Replies.
 
-        After a request timed out its late reply may still come; without this
-        it would be taken for the next request's reply.
+        For requests the board answers at once (ik, fk, where, info, ...):
+        only silence counts, no motion allowance. At most window requests and
+        max_bytes bytes are in flight. on_line(text) sees every reply line.
+        A link failure leaves the link to resynchronise before its next use.
         """
-        deadline = time.monotonic() + limit_s
-        while time.monotonic() < deadline:
-            try:
-                self.readline(quiet_s)
-            except LinkError:
-                break
-        self.discard_input()
+        lines_out = []
+        for line in requests:
+            line = line.strip()
+            if not line or "\n" in line or "\r" in line:
+                raise ValueError("a request is one non-empty line, got %r" % line)
+            lines_out.append(line)
+        if self._serial is None:
+            self.reconnect()
+        if self._stale:
+            self.resync()
+        silence = self.timeout if timeout is None else timeout
+        in_flight = deque()         # (request, bytes) sent, reply not yet complete
+        flight_bytes = 0
+        sent = 0
+        replies = []
+        got = []
+        try:
+            while len(replies) < len(lines_out):
+                while sent < len(lines_out) and len(in_flight) < window:
+                    data = (lines_out[sent] + "\n").encode()
+                    if in_flight and flight_bytes + len(data) > max_bytes:
+                        break
+                    self.write_raw(data)
+                    in_flight.append((lines_out[sent], len(data)))
+                    flight_bytes += len(data)
+                    sent += 1
+                text = self.readline(silence, repl_check=True)
+                head = in_flight[0][0]
+                if not text.strip() or (not got and text.strip() in (head, self._sync_reply)):
+                    continue
+                got.append(text)
+                if on_line is not None:
+                    on_line(text)
+                if is_final(text):
+                    replies.append(parse(got))
+                    got = []
+                    flight_bytes -= in_flight.popleft()[1]
+        except (LinkError, KeyboardInterrupt):
+            self._stale = True
+            raise
+        return replies
 
     def wait_ready(self, timeout=10.0, probe="help", probe_timeout=2.0):
-        """Wait until the board answers probe with "ok" (after a reset); returns that Reply.
+        """Wait until the board answers the protocol (after a reset); returns its Reply to probe.
 
-        A board still booting is not an error: the probe is repeated, and late
-        answers to earlier probes are drained so the next request gets its own reply.
+        A board still booting is not an error: resynchronisation is retried
+        (REPL output while it reboots is expected) until timeout.
         """
         deadline = time.monotonic() + timeout
         last = None
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise LinkError("board on %s did not answer %r with ok within %.0f s%s" % (
-                    self.port, probe, timeout, "; last: %s" % last if last else ""))
+                raise LinkError("board on %s did not answer within %.0f s%s" % (
+                    self.port, timeout, "; last: %s" % last if last else ""))
             try:
-                reply = self.request(probe, timeout=min(probe_timeout, left))
-                if reply.ok:
-                    if last is not None:
-                        self.drain()
-                    return reply
-                last = reply.final
+                if self._serial is None:
+                    self.reconnect()
+                self.resync(timeout=min(probe_timeout, left))
+                return self.request(probe, timeout=min(probe_timeout, max(left, 0.1)))
             except LinkError as e:
-                last = str(e)
+                last = str(e).splitlines()[0]
                 if self._serial is None:
                     time.sleep(0.2)
-                    continue
-            self.drain()

@@ -35,9 +35,12 @@ import time
 import tty
 from pathlib import Path
 
-from armctl import FIRMWARE_DIR, upy
+from armctl import FIRMWARE_DIR, sim_boot, upy
 
 LOG_NAME = "pulses.log"
+LOCK_SUFFIX = ".lock"
+# machine.reset() ends the interpreter with this code: a hard reset, main.py runs next.
+HARD_RESET_EXIT = 99
 RAW_REPL_BANNER = b"raw REPL; CTRL-B to exit\r\n"
 FRIENDLY_PROMPT = b">>> "
 SOFT_REBOOT = b"soft reboot\r\n"
@@ -94,6 +97,14 @@ def _cooked(data, after_cr):
     return out, data.endswith(b"\r")
 
 
+def _one_enter(data, after_cr):
+    """Host input with the LF of each CR LF dropped. after_cr: the previous chunk ended in CR."""
+    out = data.replace(b"\r\n", b"\r")
+    if after_cr and out.startswith(b"\n"):
+        out = out[1:]
+    return out, data.endswith(b"\r")
+
+
 def _raw_no_echo(fd, signals):
     """Raw terminal (no echo, no line editing, no output translation); Ctrl-C still signals if asked."""
     tty.setraw(fd)
@@ -136,6 +147,9 @@ class Simulator:
         self._thread = None
         self._sim_master = self._sim_slave = None
         self._host_master = self._host_slave = None
+        self._lock_fd = None
+        self._proc_exit = None
+        self._ready_fd = None
 
     # -- lifetime -------------------------------------------------------
 
@@ -156,11 +170,14 @@ class Simulator:
             e.pop(key, None)
         return e
 
-    def argv(self, main=True, interactive=True):
-        """The command line: main.py (then the REPL, when interactive: on a terminal), or the REPL alone."""
-        if not main:
-            return [upy.command()]
-        return [upy.command(), "-i", "main.py"] if interactive else [upy.command(), "main.py"]
+    def argv(self, main=True, interactive=True, ready_fd=-1):
+        """The command line: the boot (flash as root), then main.py when main; then the REPL, when interactive.
+
+        ready_fd: a pipe the boot writes one byte to once the interpreter takes Ctrl-C.
+        """
+        boot = "FLASH = %r\nPULSE_LOG = %r\nRUN_MAIN = %r\nHARD_RESET_EXIT = %d\nREADY_FD = %d\n%s" % (
+            str(self.flash_dir), str(self.pulse_log), main, HARD_RESET_EXIT, ready_fd, sim_boot.SOURCE)
+        return [upy.command(), "-i", "-c", boot] if interactive or not main else [upy.command(), "-c", boot]
 
     def start(self):
         self.pulse_log.write_text("")
@@ -178,15 +195,23 @@ class Simulator:
             self._thread.join(5)
             self._thread = None
         self._end_process()
-        for fd in (self._sim_master, self._sim_slave, self._host_master, self._host_slave):
+        for fd in (self._sim_master, self._sim_slave, self._host_master, self._host_slave, self._ready_fd):
             if fd is not None:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self._sim_master = self._sim_slave = self._host_master = self._host_slave = None
-        if self.link is not None and os.path.islink(self.link):
-            os.unlink(self.link)
+        self._sim_master = self._sim_slave = self._host_master = self._host_slave = self._ready_fd = None
+        if self._lock_fd is not None:
+            # Only the simulator that holds the lock owns the link path.
+            if os.path.islink(self.link):
+                os.unlink(self.link)
+            try:
+                os.unlink(self.link + LOCK_SUFFIX)
+            except OSError:
+                pass
+            os.close(self._lock_fd)
+            self._lock_fd = None
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
@@ -256,7 +281,23 @@ class Simulator:
 
     # -- pseudo-terminal --------------------------------------------------
 
+    def _lock_link(self):
+        """Own the --link path (flock on LINK.lock holding our pid); SimulatorError names the owner."""
+        fd = os.open(self.link + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            owner = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise SimulatorError("%s is served by another simulator (pid %s): stop it, or give another --link"
+                                 % (self.link, owner))
+        os.ftruncate(fd, 0)
+        os.write(fd, b"%d\n" % os.getpid())
+        self._lock_fd = fd
+
     def _start_pty(self):
+        if self.link is not None:
+            self._lock_link()
         self._host_master, self._host_slave = os.openpty()
         self._sim_master, self._sim_slave = os.openpty()
         _raw_no_echo(self._host_slave, signals=False)
@@ -279,9 +320,16 @@ class Simulator:
             os.setsid()
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-        self._proc = subprocess.Popen(self.argv(main), stdin=slave, stdout=slave, stderr=slave,
+        # Until the interpreter handles Ctrl-C itself, a SIGINT would just end it: the relay
+        # holds the host's bytes until the boot says it is ready.
+        if self._ready_fd is not None:
+            os.close(self._ready_fd)
+        ready, ready_w = os.pipe()
+        self._proc = subprocess.Popen(self.argv(main, ready_fd=ready_w), stdin=slave, stdout=slave, stderr=slave,
                                       cwd=self.flash_dir, env=self.env(),
-                                      preexec_fn=controlling_terminal, close_fds=True)
+                                      preexec_fn=controlling_terminal, close_fds=True, pass_fds=(ready_w,))
+        os.close(ready_w)
+        self._ready_fd = ready
         self.boots += 1
 
     def _to_host(self, data):
@@ -308,9 +356,11 @@ class Simulator:
         raw_repl = False
         inject_raw = False
         after_cr = False
+        host_after_cr = False
         while not self._stop.is_set():
             writing = [self._host_master] if self._backlog else []
-            ready, writable, _ = select.select([self._host_master, self._sim_master], writing, [], 0.05)
+            waiting = [self._host_master, self._sim_master] + ([self._ready_fd] if self._ready_fd is not None else [])
+            ready, writable, _ = select.select(waiting, writing, [], 0.05)
             if writable:
                 self._flush_host()
             if self._sim_master in ready:
@@ -338,8 +388,17 @@ class Simulator:
                     data = os.read(self._host_master, 65536)
                 except OSError:
                     data = b""
+                if not raw_repl:
+                    # A terminal's Enter as CR LF is one line end; the Unix port's REPL
+                    # (unlike a board's) takes the LF as a second Enter.
+                    data, host_after_cr = _one_enter(data, host_after_cr)
                 held += data
-            if held and time.monotonic() >= hold_until and self._proc is not None and not inject_raw:
+            if self._ready_fd is not None and self._ready_fd in ready:
+                os.read(self._ready_fd, 16)         # the boot's byte (or its end, if it died)
+                os.close(self._ready_fd)
+                self._ready_fd = None
+            if held and time.monotonic() >= hold_until and self._proc is not None and not inject_raw \
+                    and self._ready_fd is None:
                 cut = held.find(bytes([CTRL_C]))
                 if cut >= 0:
                     os.write(self._sim_master, held[:cut + 1])
@@ -349,6 +408,7 @@ class Simulator:
                     os.write(self._sim_master, held)
                     held = b""
             if self._proc is not None and self._proc.poll() is not None:
+                self._proc_exit = self._proc.returncode
                 # Soft reset: the Unix port exits where a board reboots.
                 while True:
                     r, _, _ = select.select([self._sim_master], [], [], 0)
@@ -364,9 +424,11 @@ class Simulator:
                 self._proc = None
                 if self._stop.is_set():
                     break
-                self._to_host(SOFT_REBOOT)
-                main = not raw_repl
-                inject_raw = raw_repl
+                hard = self._proc_exit == HARD_RESET_EXIT
+                if not hard:
+                    self._to_host(SOFT_REBOOT)
+                main = hard or not raw_repl
+                inject_raw = raw_repl and not hard
                 raw_repl = False
                 recent = b""
                 self._spawn(main)

@@ -2,7 +2,8 @@
 """The line protocol end to end: host Link -> pseudo-terminal -> firmware on the
 MicroPython Unix port (armctl.sim) -> reply, exactly as a board on USB is used.
 
-Figures: `ik` replies per second (and per-request round trip), and the time a
+Figures: `ik` replies per second (and per-request round trip), the same
+requests pipelined (Link.pipeline, PIPELINE_WINDOW ahead), and the time a
 200-step straight `line` takes from request to final reply. The simulator
 runs in virtual time (a servo step is not waited for), so the line figure is
 the cost of planning, checking and sending every step; on a board each step
@@ -39,7 +40,7 @@ def _field(reply, name):
 
 
 def run(short=False):
-    from armctl.link import Link
+    from armctl.link import PIPELINE_WINDOW, Link
     from armctl.sim import Simulator
     from armfw import board as fw_board
     board = BOARDS_DIR / "sim_arm5.json"
@@ -60,6 +61,11 @@ def run(short=False):
                 link.request(request)
                 round_trips.append(time.perf_counter() - t0)
             ik_elapsed = time.perf_counter() - t_all
+            t_all = time.perf_counter()
+            piped = link.pipeline([request] * n_ik, window=PIPELINE_WINDOW)
+            pipelined_elapsed = time.perf_counter() - t_all
+            if [r.final for r in piped] != [first.final] * n_ik:
+                raise RuntimeError("pipelined ik replies differ from the single request's")
 
             move = link.request("move " + _words(LINE_START))
             if not move.ok:
@@ -80,6 +86,8 @@ def run(short=False):
         "ik_replies_per_s": n_ik / ik_elapsed,
         "ik_round_trip_median_ms": statistics.median(round_trips) * 1000.0,
         "ik_round_trip_p99_ms": sorted(round_trips)[max(0, int(0.99 * len(round_trips)) - 1)] * 1000.0,
+        "ik_pipelined_window": PIPELINE_WINDOW,
+        "ik_pipelined_replies_per_s": n_ik / pipelined_elapsed,
         "line_mm": abs(LINE_END[1] - LINE_START[1]),
         "line_runs": n_lines,
         "line_steps": steps[0],

@@ -144,6 +144,8 @@ def protocol_lines(pr):
     return ["Protocol through the simulator (%s):" % pr["transport"],
             "  ik: %s replies (round trip median %.2f ms, p99 %.2f ms)"
             % (_rate(pr["ik_replies_per_s"]), pr["ik_round_trip_median_ms"], pr["ik_round_trip_p99_ms"]),
+            "  ik pipelined, %d ahead: %s replies"
+            % (pr["ik_pipelined_window"], _rate(pr["ik_pipelined_replies_per_s"])),
             "  line of %g mm, %d steps: %.1f ms end to end (%.3f ms per step); %s"
             % (pr["line_mm"], pr["line_steps"], pr["line_median_ms"], pr["line_ms_per_step"], pr["note"]),
             ""]

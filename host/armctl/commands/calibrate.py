@@ -58,6 +58,8 @@ def add_arguments(parser):
     parser.add_argument("--measure", action="store_true",
                         help="afterwards fit the link lengths from tip positions you measure")
     parser.add_argument("--save", help="host copy of the result (default calibration-<board name>.json)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="ignore the progress an interrupted calibration left, start over")
 
 
 def run(args, keys=None, lines=input, out=sys.stdout):
@@ -75,6 +77,9 @@ def run(args, keys=None, lines=input, out=sys.stdout):
             if q < board.solver.lo[j] or q > board.solver.hi[j]:
                 raise cli.UsageError("pose %g deg is outside joint %d's limits" % (deg, j + 1))
     save = args.save or "calibration-%s.json" % board.name
+    progress = cal.Progress(save + ".progress.json", board.name, args.poses, getattr(args, "fresh", False))
+    if progress.pulses:
+        print("resuming the calibration kept in %s (--fresh starts over)" % progress.path, file=out)
     try:
         previous = None
         if len(joints) < board.solver.n:
@@ -82,7 +87,7 @@ def run(args, keys=None, lines=input, out=sys.stdout):
             previous = cal.read_from_board(args.port)
             restart(args.port, args.baud)
         with Link(args.port, args.baud) as link:
-            session = cal.Session(link, board, keys, lines, out)
+            session = cal.Session(link, board, keys, lines, out, progress)
             if keys is None:
                 with cal.TerminalKeys() as session.keys:
                     fits = session.calibrate_servos(joints, args.poses)
@@ -100,6 +105,7 @@ def run(args, keys=None, lines=input, out=sys.stdout):
         report = dict(calibration, board=board.name, board_file=str(args.board),
                       poses_deg=args.poses, fits={calibrated.solver.names[j]: f for j, f in fits.items()})
         cal.write_json_atomically(save, report)
+        progress.remove()
         print("saved %s" % save, file=out)
         if args.measure:
             with Link(args.port, args.baud) as link:
@@ -107,7 +113,12 @@ def run(args, keys=None, lines=input, out=sys.stdout):
                 report["lengths"] = session.measure_lengths(cal.MEASURE_POSES[board.solver.kind])
             cal.write_json_atomically(save, report)
             print("saved %s with the length fit" % save, file=out)
-    except cal.CalibrationAborted as e:
-        print("armctl calibrate: %s" % e, file=sys.stderr)
+    except (cal.CalibrationAborted, KeyboardInterrupt) as e:
+        print("armctl calibrate: %s" % (e or "interrupted"), file=sys.stderr)
+        if progress.pulses:
+            print("armctl calibrate: what you recorded is kept in %s; the same command resumes"
+                  % progress.path, file=sys.stderr)
+        if isinstance(e, KeyboardInterrupt):
+            raise
         return cli.EXIT_REFUSED
     return cli.EXIT_OK

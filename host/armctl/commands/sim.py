@@ -10,6 +10,7 @@ tool opens like a board's port, until Ctrl-C:
     mpremote connect /tmp/arm fs ls
 """
 
+import signal
 import subprocess
 import sys
 import time
@@ -50,15 +51,24 @@ def run(args):
         raise cli.UsageError(str(e))
     if not args.pty:
         return _stdio(sim)
-    with sim:
+    # A `kill` ends it as Ctrl-C does: the link path and its lock are removed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        sim.start()
+    except SimulatorError as e:
+        print("armctl sim: %s" % e, file=sys.stderr)
+        sim.close()
+        return cli.EXIT_LINK
+    try:
         print(sim.port + (" (link %s)" % args.link if args.link else ""), flush=True)
         print("flash: %s  pulses: %s  Ctrl-C stops" % (sim.flash_dir, sim.pulse_log),
               file=sys.stderr, flush=True)
-        try:
-            while True:
-                time.sleep(1)
-        except KeyboardInterrupt:
-            pass
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sim.close()
     return cli.EXIT_OK
 
 

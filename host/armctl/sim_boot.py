@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: MIT
+"""SOURCE: MicroPython code the simulator runs first (`micropython -c`), before main.py,
+so the Unix port looks like a board to every client: the flash folder is
+the root of the filesystem and nothing outside it is reachable (MicroPython's
+VfsPosix mounted with a root), `mpremote fs ls` gets sizes, and
+machine.reset() restarts the board (the simulator sees exit code
+HARD_RESET_EXIT and runs main.py again). armctl.sim puts the settings
+FLASH, PULSE_LOG, RUN_MAIN, HARD_RESET_EXIT and READY_FD in front of it. Text here:
+CPython never runs it.
+"""
+
+SOURCE = r'''
+import sys
+import os
+import vfs
+import machine as _machine_builtin
+
+
+class _Flash:
+    """VfsPosix at FLASH, whose listing carries each file's size as a board's filesystem does."""
+
+    def __init__(self, root):
+        self._fs = vfs.VfsPosix(root)
+
+    def mount(self, readonly, mkfs):
+        pass
+
+    def umount(self):
+        pass
+
+    def ilistdir(self, path):
+        for entry in self._fs.ilistdir(path):
+            try:
+                size = 0 if entry[1] == 0x4000 else self._fs.stat(path.rstrip("/") + "/" + entry[0])[6]
+            except OSError:
+                size = 0
+            yield (entry[0], entry[1], entry[2], size)
+
+    def __getattr__(self, name):
+        return getattr(self._fs, name)
+
+
+class _Machine:
+    """The Unix port's machine module, plus reset() as a board has it."""
+
+    def __getattr__(self, name):
+        return getattr(_machine_builtin, name)
+
+    def reset(self):
+        sys.exit(HARD_RESET_EXIT)
+
+
+if READY_FD >= 0:
+    # The interpreter now turns Ctrl-C into KeyboardInterrupt: the simulator may pass input on.
+    _ready = open("/dev/fd/%d" % READY_FD, "w")
+    _ready.write("1")
+    _ready.close()
+    del _ready
+if PULSE_LOG:
+    import armfw.simservo
+    armfw.simservo.pulse_log = open(PULSE_LOG, "a")
+vfs.umount("/")
+vfs.mount(_Flash(FLASH), "/")
+os.chdir("/")
+sys.path[:] = ["", ".frozen", "/lib"]
+sys.modules["machine"] = _Machine()
+del _Flash, _Machine
+if RUN_MAIN:
+    exec(compile(open("main.py").read(), "main.py", "exec"))
+'''
