@@ -121,7 +121,10 @@ class Mover:
         return self.link.request(line, motion_s=motion_s)
 
     def _board_motion(self, line):
-        """Send a motion request the board solves itself, with armctl.pacing's allowance for it."""
+        """Send a motion request the board solves itself: a move may turn a joint by up to a
+        full turn at the speed in force; a line gets armctl.pacing's allowance (its length)."""
+        if line.startswith("move"):
+            return self.request(line, motion_s=MOTION_MARGIN_S + 2.0 * math.pi / self.speed_rad_s())
         from armctl.pacing import Pacer
         return self.request(line, motion_s=Pacer(self.link).allowance(line))
 

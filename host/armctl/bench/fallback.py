@@ -4,10 +4,10 @@
 Figures:
 - end-to-end time per target of `armctl move`'s fallback (armctl.fallback.Mover):
   on the chain arm (sim_al5d: the board's NO_CLOSED_FORM refusal, `where`,
-  the host's DLS solve checked by the firmware's FK, `joints`, `where`) and on
-  the 5-joint arm with the pitch left free (no refusal needed: `where`, solve,
-  `joints`, `where`), beside the board's own analytic `move X Y Z PITCH` (and
-  `where`) to the same 5-joint targets;
+  the host's DLS solve checked by the firmware's FK, `speed` (the motion's
+  allowance), `joints`, `where`) and on the 5-joint arm with the pitch left
+  free (no refusal needed), beside the board's own analytic
+  `move X Y Z PITCH` (with `speed` and `where`) to the same 5-joint targets;
 - the firmware's chain FK on the Unix port (tests/mp/bench_chain.py): calls
   per second and heap bytes per call.
 Targets are FK of seeded random in-limit poses (all reachable). The simulator

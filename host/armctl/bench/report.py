@@ -155,7 +155,7 @@ def fallback_lines(fb):
     fk = fb["firmware_chain_fk"]
     return ["Host fallback driving the simulated board (%d FK-made targets each; %s):" % (fb["targets"], fb["note"]),
             "  chain arm (sim_al5d): %.1f ms per target end to end (board NO_CLOSED_FORM + where + "
-            "host DLS + firmware FK check + joints + where), %d moved"
+            "host DLS + firmware FK check + speed + joints + where), %d moved"
             % (fb["chain_fallback_ms"], fb["chain_moved"]),
             "  5-joint arm, pitch free: %.1f ms per target on the host (%d moved); the board's own analytic "
             "move with the pitch given: %.1f ms (%d moved)"
