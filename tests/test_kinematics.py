@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 
 from conftest import solver_only
 
@@ -350,6 +350,7 @@ def test_planar_any_finite_target_is_honest(x, y, current):
 @given(target=st.lists(angle, min_size=4, max_size=4),
        current=st.none() | st.lists(angle, min_size=5, max_size=5),
        rule=st.sampled_from([MIN_MOTION, PREFER_UP, PREFER_DOWN]))
+@example(target=[0.0, 0.0, 0.0, 2.0], current=[38943960474.0, 0.0, 0.0, 0.0, 0.0], rule=MIN_MOTION)
 def test_arm5_any_finite_numbers_never_crash_or_nan(target, current, rule):
     out = [7.0] * 5
     s = ARM5.ik(target, out, current, rule)
@@ -358,7 +359,10 @@ def test_arm5_any_finite_numbers_never_crash_or_nan(target, current, rule):
         assert all(math.isfinite(a) for a in out) and ARM5.within_limits(out)
         if abs(target[3]) < 1e6:
             mm, rad = arm5_misses(target, out, current)
-            assert mm < 1e-3 and rad < 1e-6
+            # On the base axis the yaw is the current one, wrapped into a turn: wrapping
+            # an angle of 4e10 rad (found by these tests) rounds pi - a to a's last bit.
+            wrap_rounding = math.ulp(max(abs(a) for a in current)) if current else 0.0
+            assert mm < 1e-3 and rad < 1e-6 + wrap_rounding
     else:
         assert out == [7.0] * 5
 
@@ -370,7 +374,9 @@ def test_overflowing_far_target_is_too_far_not_bad_input():
     assert PLANAR.ik([1e300, 1e300], [0.0] * 2) == status.TOO_FAR
 
 
-@settings(max_examples=60, deadline=None)
+# Most random walks leave the region where both branches stay valid (the claim's
+# premise, checked by assume): filtering is this test's design, not a slow strategy.
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(start=st.lists(st.floats(-110.0, 110.0), min_size=4, max_size=4),
        direction=st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3),
        turn=st.floats(-0.2, 0.2))
@@ -387,6 +393,9 @@ def test_arm5_small_steps_never_flip_branch(start, direction, turn):
     path = [[first[0] + k * d[0], first[1] + k * d[1], first[2] + k * d[2], first[3] + k * D(turn)]
             for k in range(60)]
     assume(all(math.hypot(p[0], p[1]) > 20.0 for p in path))     # yaw moves <= 1.4 deg a step
+    # The base facing the target stays inside its limits: past them (found by these tests) only
+    # the base turned half a turn reaches on, and no rule can keep both the branch and the yaw.
+    assume(all(G_ARM5.lo[0] < math.atan2(p[1], p[0]) < G_ARM5.hi[0] for p in path))
     assume(all(candidates_valid(G_ARM5, p) == {"up": True, "down": True} for p in path))
     out = [0.0] * 5
     last = list(q0)
