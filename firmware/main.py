@@ -8,15 +8,22 @@ argument name other files. A board that cannot be loaded (or a driver that
 cannot start) does not stop the console: every request is answered with
 "error BAD_BOARD <why>" so the host sees what is wrong.
 
+At boot the servos get no pulse (the board file's "boot": "home" sends the
+home pose at once instead); one "# " banner line says what to do next.
+
 Ctrl-C leaves the protocol for the MicroPython REPL with the arm controller
 (armfw.motion.ArmController) as the global `controller` (None if it could not
-be built) for Python calls, e.g. controller.q or controller.move(...).
+be built) for Python calls, e.g. controller.q or controller.move(...);
+armfw.serve() goes back to the protocol, the arm where it was.
 """
 
 import sys
 
+import armfw
 from armfw import board as board_file
+from armfw import session
 from armfw.compat import getenv
+from armfw.console import Console
 from armfw.protocol import Protocol
 from armfw.status import BAD_BOARD
 
@@ -62,23 +69,29 @@ def build():
             from armfw.gripper import Gripper
             gripper = Gripper(driver, b.gripper)
         controller = ArmController(b, driver, gripper)
-        controller.park()
+        if b.boot == board_file.BOOT_HOME:
+            controller.park()
         return controller, None
     except Exception as e:  # a bad board file or a missing device must not end the console
         return None, "%s: %s" % (type(e).__name__, e)
 
 
-def _write(line):
-    sys.stdout.write(line)
-    sys.stdout.write("\n")
+def banner(controller):
+    """The one line said at boot: firmware version, board, what to do next."""
+    if controller.pose_known():
+        then = "at home: ready"
+    else:
+        then = "servos off: send home (help lists the commands)"
+    return "# armfw %s on %s: %s" % (armfw.VERSION, controller.board.name, then)
 
 
 controller, boot_error = build()
+console = Console(sys.stdin.buffer, sys.stdin, sys.stdout.write, None)
+protocol = Protocol(controller, console.write_line, boot_error, console)
 if boot_error is not None:
-    _write("error %s %s" % (BAD_BOARD, boot_error))
-try:
-    Protocol(controller, _write, boot_error).serve(sys.stdin.buffer)
+    console.write_line("error %s %s" % (BAD_BOARD, boot_error))
+else:
+    console.write_line(banner(controller))
+if session.run(session.Session(protocol, console, controller.driver if controller is not None else None)):
     if sys.platform == "linux":
         sys.exit(0)     # the host closed our input: a Unix-port simulator ends here
-except KeyboardInterrupt:
-    _write("# protocol stopped (Ctrl-C): Python REPL, the arm controller is `controller`")

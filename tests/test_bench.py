@@ -41,7 +41,7 @@ def fraction(v):
 
 def test_every_section_ran(bench):
     result, text = bench
-    for key in ("meta", "firmware", "numeric", "batch", "protocol", "fallback", "estimate"):
+    for key in ("meta", "firmware", "numeric", "batch", "protocol", "console", "fallback", "estimate"):
         assert key in result
     # The firmware needs only MicroPython, the batch only numpy: never "not available".
     assert isinstance(result["firmware"], dict), result["firmware"]
@@ -145,6 +145,17 @@ def test_fallback_figures(bench, report):
            "chain FK %.0f/s, %d B/call on the Unix port" % (
                fb["chain_fallback_ms"], fb["arm5_free_pitch_fallback_ms"], fb["arm5_board_move_ms"],
                fk["fk_per_s"], fk["heap_bytes_per_call"]))
+
+
+def test_console_figures(bench):
+    co = bench[0]["console"]
+    assert isinstance(co, dict), co           # needs only MicroPython
+    for key in ("quiet", "traffic"):
+        v = co[key]
+        # Every step of the 200-step line was stamped, with real waits between them.
+        assert v["steps"] == 200 and all(positive(v[f]) for f in ("mean_ms", "median_ms", "p99_ms", "max_ms"))
+    assert co["status_lines"] > 0             # `?` was answered while the line ran
+    assert co["wait_bytes_per_200"] == 0
 
 
 def test_estimate_is_labelled_and_scaled(bench):

@@ -167,7 +167,17 @@ BAD = [
     ("sim realtime as text", "sim_planar.json", _set("driver", "realtime", "yes"), "driver.realtime"),
     ("sim without freq_hz", "sim_planar.json", _set("driver", "freq_hz", _DELETE), "driver.freq_hz"),
     ("unknown motion setting", "sim_planar.json", _set("motion", "speed", 3), "motion.speed"),
+    ("boot neither relaxed nor home", "sim_planar.json", _set("boot", "park"), "boot"),
+    ("boot as a flag", "pico_pca9685.json", _set("boot", True), "boot"),
 ]
+
+
+def test_boot_is_relaxed_unless_the_board_opts_in():
+    # Real boards start with their servos off; the simulated ones opt in to the home pose.
+    for path in (BOARDS / "pico_pca9685.json", BOARDS / "esp32_pwm.json"):
+        assert "boot" not in raw(path.name) and board.load(str(path)).boot == board.BOOT_RELAXED
+    for name in ("sim_arm5.json", "sim_planar.json"):
+        assert board.load(str(BOARDS / name)).boot == board.BOOT_HOME
 
 
 def write_bad(tmp_path, i, name, mutate):

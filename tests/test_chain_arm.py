@@ -130,14 +130,23 @@ class _Driver:
         pass
 
 
-def _protocol(path=AL5D):
-    controller = motion.ArmController(board.load(str(path)), _Driver())
+def _protocol(b=None):
+    """A protocol on a chain arm (default the AL5D) whose servos have been sent home (the pose is
+    known), no pulse recorded."""
+    controller = motion.ArmController(b or board.load(str(AL5D)), _Driver())
     replies = []
-    return protocol.Protocol(controller, replies.append), controller, replies
+    p = protocol.Protocol(controller, replies.append)
+    assert _ask(p, replies, "home").startswith("ok OK")
+    controller.driver.sent.clear()
+    return p, controller, replies
 
 
 def _ask(p, replies, line):
+    """The final reply to line; a motion it starts is stepped to its end, as the console's session does."""
     p.handle(line.encode())
+    while p.moving:
+        if p.controller.step() < 0:
+            p.motion_done()
     return replies[-1]
 
 
@@ -249,9 +258,7 @@ def test_zones_check_every_link_of_a_chain_arm():
     low = min(DOC["cases"], key=lambda c: c["tip_mm"][2])
     assert low["tip_mm"][2] < 15.0
     high = [c for c in DOC["cases"] if min(o[2] for o in c["origins_mm"]) > 30.0][0]
-    controller = motion.ArmController(b, _Driver())
-    replies = []
-    p = protocol.Protocol(controller, replies.append)
+    p, controller, replies = _protocol(b)
     p.handle(("path add " + " ".join("%.6f" % a for a in low["q_deg"])).encode())
     assert replies[-1].startswith("error COLLISION waypoint 1 not added"), replies[-1]
     p.handle(("path add " + " ".join("%.6f" % a for a in high["q_deg"])).encode())

@@ -8,6 +8,7 @@ back to angles with the servo formula and to tool positions by FK), a chain
 arm reaching FK-made targets, and refusals that move nothing.
 """
 
+import json
 import math
 import subprocess
 import sys
@@ -294,3 +295,61 @@ def test_shell_routes_what_the_board_cannot_solve_through_the_fallback(al5d_sim)
     assert out[far + 1].startswith("solver=host-dls status=TOO_FAR") and "not moved" in out[far + 2]
     # What is not a tool target the host solves goes to the board as typed.
     assert out[out.index("arm> ik 1 2 3") + 1].startswith("error NO_CLOSED_FORM")
+
+
+def test_a_relaxed_board_is_not_moved_from_a_pose_nobody_knows(micropython, tmp_path, capsys):
+    """Servos off (boot relaxed, the importer's default): the host has no pose to seed from or
+    to interpolate from, so the fallback asks for home first and sends nothing."""
+    data = json.loads(AL5D.read_text())
+    data.pop("boot")
+    relaxed = tmp_path / "al5d_relaxed.json"
+    relaxed.write_text(json.dumps(data))
+    with Simulator(relaxed, pty=True) as sim:
+        for argv in (["150", "40", "180"], ["--line", "150", "40", "180"]):
+            assert cli.main(["move", "--port", sim.port, "--board", str(relaxed)] + argv) == cli.EXIT_REFUSED
+            assert "status=HOME_FIRST" in capsys.readouterr().out
+        assert sim.pulses() == []
+
+
+def test_realtime_characters_act_on_a_path_as_on_any_motion(micropython, tmp_path):
+    """`?` reports a running path, `!` holds it, `~` resumes the same path, Ctrl-X aborts it at the
+    step reached (and the path is not run again from there)."""
+    from test_console import Port, fields
+    waypoints = ["path add 10 10 -10 0", "path add 30 25 -30 5", "path add -20 40 -50 10"]
+    with Simulator(AL5D, pty=True, flash_dir=tmp_path / "flash") as sim:
+        port = Port(sim.port)
+        try:
+            assert port.line().startswith("# armfw ")
+            for request in waypoints:
+                assert port.request(request)[-1].startswith("ok ")
+            before = len(sim.pulses())
+            port.write("path run\n!?")
+            status = port.line()
+            assert fields(status)["state"] == "hold", status
+            done, total = map(int, fields(status)["steps"].split("/"))
+            assert done == 1 and total > 30
+            held = len(sim.pulses())
+            port.write("?")
+            assert fields(port.line())["steps"] == "1/%d" % total
+            assert len(sim.pulses()) == held           # nothing moves while held
+            port.write("~")
+            final = port.reply()[-1]
+            assert final.startswith("ok OK -20.000 40.000 -50.000 10.000") and final.endswith("steps=%d" % total)
+            assert len(sim.pulses()) > before
+            # Abort mid-path: the reply names the step reached; the pulses are that pose.
+            for request in waypoints:
+                assert port.request(request)[-1].startswith("ok ")
+            port.write("path run\n\x18")
+            stopped = port.line()
+            assert stopped.startswith("error ABORTED ") and "at step 1 of " in stopped, stopped
+            q = [float(w) for w in stopped.split(": ", 1)[1].split() if "=" not in w]
+            last = {}
+            for _, ch, us in sim.pulses():
+                last[ch] = us
+            # (the reply's angles are printed to 0.001 deg: a pulse on a half microsecond may round either way)
+            sent = [last[ch] for ch in range(4)]
+            assert all(abs(u - (1500 + math.radians(a) * 424.448)) <= 0.51 for u, a in zip(sent, q)), (sent, q)
+            assert port.request("path")[-1] == "ok 0"     # an aborted path is gone
+            assert port.request("unlock")[-1] == "ok"
+        finally:
+            port.close()

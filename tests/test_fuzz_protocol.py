@@ -3,14 +3,17 @@
 
 Thousands of lines (valid commands with random numbers, mutated commands,
 garbage bytes, control characters, overlong lines) go to one simulator
-process per board over a pipe. For every line: exactly one final ok/error
-line, only "# " lines before it, never a traceback or an INTERNAL error,
-never NaN or inf in an ok reply, and an error moves nothing (the pulse log
-does not grow). At the end every recorded pulse lies inside its window, no
-channel moved faster than the speed limit, and no pose the pulses commanded
-put a link into a keep-out zone (judged by tests/zone_oracle.py). Zone-crossing
-moves (targets under the table and inside the base, joint moves that sweep
-through them, raw servo pulses that fold the arm down) are part of the mix.
+process per board over a pipe, with real-time bytes (? ! ~ Ctrl-X) sprinkled
+into them and sent right after them, while the motion they started runs. For
+every line: exactly one final ok/error line, only "# " lines before it, never
+a traceback or an INTERNAL error, never NaN or inf in an ok reply, and an
+error moves nothing (the pulse log does not grow) unless it is the ABORTED
+reply of a motion Ctrl-X stopped. At the end every recorded pulse lies inside
+its window, no channel moved faster than the speed limit, and no pose the
+pulses commanded put a link into a keep-out zone (judged by
+tests/zone_oracle.py). Zone-crossing moves (targets under the table and
+inside the base, joint moves that sweep through them, raw servo pulses that
+fold the arm down) are part of the mix.
 """
 
 import json
@@ -49,8 +52,14 @@ COMMANDS = {
     "ik": (4, 2), "move": (4, 2), "line": (4, 2), "fk": (5, 2), "joints": (5, 2),
     "servo": (2, 2), "pick": (3, 2), "place": (3, 2), "speed": (1, 1),
     "where": (0, 0), "home": (0, 0), "help": (0, 0), "info": (0, 0), "grip": None,
+    "jog": (3, 2), "relax": (0, 0), "unlock": (0, 0), "progress": None,
     "path": (5, 2),     # after a subcommand word: add (joint angles), run, clear, or junk
 }
+WORDS = {"grip": ["open", "close", "OPEN", "half", ""], "progress": ["on", "off", "of", ""]}
+# Real-time bytes: inside a line they act at once (idle: only ? shows); sent
+# after a line they reach the motion it started. A hold is always resumed.
+REALTIME_IN_LINE = [b"?", b"!", b"~", b"\x18", b"!~", b"\x08", b"\x7f", b"\x15"]
+REALTIME_AFTER = [b"", b"", b"", b"?", b"!~", b"!?~", b"?!?~?", b"\x18"]
 SPECIAL_NUMBERS = ["nan", "NaN", "inf", "-inf", "1e999", "-1e999", "1e308", "0x10", "1_0",
                    "--1", "+-2", "", ".", "e5", "1e", "0.0.1", "\u00b0", "1,5", "5.", ".5", "-0"]
 
@@ -69,7 +78,9 @@ def commands(draw, planar):
     name = draw(st.sampled_from(sorted(COMMANDS)))
     counts = COMMANDS[name]
     if counts is None:
-        args = [draw(st.sampled_from(["open", "close", "OPEN", "half", ""]))]
+        args = [draw(st.sampled_from(WORDS[name]))]
+    elif name == "jog" and draw(st.booleans()):
+        args = [draw(st.sampled_from(["j1", "j2", "J3", "j5", "j0", "j9", "jx", "2"])), draw(numbers)]
     else:
         n = counts[1] if planar else counts[0]
         n = draw(st.sampled_from([n, n, n, n, max(0, n - 1), n + 1]))
@@ -117,6 +128,18 @@ CONTROL = st.sampled_from([bytes([c]) for c in range(32) if c not in (10, 13)] +
 
 
 @st.composite
+def motions(draw, planar):
+    """A motion that mostly runs (reachable targets), so real-time bytes meet it running."""
+    word = draw(st.sampled_from(["move", "line", "jog"]))
+    if word == "jog":
+        return b"jog j%d %d" % (draw(st.integers(1, 2 if planar else 5)), draw(st.integers(-30, 30)))
+    if planar:
+        return b"%s %d %d" % (word.encode(), draw(st.integers(60, 120)), draw(st.integers(-40, 40)))
+    return b"%s %d %d %d 180" % (word.encode(), draw(st.integers(120, 200)), draw(st.integers(-80, 80)),
+                                 draw(st.integers(100, 200)))
+
+
+@st.composite
 def zone_crossing(draw, planar):
     """Motions aimed at the floor, the base or through them."""
     if planar:
@@ -145,7 +168,7 @@ def zone_crossing(draw, planar):
 def lines(draw, planar):
     kind = draw(st.integers(0, 11))
     if kind >= 10:
-        return draw(zone_crossing(planar))
+        return draw(motions(planar) if kind == 10 else zone_crossing(planar))
     if kind <= 3:
         return draw(commands(planar))
     if kind <= 5:
@@ -159,6 +182,27 @@ def lines(draw, planar):
         size = draw(st.sampled_from([127, 128, 129, 200, 1000, 10240, 12000]))
         return (draw(commands(planar)) + b" " * size)[:size]
     return no_line_end(draw(st.text(max_size=60)).encode("utf-8"))
+
+
+@st.composite
+def requests(draw, planar):
+    """(line bytes, real-time bytes sent right after its line end)."""
+    raw = draw(lines(planar))
+    if draw(st.integers(0, 3)) == 0:
+        i = draw(st.integers(0, len(raw)))
+        raw = raw[:i] + draw(st.sampled_from(REALTIME_IN_LINE)) + raw[i:]
+    return raw, draw(st.sampled_from(REALTIME_AFTER))
+
+
+def reply_to(sim, raw, after):
+    """Send a line and the bytes after it; its reply lines, the final one last."""
+    sim.write(raw + b"\n" + after)
+    lines = []
+    while True:
+        text = sim.readline(30)
+        lines.append(text)
+        if text.split(" ", 1)[0] in ("ok", "error"):
+            return lines
 
 
 def windows(board_path):
@@ -191,6 +235,7 @@ def fuzz(board_path, planar, report, tmp_path):
     examples = EXAMPLES[board_path.stem]
     count = [0]
     finals = {"ok": 0, "error": 0, "COLLISION": 0}
+    aborted = [0]
     data = json.loads(board_path.read_text())
     data["workspace"] = WORKSPACES[board_path.stem]
     fuzzed = tmp_path / board_path.name
@@ -200,11 +245,11 @@ def fuzz(board_path, planar, report, tmp_path):
 
         @settings(max_examples=examples, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
-        @given(st.lists(lines(planar), min_size=LINES_PER_EXAMPLE, max_size=LINES_PER_EXAMPLE))
+        @given(st.lists(requests(planar), min_size=LINES_PER_EXAMPLE, max_size=LINES_PER_EXAMPLE))
         def run(batch):
-            for raw in batch:
+            for raw, after in batch:
                 before = os.path.getsize(sim.pulse_log)
-                reply = sim.request(raw, timeout=30)
+                reply = reply_to(sim, raw, after)
                 count[0] += 1
                 *info, last = reply
                 assert all(line.startswith("# ") for line in info), (raw, reply)
@@ -217,14 +262,24 @@ def fuzz(board_path, planar, report, tmp_path):
                 if head == "ok":
                     low = last.lower()
                     assert "nan" not in low and "inf" not in low.replace("info", ""), (raw, reply)
+                elif last.startswith("error ABORTED"):
+                    assert after == b"\x18", (raw, after, reply)
+                    aborted[0] += 1
+                    assert sim.request("unlock")[-1] == "ok"
                 else:
                     assert os.path.getsize(sim.pulse_log) == before, (raw, reply)
+                if last == "ok RELAXED":
+                    assert sim.request("home")[-1].startswith("ok OK")    # servos on again
 
         run()
         pulses = sim.pulses()
     win, max_speed = windows(board_path)
     last = {}
     for t, ch, us in pulses:
+        if us == 0:
+            # `relax` switched outputs off: the next pulse is the one a person asked for at once.
+            last.clear() if ch == -1 else last.pop(ch, None)
+            continue
         lo, hi, us_per_rad = win[ch]
         assert lo <= us <= hi, (t, ch, us)
         if us_per_rad is not None and ch in last:
@@ -239,10 +294,10 @@ def fuzz(board_path, planar, report, tmp_path):
     inside = int(np.sum(depth > PULSE_MM))
     assert inside == 0, (inside, poses[np.argmax(depth)], float(depth.max()))
     assert finals["COLLISION"] > 0      # the zone-crossing moves did reach the check
-    report("fuzz %s: %d lines (%d ok, %d error, %d of them COLLISION), %d pulses, all inside their windows; "
-           "%d poses, 0 inside a zone (deepest %.2f mm, pulse rounding allows %.1f)"
-           % (board_path.stem, count[0], finals["ok"], finals["error"], finals["COLLISION"], len(pulses),
-              len(poses), float(depth.max()), PULSE_MM))
+    report("fuzz %s: %d lines (%d ok, %d error, %d of them COLLISION, %d aborted mid-motion), %d pulses, "
+           "all inside their windows; %d poses, 0 inside a zone (deepest %.2f mm, pulse rounding allows %.1f)"
+           % (board_path.stem, count[0], finals["ok"], finals["error"], finals["COLLISION"], aborted[0],
+              len(pulses), len(poses), float(depth.max()), PULSE_MM))
 
 
 def test_fuzz_arm5(micropython, report, tmp_path):

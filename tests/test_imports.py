@@ -108,4 +108,6 @@ def test_firmware_manifest_freezes_armfw_at_the_project_version():
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
     meta = dict(calls)["metadata"]
     assert meta["version"] == version and meta["license"] == "MIT"
+    import armfw
+    assert armfw.VERSION == version          # what the boot banner says
     assert ("package", "armfw") in calls and (FIRMWARE / "armfw" / "__init__.py").is_file()

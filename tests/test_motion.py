@@ -336,9 +336,9 @@ def test_python_calls_refuse_like_the_protocol():
     arm = r.arm
     sent = r.driver.count
     assert not arm.joints([0.0, 0.0, radians(136), 0.0, 0.0])
-    assert (arm.fail_status, arm.fail_reason) == (status.JOINT_LIMIT, "outside the joint limits")
+    assert (arm.fail_status, arm.fail_reason) == ("JOINT_LIMIT", "outside the joint limits")
     assert not arm.line((600.0, 0.0, 0.0, pi / 2))
-    assert arm.fail_status == status.TOO_FAR and arm.fail_step >= 1    # somewhere along it
+    assert arm.fail_status == "TOO_FAR" and arm.fail_step >= 1    # somewhere along it
     assert r.driver.count == sent
     assert arm.move((150, 100, 150, pi)) and arm.pick((150, 100, 50)) and arm.home()
     assert arm.q == arm.solver.home
@@ -380,3 +380,50 @@ def test_real_time_steps_keep_their_cadence_however_long_a_step_computes():
     assert len(elbow) == 20 == len(driver.sent) - parked
     # Each step spends 3 ms sending and still starts 20 ms after the one before.
     assert {b - a for a, b in zip(elbow, elbow[1:])} == {20}
+
+
+# -- the stepper the live console drives (armfw.session) ---------------------
+
+def test_stepping_by_hand_takes_the_steps_run_takes_and_stops_where_told():
+    target = [radians(v) for v in (60, 10, 70, 20, 0)]
+    whole = Recorder(ARM5)
+    assert whole.arm.joints(target)
+    by_hand = Recorder(ARM5)
+    arm = by_hand.arm
+    assert arm.plan_joints(target) and arm.begin()
+    assert arm.total == len(whole.poses) and arm.steps == 0      # checked whole, nothing sent yet
+    poses = []
+    while True:
+        wait = arm.step()
+        if wait < 0:
+            break
+        assert wait == STEP_MS
+        poses.append(list(arm.q))
+    assert poses == [q for _, q in whole.poses] and arm.steps == arm.total
+    # Stopped after 5 steps: the pose of step 5, and no step after it.
+    stopped = Recorder(ARM5)
+    arm = stopped.arm
+    assert arm.plan_joints(target) and arm.begin()
+    for _ in range(5):
+        arm.step()
+    sent = stopped.driver.count
+    arm.stop()
+    assert arm.step() == -1 and stopped.driver.count == sent
+    assert arm.q == poses[4] and arm.steps == 5
+
+
+def test_relaxed_arm_refuses_to_interpolate_and_joints_sends_at_once():
+    r = Recorder(ARM5)
+    arm = r.arm
+    arm.relax()
+    assert not arm.pose_known() and arm.us == [-1] * 5
+    assert list(r.driver.records())[-1] == (r.driver.now_ms, -1, 0)     # every output off
+    arm.plan()
+    arm.add(MOVE, (150.0, 0.0, 150.0, pi))
+    assert not arm.begin() and arm.fail_status == "HOME_FIRST"
+    sent = r.driver.count
+    assert arm.home()
+    # One pulse per joint, at once: the home pose by the servo formula.
+    assert [us for _, _, us in list(r.driver.records())[sent:]] == \
+        [round(1500 + q * US_PER_RAD_ARM5) for q in (0, 0, pi / 2, 0, 0)]
+    assert arm.pose_known() and r.poses == []

@@ -153,7 +153,7 @@ def test_ik_fk_round_trip(arm5):
     ("fly 1 2 3", "BAD_COMMAND"),
     ("ik\x01 1 2 3 4", "BAD_COMMAND"),
     ("\x1b[A", "BAD_COMMAND"),
-    ("ik 1 2 3 4\x7f", "BAD_COMMAND"),
+    ("ik 1 2 3 4\x07", "BAD_COMMAND"),
 ])
 def test_bad_requests_get_one_error_and_move_nothing(arm5, line, word):
     before = len(arm5.pulses())
@@ -191,9 +191,11 @@ def test_help_lists_every_command(arm5):
     listed = {line[2:].split()[0] for line in reply[:-1]}
     assert all(line.startswith("# ") for line in reply[:-1])
     assert listed >= {"ik", "fk", "move", "line", "joints", "servo", "where", "home",
-                      "grip", "pick", "place", "speed", "help", "info"}
+                      "grip", "pick", "place", "speed", "help", "info", "jog", "relax", "unlock",
+                      "progress", "echo", "?"}
     for command in listed:
         assert not final(arm5.request(command)).startswith("error BAD_COMMAND"), command
+    assert final(arm5.request("home")).startswith("ok")       # `relax` turned the servos off
 
 
 def test_info(arm5):
@@ -304,6 +306,6 @@ def test_cpython_imports_the_same_protocol():
     arm = ArmController(b, driver, Gripper(driver, b.gripper))
     out = []
     p = protocol.Protocol(arm, out.append)
-    for c in b"ik 157.3 0 342.4 90\nbogus\n":
-        p.feed(c)
+    for line in (b"ik 157.3 0 342.4 90", b"bogus"):
+        p.handle(line)
     assert out[0].startswith("ok OK 0.000 -50.0") and out[1].startswith("error BAD_COMMAND")

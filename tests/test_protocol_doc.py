@@ -36,6 +36,7 @@ def transcripts(text):
 
 def replay(board, exchanges):
     with Simulator(ROOT / board) as sim:
+        assert sim.readline().startswith("# armfw ")       # the boot banner, before any request
         return [(request, sim.request(request)) for request, _ in exchanges]
 
 

@@ -35,6 +35,16 @@ def read_until(port, marker, timeout=5.0):
     return got
 
 
+def read_line_with(port, word, timeout=5.0):
+    """Bytes from a pyserial port up to the end of the line that holds word."""
+    got = b""
+    deadline = time.monotonic() + timeout
+    while word not in got or b"\r\n" not in got[got.index(word):]:
+        assert time.monotonic() < deadline, "no line with %r in %r" % (word, got[-300:])
+        got += port.read(port.in_waiting or 1)
+    return got
+
+
 @pytest.fixture
 def pty_sim(micropython, tmp_path):
     with Simulator(ARM5, pty=True, flash_dir=tmp_path / "flash", link=str(tmp_path / "arm")) as sim:
@@ -46,8 +56,9 @@ def test_cli_stdio_answers_piped_requests(micropython):
                           input="where\nik 157.3 0 342.4 90\nfly\n", capture_output=True, text=True,
                           timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert len(lines) == 3                                    # no banner, no prompt, no echo
+    banner, *lines = proc.stdout.splitlines()
+    assert banner.startswith("# armfw ") and "sim_arm5" in banner   # one banner line
+    assert len(lines) == 3                                    # no prompt, no echo
     assert lines[0].startswith("ok OK 0.000 0.000 90.000")
     assert lines[1].startswith("ok OK 0.000 -50.0")
     assert lines[2].startswith("error BAD_COMMAND")
@@ -64,7 +75,8 @@ def test_pty_speaks_the_protocol_through_pyserial(pty_sim, tmp_path):
     with Link(str(tmp_path / "arm"), timeout=5) as link:
         reply = link.request("move 150 100 150 180")
         assert reply.ok and reply.status == "OK", reply.final
-        assert reply.raw == [reply.final]              # no echo of the request, no prompt
+        # No echo of the request, no prompt; the boot banner may come first.
+        assert reply.raw[-1] == reply.final and all(line.startswith("# armfw ") for line in reply.raw[:-1])
         assert abs(reply.fields["z"] - 150) < 0.001
         assert not link.request("ik 600 0 0 90").ok
     moved = pty_sim.pulses()
@@ -75,7 +87,7 @@ def test_pty_speaks_the_protocol_through_pyserial(pty_sim, tmp_path):
 def test_ctrl_c_leaves_the_arm_at_the_repl_and_soft_reset_restarts(pty_sim):
     with serial.Serial(pty_sim.port, 115200, timeout=0.1) as port:
         port.write(b"where\n")
-        assert b"ok OK" in read_until(port, b"\n")
+        assert b"ok OK" in read_line_with(port, b"grip=unknown")
         port.write(b"\x03")
         read_until(port, b">>> ")
         port.write(b"print(type(controller).__name__, len(controller.q), controller.solver.kind)\r")
@@ -143,7 +155,7 @@ def test_ctrl_c_mid_motion_stops_at_the_last_step_sent(micropython, tmp_path):
     with Simulator(ARM5, pty=True, flash_dir=tmp_path / "flash", realtime=True) as sim:
         with serial.Serial(sim.port, 115200, timeout=0.1) as port:
             port.write(b"where\n")
-            read_until(port, b"\n")
+            read_line_with(port, b"grip=unknown")
             port.write(b"joints 0 0 0 0 0\n")          # the elbow swings 90 deg: 1 s of real time
             time.sleep(0.4)
             port.write(b"\x03")

@@ -12,6 +12,11 @@ takes exactly the same steps as the first, so nothing is stored per step and
 a plan of any length needs no memory beyond the buffers made here once. A
 path that leaves the workspace halfway is refused before the first pulse.
 
+The live run is a stepper: begin() checks the whole plan, then each step()
+sends one step's pulses and returns how long to wait before the next, so the
+caller (armfw.session) serves the console between steps and may stop at any
+step (hold, abort). run() is begin() plus waiting, for Python calls.
+
 Speed: each step lasts step_ms and no joint moves more than speed * step_ms
 in one step. Joint moves are split evenly; a straight line advances the tool
 line_step_mm per step, and where that would turn a joint too fast (near the
@@ -26,7 +31,7 @@ from math import pi, sqrt, sin, cos
 from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.kinematics import MIN_MOTION
 from armfw.numeric import DEG, finite, wrap_angle
-from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, solved
+from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, HOME_FIRST, solved, name
 
 # Plan operations.
 JOINTS = const(0)          # joint interpolation to the angles of the target (radians)
@@ -61,6 +66,7 @@ REASON_JUMP = "joint would jump"
 REASON_GRIPPER = "no gripper"
 REASON_LIMITS = "outside the joint limits"
 REASON_PATH_FULL = "path full"
+REASON_UNKNOWN_POSE = "servos off, pose unknown: home first"
 REASON_ZONE = "would enter a zone"     # which zone and link: solver.zones.hit_zone, hit_link
 
 
@@ -131,8 +137,10 @@ class ArmController:
         n = self.solver.n
         nt = len(self.solver.targets)
         self.q = list(self.solver.home)      # commanded pose, radians
-        self.us = [-1] * n                # last pulse sent per joint (-1: none yet)
-        self.steps = 0                    # steps of the last plan
+        self.us = [-1] * n                # last pulse sent per joint (-1: none since boot or relax)
+        self.steps = 0                    # steps of the last plan (while it runs: steps sent so far)
+        self.total = 0                    # steps of the plan begun
+        self._live = None                 # the running plan's steps (a generator), or None
         # Plan: operation kinds, targets, IK rules.
         self._ops = [0] * MAX_OPS
         # A target is tool coordinates (MOVE, LINE) or joint angles (JOINTS).
@@ -153,7 +161,7 @@ class ArmController:
         self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
         self.path_len = 0
         # The refusal of the last plan that failed.
-        self.fail_status = OK
+        self.fail_status = name(OK)       # a status word (armfw.status), e.g. "TOO_FAR"
         self.fail_reason = ""
         self.fail_op = 0                  # index into the plan
         self.fail_kind = JOINTS           # that operation's kind
@@ -194,10 +202,42 @@ class ArmController:
 
     def park(self):
         """Send the home pose at once (boot): the servos' first pulse moves them at their own speed."""
-        q = self.solver.home
+        return self.send_pose(self.solver.home)
+
+    def send_pose(self, q):
+        """Send pose q (radians) at once, with no interpolation: the servos move at their own speed.
+
+        For an arm whose pose is unknown (boot, relax), where there is nothing
+        to interpolate from. False (nothing sent) if a pulse is outside its window.
+        """
+        if self.servos.pulses(q, self._step_us) >= 0:
+            return False
         for i in range(self.solver.n):
             self.q[i] = q[i]
-        return self._send(self.q)
+        self._send_pulses()
+        return True
+
+    def send_joint_pulse(self, joint, us):
+        """Send one joint's pulse us at once (its window was checked); the rest stay as they are."""
+        self.driver.set_us(self.servos.channels[joint], us)
+        self.us[joint] = us
+        self.q[joint] = self.servos.angle(joint, us)
+
+    def relax(self):
+        """Stop every servo's pulses (the arm can be moved by hand); the pose is then unknown."""
+        self.stop()
+        self.driver.off()
+        for i in range(self.solver.n):
+            self.us[i] = -1
+        if self.gripper is not None:
+            self.gripper.state = None
+
+    def pose_known(self):
+        """True when every joint has been sent a pulse since boot or the last relax()."""
+        for us in self.us:
+            if us < 0:
+                return False
+        return True
 
     # -- one-operation motions (also for Python calls at the REPL) -------
 
@@ -214,12 +254,27 @@ class ArmController:
         return self.run()
 
     def joints(self, q):
-        """Joint-interpolated move to q (radians, inside the joint limits); False if refused."""
+        """Joint-interpolated move to q (radians, inside the joint limits); False if refused.
+
+        With the pose unknown (boot, relax) q is sent at once (see send_pose).
+        """
+        if not self.plan_joints(q):
+            return False
+        if not self.pose_known():
+            # No path to check, only the pose the servos are sent to.
+            zones = self.solver.zones
+            if zones is not None and not zones.clear(q):
+                return self._refuse(COLLISION, REASON_ZONE, 0, 1)
+            return self.send_pose(q) or self._refuse(JOINT_LIMIT, REASON_PULSE, 0, 1)
+        return self.run()
+
+    def plan_joints(self, q):
+        """Plan a joint-interpolated move to q (radians); False if q is outside the joint limits."""
         self.plan()
         self.add(JOINTS, q)
         if not self.solver.within_limits(q):
             return self._refuse(JOINT_LIMIT, REASON_LIMITS, 0, 0)
-        return self.run()
+        return True
 
     def path_clear(self):
         """Empty the joint path buffer."""
@@ -250,17 +305,25 @@ class ArmController:
         self.path_len += 1
         return True
 
-    def path_run(self):
-        """Run the path from the commanded pose as one motion (every step checked first);
-        False if refused. The buffer is emptied either way: a path runs once."""
+    def plan_path(self):
+        """Plan the motion through the path's waypoints (begin() checks it, step() runs it).
+
+        A path runs once: the buffer is emptied when the motion ends or is stopped
+        (and by the caller when begin() refuses it).
+        """
         self.plan()
         self.add(PATH)
+
+    def path_run(self):
+        """Run the path from the commanded pose as one motion (every step checked first);
+        False if refused. The buffer is emptied either way."""
+        self.plan_path()
         ran = self.run()
         self.path_len = 0
         return ran
 
     def home(self):
-        """Joint-interpolated move to the board's home pose."""
+        """Joint-interpolated move to the board's home pose (sent at once if the pose is unknown)."""
         return self.joints(self.solver.home)
 
     def pick(self, where):
@@ -293,16 +356,65 @@ class ArmController:
         self._n_ops = k + 1
 
     def run(self):
-        """Check the whole plan, then run it; True if it ran, False if refused (see fail_*)."""
-        if not self._walk(False):
+        """Check the whole plan, then run it, waiting between steps; True if it ran, False if refused (see fail_*)."""
+        if not self.begin():
             return False
         if self._clock is not None:
             self._clock.start()
-        self._walk(True)
+        while True:
+            wait_ms = self.step()
+            if wait_ms < 0:
+                return True
+            if self._clock is not None:
+                self._clock.wait_step(wait_ms)
+            else:
+                self.sleep_ms(wait_ms)
+
+    def begin(self):
+        """Check the whole plan; True if it may run (step() runs it), False if refused (see fail_*)."""
+        self._live = None
+        if not self.pose_known():
+            # Interpolating from a pose the servos never got would be fiction.
+            self.fail_status = HOME_FIRST
+            self.fail_reason = REASON_UNKNOWN_POSE
+            self.fail_kind = self._ops[0]
+            self.fail_step = 0
+            self.fail_joint = -1
+            return False
+        checked = self._walk(False)
+        try:
+            while True:
+                next(checked)
+        except StopIteration as e:
+            if not e.value:
+                return False
+        self.total = self.steps
+        self.steps = 0
+        self._live = self._walk(True)
         return True
 
+    def step(self):
+        """Send the next step of the plan begun; ms to wait before the next one, -1 when the plan is done."""
+        if self._live is None:
+            return -1
+        try:
+            return next(self._live)
+        except StopIteration:
+            self._live = None
+            return -1
+
+    def running(self):
+        """True while a plan begun has steps left."""
+        return self._live is not None
+
+    def stop(self):
+        """Drop the rest of the running plan; the arm stays at the last step sent."""
+        if self._live is not None and self._ops[0] == PATH:
+            self.path_len = 0       # a path stopped halfway is not run again from elsewhere
+        self._live = None
+
     def _refuse(self, status, reason, op, step, point=None, joint=-1):
-        self.fail_status = status
+        self.fail_status = name(status)
         self.fail_reason = reason
         self.fail_op = op
         self.fail_kind = self._ops[op]
@@ -314,7 +426,11 @@ class ArmController:
         return False
 
     def _walk(self, live):
-        """Walk the plan from the commanded pose; live: send pulses and wait, else only check."""
+        """Walk the plan from the commanded pose; live: send pulses, else only check.
+
+        A generator: live, it yields after each step the ms to wait before the
+        next one; it returns True when the plan passed, False when refused.
+        """
         q = self._walk_q
         for i in range(self.solver.n):
             q[i] = self.q[i]
@@ -329,14 +445,14 @@ class ArmController:
                         self.gripper.open()
                     else:
                         self.gripper.close()
-                    self.sleep_ms(GRIP_DWELL_MS)
+                    yield GRIP_DWELL_MS
                 continue
             if op == LINE:
-                if not self._walk_line(k, q, live):
+                if not (yield from self._walk_line(k, q, live)):
                     return False
                 continue
             if op == PATH:
-                if not self._walk_path(k, q, live):
+                if not (yield from self._walk_path(k, q, live)):
                     return False
                 continue
             goal = self._goal
@@ -348,7 +464,7 @@ class ArmController:
                 t = self._angles[k]
                 for i in range(self.solver.n):
                     goal[i] = t[i]
-            if not self._walk_joints(k, q, goal, live):
+            if not (yield from self._walk_joints(k, q, goal, live)):
                 return False
         return True
 
@@ -356,7 +472,7 @@ class ArmController:
         return self.speed_rad_s * self.step_ms / 1000.0
 
     def _step(self, k, step, q, live, point=None):
-        """One step to pose q: check its zones and pulses; when live send them, record the pose, wait."""
+        """One step to pose q: check its zones and pulses; when live send them and record the pose."""
         # Zone hook (armfw.zones): every step of every motion, in the check run.
         zones = self.solver.zones
         if zones is not None and not zones.clear(q):
@@ -369,10 +485,6 @@ class ArmController:
             self._send_pulses()
             for i in range(self.solver.n):
                 self.q[i] = q[i]
-            if self._clock is not None:
-                self._clock.wait_step(self.step_ms)
-            else:
-                self.sleep_ms(self.step_ms)
         return True
 
     def _walk_joints(self, k, q, goal, live):
@@ -393,6 +505,8 @@ class ArmController:
                 q[i] = start[i] + (goal[i] - start[i]) * f
             if not self._step(k, s, q, live):
                 return False
+            if live:
+                yield self.step_ms
         return True
 
     def _walk_path(self, k, q, live):
@@ -403,8 +517,10 @@ class ArmController:
             base = w * n
             for i in range(n):
                 goal[i] = path[base + i]
-            if not self._walk_joints(k, q, goal, live):
+            if not (yield from self._walk_joints(k, q, goal, live)):
                 return False
+        if live:
+            self.path_len = 0       # a path runs once
         return True
 
     def _walk_line(self, k, q, live):
@@ -460,6 +576,8 @@ class ArmController:
                 q[i] = goal[i]
             if not self._step(k, step, q, live, p):
                 return False
+            if live:
+                yield self.step_ms
             t = tn
         return True
 
@@ -473,12 +591,6 @@ class ArmController:
             if us[i] != self.us[i]:
                 self.driver.set_us(channels[i], us[i])
                 self.us[i] = us[i]
-
-    def _send(self, q):
-        if self.servos.pulses(q, self._step_us) >= 0:
-            return False
-        self._send_pulses()
-        return True
 
     def joint_of_channel(self, channel):
         """Joint index driven by channel, or -1."""

@@ -2,29 +2,32 @@
 """The line protocol spoken on the USB serial console (firmware/PROTOCOL.md describes it).
 
 One request line; any number of informational lines starting "# "; exactly
-one final line starting "ok" or "error". Input is read as bytes into a
-bounded buffer allocated once; anything that is not a well-formed command
-gets one "error" line and moves nothing.
+one final line starting "ok" or "error". Anything that is not a well-formed
+command gets one "error" line and moves nothing. A motion is checked whole,
+then started: its final line comes when it ends (armfw.session steps it and
+calls motion_done or motion_stopped); the bytes themselves are armfw.console's.
 """
 
 from math import sin
 
 from armfw import motion, status
 from armfw.compat import const
+from armfw.console import MAX_LINE, TOO_LONG
 from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
 from armfw.numeric import DEG, finite, wrap_angle
-from armfw.status import BAD_BOARD, BAD_COMMAND, INTERNAL, NO_CLOSED_FORM
+from armfw.status import ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, INTERNAL, NO_CLOSED_FORM, RELAXED
 from armfw.twolink import SINGULAR_SIN
-
-# Longest accepted request (bytes, without the line end); the longest valid
-# command is about 60.
-MAX_LINE = const(128)
 
 BAD_INPUT = status.NAMES[status.BAD_INPUT]
 
+# Console states (the `?` status line).
+IDLE = "idle"
+RUN = "run"
+HOLD = "hold"
+STATE_RELAXED = "relaxed"
+STATE_ALARM = "alarm"
+
 _TAB = const(9)
-_LF = const(10)
-_CR = const(13)
 
 HELP = (
     "ik X Y [Z PITCH] [elbow=up|down]  solve, do not move: ok STATUS q1..qn elbow= err_mm=",
@@ -39,10 +42,17 @@ HELP = (
     "grip open|close           open or close the gripper",
     "pick X Y [Z]              above, down, close gripper, lift (arm5: tool pointing down)",
     "place X Y [Z]             above, down, open gripper, lift",
+    "jog DX DY [DZ DPITCH]     straight tool line by a relative amount",
+    "jog jN DEG                turn joint N by a relative angle",
+    "relax                     servo outputs off (move the arm by hand); then home",
+    "unlock                    allow motion again after an abort (Ctrl-X)",
     "speed [DEG_PER_S]         show or set the joint speed limit",
+    "progress on|off           '# progress' lines during moves longer than 1 s",
+    "echo on|off               echo typed characters and prompt '> ' (people)",
     "info                      board name, arm kind, joint names, zones, clearance",
     "help                      this list",
     "sync TOKEN                answers ok TOKEN (host resynchronisation)",
+    "? ! ~ Ctrl-X              real-time, no line end: status, hold, resume, abort",
 )
 
 # A sync token: letters, digits, "-" and "_", at most this long.
@@ -103,18 +113,23 @@ class Protocol:
 
     write(text): sends one reply line (without its line end).
     boot_error: when the arm could not be built (controller None), the message every
-    request but help is answered with.
+    request but help is answered with. console: the armfw.console.Console
+    whose echo `echo on|off` sets (None: no echo command).
+
+    A motion command checks its whole plan and starts it (moving becomes
+    True) without a reply; the caller steps it (controller.step()) and ends it with
+    motion_done() or motion_stopped(), which write its final line.
     """
 
-    def __init__(self, controller, write, boot_error=None):
+    def __init__(self, controller, write, boot_error=None, console=None):
         self.controller = controller
         self.write = write
         self.boot_error = boot_error
-        self._buf = bytearray(MAX_LINE)
-        self._len = 0
-        self._overflow = False
-        self._after_cr = False
-        self._byte = bytearray(1)
+        self.console = console
+        self.moving = False
+        self.held = False
+        self.alarm = False
+        self.progress = True
         if controller is not None:
             self._n = controller.solver.n
             self._nt = len(controller.solver.targets)
@@ -126,46 +141,18 @@ class Protocol:
             "joints": self.joints, "path": self.path, "servo": self.servo, "where": self.where,
             "home": self.home, "grip": self.grip, "pick": self.pick, "place": self.place,
             "speed": self.speed, "info": self.info, "help": self.help, "sync": self.sync,
+            "jog": self.jog, "relax": self.relax, "unlock": self.unlock,
+            "progress": self.set_progress, "echo": self.set_echo,
         }
 
-    # -- input ----------------------------------------------------------
-
-    def serve(self, stream):
-        """Answer every line read from stream (bytes, readinto) until end of input."""
-        byte = self._byte
-        while True:
-            if not stream.readinto(byte):
-                return
-            self.feed(byte[0])
-
-    def feed(self, c):
-        """Take one input byte; a line end (LF, CR or CR LF) answers the line."""
-        if c == _LF or c == _CR:
-            if c == _LF and self._after_cr:
-                self._after_cr = False
-                return
-            self._after_cr = c == _CR
-            if self._overflow:
-                self._overflow = False
-                self._len = 0
-                self.write("error %s line too long (max %d bytes)" % (BAD_COMMAND, MAX_LINE))
-                return
-            n = self._len
-            self._len = 0
-            self.handle(memoryview(self._buf)[:n])
-            return
-        self._after_cr = False
-        if self._overflow:
-            return
-        if self._len >= MAX_LINE:
-            self._overflow = True
-            return
-        self._buf[self._len] = c
-        self._len += 1
-
     def handle(self, raw):
-        """Answer one request line given as bytes without its line end."""
+        """Answer one request line given as bytes without its line end (TOO_LONG: an overlong line).
+
+        A motion that starts gets its final line later (motion_done/motion_stopped).
+        """
         try:
+            if raw == TOO_LONG:
+                raise Refused(BAD_COMMAND, "line too long (max %d bytes)" % MAX_LINE)
             for c in raw:
                 if c < 32 and c != _TAB or c == 127:
                     raise Refused(BAD_COMMAND, "control character 0x%02x in line" % c)
@@ -181,7 +168,9 @@ class Protocol:
                 raise Refused(BAD_COMMAND, "unknown command %s (try help)" % words[0][:20])
             if self.controller is None and name != "help" and name != "sync":
                 raise Refused(BAD_BOARD, self.boot_error)
-            self.write(command(words[1:]))
+            reply = command(words[1:])
+            if reply is not None:
+                self.write(reply)
         except Refused as e:
             self.write("error %s %s" % (e.word, e.message))
         except Exception as e:  # the last line of defence (Ctrl-C is no Exception): an answer, never a traceback
@@ -239,23 +228,74 @@ class Protocol:
         s = sin(q[1] if self._n == 2 else q[2])
         return status.SINGULAR if -SINGULAR_SIN < s < SINGULAR_SIN else status.OK
 
-    def _pose_reply(self, extra=""):
-        controller = self.controller
-        p = controller.tool(self._tool)
+    def _tool_fields(self):
+        p = self.controller.tool(self._tool)
         keys = ("x", "y") if self._nt == 2 else ("x", "y", "z")
-        text = "ok %s %s" % (status.name(self._pose_status(controller.q)), _degrees(controller.q, self._n))
+        text = ""
         for i in range(len(keys)):
             text += " %s=%s" % (keys[i], _fmt(p[i]))
         if self._nt == 4:
             text += " pitch=%s" % _fmt(p[3] / DEG)
-        return text + extra
+        return text
 
-    def _done(self, ran):
-        """The pose reply after a motion that ran, or the refusal of one that did not."""
+    def _pose_reply(self, extra=""):
         controller = self.controller
-        if not ran:
-            raise Refused(status.name(controller.fail_status), self._refusal())
-        return self._pose_reply(" steps=%d" % controller.steps)
+        return "ok %s %s%s%s" % (status.name(self._pose_status(controller.q)), _degrees(controller.q, self._n),
+                                 self._tool_fields(), extra)
+
+    def _start(self, planned=True):
+        """Check the planned motion and start it (no reply yet), or raise its refusal."""
+        controller = self.controller
+        if not planned or not controller.begin():
+            raise Refused(controller.fail_status, self._refusal())
+        self.moving = True
+        self.held = False
+        return None
+
+    def _may_move(self):
+        """Refuse motion while the pose is unknown or an abort's alarm holds."""
+        if not self.controller.pose_known():
+            raise Refused(HOME_FIRST, "servos off, pose unknown: send home (or joints Q1..Qn)")
+        if self.alarm:
+            raise Refused(ALARM, "a move was aborted: send unlock (or home) before moving")
+
+    def motion_done(self):
+        """Final line of the motion that ran to its end."""
+        self.moving = self.held = False
+        self.write(self._pose_reply(" steps=%d" % self.controller.total))
+
+    def motion_stopped(self, why):
+        """Final line of a motion stopped before its end (why: what stopped it); the arm stays put."""
+        controller = self.controller
+        controller.stop()
+        self.moving = self.held = False
+        self.write("error %s %s at step %d of %d: %s%s" % (
+            ABORTED, why, controller.steps, controller.total, _degrees(controller.q, self._n), self._tool_fields()))
+
+    def state(self):
+        """The console state: idle, run, hold, relaxed or alarm."""
+        if self.moving:
+            return HOLD if self.held else RUN
+        if self.controller is None or self.alarm:
+            return STATE_ALARM
+        if not self.controller.pose_known():
+            return STATE_RELAXED
+        return IDLE
+
+    def status_line(self, kind="status"):
+        """`# status ...` (or `# progress ...`): state, commanded joints, tool pose, steps done/total."""
+        controller = self.controller
+        text = "# %s state=%s" % (kind, self.state())
+        if controller is None:
+            return text
+        known = controller.pose_known()
+        text += " joints=" + ",".join([_fmt(controller.q[i] / DEG) if controller.us[i] >= 0 else "?"
+                                       for i in range(self._n)])
+        if known:
+            text += self._tool_fields()
+        if self.moving:
+            text += " steps=%d/%d" % (controller.steps, controller.total)
+        return text
 
     def _refusal(self):
         controller = self.controller
@@ -267,7 +307,7 @@ class Protocol:
             text += " at " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
         if controller.fail_joint >= 0:
             text += " joint %s" % controller.solver.names[controller.fail_joint]
-        if controller.fail_status == status.COLLISION:
+        if controller.fail_status == status.NAMES[status.COLLISION]:
             return text + ": " + self._zone_hit()
         return text + ": " + controller.fail_reason
 
@@ -316,45 +356,104 @@ class Protocol:
     def move(self, args):
         self._closed_form()
         rule = self._parse_target(args, True)
+        self._may_move()
         st = self.controller.solver.ik(self._target, self._q, self.controller.q, rule)
         if not status.solved(st):
             raise self._unsolved(st, args)
         self._note_branch(rule)
-        return self._done(self.controller.move(self._target, rule))
+        self.controller.plan()
+        self.controller.add(motion.MOVE, self._target, rule)
+        return self._start()
 
     def line(self, args):
         self._closed_form()
         self._parse_target(args, False)
-        return self._done(self.controller.line(self._target))
+        self._may_move()
+        self.controller.plan()
+        self.controller.add(motion.LINE, self._target)
+        return self._start()
 
-    def _check_joint_limits(self, q):
+    def jog(self, args):
+        """jog DX DY [DZ [DPITCH]] (a straight tool line) or jog jN DEG (one joint)."""
+        if args and args[0][:1] in ("j", "J"):
+            return self._jog_joint(args)
+        self._closed_form()
+        n = self._nt - 1 if self._nt == 4 else self._nt
+        if len(args) == self._nt:
+            n = self._nt
+        v = self._numbers(args, n, "DX DY DZ [DPITCH]" if self._nt == 4 else "DX DY")
+        self._may_move()
+        t = self.controller.tool(self._target)
+        for i in range(3 if self._nt == 4 else 2):
+            t[i] += v[i]
+        if n == 4:
+            t[3] = wrap_angle(t[3] + v[3] * DEG)
+        self.controller.plan()
+        self.controller.add(motion.LINE, t)
+        return self._start()
+
+    def _jog_joint(self, args):
+        if len(args) != 2:
+            raise Refused(BAD_INPUT, "jog jN DEG: a joint number and an angle")
+        word = args[0][1:]
+        if not (word.isdigit() and 1 <= int(word) <= self._n):
+            raise Refused(BAD_INPUT, "no joint %s (j1..j%d)" % (args[0][:20], self._n))
+        joint = int(word) - 1
+        d = self._numbers(args[1:], 1, "DEG")[0]
+        self._may_move()
+        q = self._q
+        for i in range(self._n):
+            q[i] = self.controller.q[i]
+        q[joint] += d * DEG
+        self._check_limits(q)
+        return self._start(self.controller.plan_joints(q))
+
+    def _check_limits(self, q):
         kin = self.controller.solver
         for i in range(self._n):
             if not (kin.lo[i] - 1e-9 <= q[i] <= kin.hi[i] + 1e-9):
                 raise Refused(status.name(status.JOINT_LIMIT), "%s %s deg is outside %s..%s" % (
                     kin.names[i], _fmt(q[i] / DEG), _fmt(kin.lo[i] / DEG), _fmt(kin.hi[i] / DEG)))
 
+    def _go_to(self, q):
+        """Joint move to q; with the pose unknown, q is sent at once (nothing to interpolate from)."""
+        controller = self.controller
+        if controller.pose_known():
+            if self.alarm:
+                self._may_move()
+            return self._start(controller.plan_joints(q))
+        if not controller.joints(q):
+            raise Refused(controller.fail_status, self._refusal())
+        self.alarm = False
+        return self._pose_reply(" steps=1")
+
     def joints(self, args):
         q = self._parse_joints(args)
-        self._check_joint_limits(q)
-        return self._done(self.controller.joints(q))
+        self._check_limits(q)
+        return self._go_to(q)
 
     def path(self, args):
         controller = self.controller
         action = args[0].lower() if args else ""
         if action == "add":
             q = self._parse_joints(args[1:])
-            self._check_joint_limits(q)
+            self._check_limits(q)
             if not controller.path_add(q):
                 if controller.fail_reason == motion.REASON_PATH_FULL:
                     raise Refused(BAD_INPUT, "path full (%d waypoints); run or clear it" % motion.MAX_WAYPOINTS)
-                raise Refused(status.name(controller.fail_status), "waypoint %d not added: %s" % (
+                raise Refused(controller.fail_status, "waypoint %d not added: %s" % (
                     controller.fail_step, self._refusal()))
         elif action == "run":
             self._numbers(args[1:], 0, "none")
             if controller.path_len == 0:
                 raise Refused(BAD_INPUT, "the path is empty (path add Q1..QN first)")
-            return self._done(controller.path_run())
+            self._may_move()
+            controller.plan_path()
+            try:
+                return self._start()
+            except Refused:
+                controller.path_clear()     # a path runs once, or not at all
+                raise
         elif action == "clear":
             self._numbers(args[1:], 0, "none")
             controller.path_clear()
@@ -364,7 +463,35 @@ class Protocol:
 
     def home(self, args):
         self._numbers(args, 0, "none")
-        return self._done(self.controller.home())
+        # Homing is the deliberate act that clears an abort's alarm, as in GRBL.
+        self.alarm = False
+        return self._go_to(self.controller.solver.home)
+
+    def relax(self, args):
+        self._numbers(args, 0, "none")
+        self.controller.relax()
+        return "ok " + RELAXED
+
+    def unlock(self, args):
+        self._numbers(args, 0, "none")
+        self.alarm = False
+        return "ok"
+
+    def _on_off(self, args, what):
+        if len(args) != 1 or args[0].lower() not in ("on", "off"):
+            raise Refused(BAD_INPUT, "%s on|off" % what)
+        return args[0].lower() == "on"
+
+    def set_progress(self, args):
+        self.progress = self._on_off(args, "progress")
+        return "ok"
+
+    def set_echo(self, args):
+        on = self._on_off(args, "echo")
+        if self.console is None:
+            raise Refused(BAD_COMMAND, "no console to echo on")
+        self.console.echo = on
+        return "ok"
 
     def servo(self, args):
         v = self._numbers(args, 2, "CH US")
@@ -386,13 +513,21 @@ class Protocol:
         if not controller.raw_pulse_plan(joint, us):
             raise Refused(BAD_INPUT, "pulse %d outside %s's window %d..%d us" % (
                 us, controller.solver.names[joint], s.min_us[joint], s.max_us[joint]))
-        return self._done(controller.run())
+        if not controller.pose_known():
+            # The other joints' servos are off: only this one gets its pulse, at once.
+            controller.send_joint_pulse(joint, us)
+            return "ok %d %d" % (ch, us)
+        if self.alarm:
+            self._may_move()
+        return self._start()
 
     def where(self, args):
         self._numbers(args, 0, "none")
         g = self.controller.gripper
-        return self._pose_reply(" grip=%s%s" % ("none" if g is None else (g.state or "unknown"),
-                                                self._clearance()))
+        grip = " grip=%s" % ("none" if g is None else (g.state or "unknown"))
+        if not self.controller.pose_known():
+            return "ok %s%s" % (RELAXED, grip)
+        return self._pose_reply(grip + self._clearance())
 
     def _clearance(self):
         """' clear_mm=<gap> zone=<name> link=<link>': the commanded pose's nearest zone."""
@@ -421,7 +556,9 @@ class Protocol:
         self._closed_form()
         n = self._nt - 1 if self._nt == 4 else self._nt
         v = self._numbers(args, n, "X Y Z" if n == 3 else "X Y")
-        return self._done(self.controller.pick(v) if pick else self.controller.place(v))
+        self._may_move()
+        self.controller.pick_plan(v, pick)
+        return self._start()
 
     def pick(self, args):
         return self._pick_place(args, True)

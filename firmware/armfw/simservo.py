@@ -7,6 +7,7 @@ code can step a long move in no real time while every pulse still carries
 the time a board would have sent it:
 
     sleep_ms(ms)    advance the clock (and really sleep when realtime)
+    advance_ms(ms)  advance the clock only (armfw.session waits on the console)
     now_ms          the clock, milliseconds since the driver was made
 
 Records, for tests and for `armctl sim`:
@@ -85,6 +86,10 @@ class SimServo:
         self.now_ms += ms
         if self.realtime:
             _sleep_ms(ms)
+
+    def advance_ms(self, ms):
+        """Advance the virtual clock by ms without waiting (the caller keeps real time)."""
+        self.now_ms += ms
 
     def records(self):
         """The remembered pulses, oldest first, as (t_ms, channel, us)."""

@@ -35,8 +35,15 @@ NAMES = ("OK", "SINGULAR", "TOO_FAR", "TOO_CLOSE", "JOINT_LIMIT", "BAD_INPUT", "
 BAD_COMMAND = "BAD_COMMAND"     # not a command line: unknown word, control bytes, too long
 BAD_BOARD = "BAD_BOARD"         # the board file could not be loaded or its driver started
 INTERNAL = "INTERNAL"           # the firmware failed where it should not: a bug, reported
+HOME_FIRST = "HOME_FIRST"       # servos off (boot, relax), pose unknown: motion waits for home
+ALARM = "ALARM"                 # a move was aborted: motion locked until unlock or home
+ABORTED = "ABORTED"             # final reply of a move stopped before its end (Ctrl-X, Ctrl-C)
+DROPPED = "DROPPED"             # a line queued during a move that an abort dropped unrun
+QUEUE_FULL = "QUEUE_FULL"       # a line sent during a move that the queue had no room for
+RELAXED = "RELAXED"             # ok RELAXED: servos off, no pose to report (relax, where)
 NO_CLOSED_FORM = "NO_CLOSED_FORM"   # this arm (kind chain) has no IK on the board: the host solves it
-PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, NO_CLOSED_FORM)
+PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, HOME_FIRST, ALARM, ABORTED, DROPPED,
+                  QUEUE_FULL, RELAXED, NO_CLOSED_FORM)
 
 WORDS = NAMES + PROTOCOL_WORDS
 

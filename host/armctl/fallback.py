@@ -129,12 +129,19 @@ class Mover:
         return self.request(line, motion_s=Pacer(self.link).allowance(line))
 
     def pose(self):
-        """(joint angles in radians, the `where` reply) of the pose the board commands."""
+        """(joint angles in radians, the `where` reply) of the pose the board commands;
+        (None, reply) while the servos are off (relaxed: no pose to start from)."""
         reply = self.request("where")
         if not reply.ok:
             raise RuntimeError("where: " + reply.final)
         values = reply.values
+        if reply.status == fw_status.RELAXED or len(values) < self.n:
+            return None, reply
         return np.radians(values[:self.n]), reply
+
+    def _pose_unknown(self, solver):
+        return Outcome(False, fw_status.HOME_FIRST, solver,
+                       message="servos off, pose unknown: send home (or joints) first")
 
     def speed_rad_s(self):
         reply = self.request("speed")
@@ -192,7 +199,10 @@ class Mover:
         q = np.radians(reply.values[:self.n])
         q[4] = math.radians(roll_deg)
         err = float(np.linalg.norm(self.tip(q) - np.asarray(target, dtype=float)))
-        return self._send_joints(q, SOLVER_BOARD, err, self.pose()[0])
+        q0 = self.pose()[0]
+        if q0 is None:
+            return self._pose_unknown(SOLVER_BOARD)
+        return self._send_joints(q, SOLVER_BOARD, err, q0)
 
     def _board_outcome(self, reply, target):
         """The outcome of a motion the board solved; the FK error is that of the pose it reports."""
@@ -204,6 +214,8 @@ class Mover:
 
     def _host_move(self, target, roll_deg):
         q0, _ = self.pose()
+        if q0 is None:
+            return self._pose_unknown(SOLVER_HOST)
         seed = q0.copy()
         if roll_deg is not None:
             seed[4] = min(max(math.radians(roll_deg), self.solver.lo[4]), self.solver.hi[4])
@@ -247,6 +259,8 @@ class Mover:
             if reply.ok or reply.status != fw_status.NO_CLOSED_FORM:
                 return self._board_outcome(reply, target)
         q0, _ = self.pose()
+        if q0 is None:
+            return self._pose_unknown(SOLVER_HOST)
         plan = plan_line(self, q0, np.asarray(target, dtype=float), self.speed_rad_s())
         if not plan.ok:
             return Outcome(False, plan.status, SOLVER_HOST, plan.error_mm,

@@ -10,6 +10,8 @@ Sections (each a module with run(short) -> dict of figures):
 - protocol: the line protocol end to end through the simulator;
 - fallback: `armctl move`'s numerical fallback end to end per target beside
   the board's own analytic move, and the firmware's chain FK (rate, heap);
+- console: the live console's step cadence in real time, with and without
+  real-time traffic, and what its wait allocates;
 - estimate: the firmware figures scaled to RP2040 and ESP32 boards, clearly
   an estimate (see armctl.bench.estimate for the derivation).
 
@@ -22,7 +24,7 @@ import platform
 import sys
 import time
 
-SECTIONS = ("firmware", "numeric", "batch", "protocol", "fallback")
+SECTIONS = ("firmware", "numeric", "batch", "protocol", "console", "fallback")
 
 
 def _section(name):
@@ -34,6 +36,8 @@ def _section(name):
         from armctl.bench import batch as module
     elif name == "fallback":
         from armctl.bench import fallback as module
+    elif name == "console":
+        from armctl.bench import console as module
     else:
         from armctl.bench import protocol as module
     return module

@@ -167,8 +167,21 @@ def fallback_lines(fb):
             ""]
 
 
+def console_lines(co):
+    lines = ["Live console, real time (step_ms %d; traffic: `?` every %d ms):" % (co["step_ms"], co["traffic_ms"]),
+             "  %-8s %6s %9s %9s %9s %9s" % ("", "steps", "mean", "median", "p99", "max")]
+    for key in ("quiet", "traffic"):
+        v = co[key]
+        lines.append("  %-8s %6d %7.3f ms %6.3f ms %6.3f ms %6.3f ms" % (
+            key, v["steps"], v["mean_ms"], v["median_ms"], v["p99_ms"], v["max_ms"]))
+    lines += ["  %d status lines answered during the traffic run; the console's wait allocated %d bytes in 200 waits"
+              % (co["status_lines"], co["wait_bytes_per_200"]), ""]
+    return lines
+
+
 SECTION_LINES = (("firmware", firmware_lines), ("estimate", estimate_lines), ("numeric", numeric_lines),
-                 ("batch", batch_lines), ("protocol", protocol_lines), ("fallback", fallback_lines))
+                 ("batch", batch_lines), ("protocol", protocol_lines), ("console", console_lines),
+                 ("fallback", fallback_lines))
 
 
 def text(result):

@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: MIT
+"""The live console: request lines answered, motions stepped, the console never blocked.
+
+One loop (serve) owns the time. Idle, it waits on the console for a line and
+answers it (armfw.protocol). A motion, once its whole plan has been checked,
+runs one step per step period; between steps the loop waits on the console
+(armfw.console, select.poll with a timeout), so real-time characters act at
+once: `?` writes a status line, `!` holds the motion at the next step, `~`
+resumes it, Ctrl-X aborts it (its final line is an error with the pose
+reached; queued lines are dropped, each with an error; motion is then locked
+until `unlock` or `home`, as GRBL's alarm). Lines that arrive meanwhile wait
+in the console's queue and are answered in order after the motion.
+
+A motion longer than PROGRESS_AFTER_MS writes a `# progress` line (the
+status line's fields) at least every PROGRESS_MS while it runs or holds.
+
+Time: real (time.ticks_ms), or the simulated driver's virtual clock when it
+does not wait for real (`armctl sim --fast`): then a step takes no real time
+but the console is still read before every step.
+
+Ctrl-C raises KeyboardInterrupt out of serve() into the REPL; serve() again
+(armfw.serve()) returns to the protocol with the arm where it stopped.
+"""
+
+from armfw import console as con
+from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
+from armfw.status import DROPPED, INTERNAL, QUEUE_FULL
+
+PROGRESS_MS = const(400)
+PROGRESS_AFTER_MS = const(1000)
+
+CTRL_C_HINT = ("# protocol stopped (Ctrl-C): Python REPL, the arm controller is `controller`;"
+               " armfw.serve() returns to the protocol")
+
+# The session serving the console (main.py makes it); armfw.serve() resumes it.
+current = None
+
+
+def _quote(raw):
+    """The start of a request line, printable, for an error message."""
+    if raw == con.TOO_LONG:
+        return "(a line too long)"
+    return "".join([chr(c) if 32 <= c < 127 else "?" for c in raw[:24]])
+
+
+class Session:
+    """Serves a Protocol on a Console; driver: the servo driver (its clock, when it keeps one)."""
+
+    def __init__(self, protocol, console, driver=None):
+        self.protocol = protocol
+        self.console = console
+        console.on_realtime = self.realtime
+        # The simulated driver's clock stamps its pulse records; --fast does not wait for real.
+        self._advance = getattr(driver, "advance_ms", None)
+        self._virtual = self._advance is not None and not driver.realtime
+        self._next = 0
+        self._progress_at = 0
+        self._elapsed = 0
+
+    # -- real-time characters ---------------------------------------------
+
+    def realtime(self, c):
+        """Act on a real-time byte at once (called by the console as it reads it)."""
+        p = self.protocol
+        if c == con.STATUS:
+            p.write(p.status_line())
+        elif c == con.HOLD:
+            if p.moving:
+                p.held = True
+        elif c == con.RESUME:
+            if p.moving and p.held:
+                p.held = False
+                self._next = ticks_ms()
+        elif c == con.ABORT:
+            self.console.clear_typing()
+            if p.moving:
+                self.abort("aborted (Ctrl-X)")
+            else:
+                self._drop_queued()
+
+    def abort(self, why):
+        """Stop the running motion (its final line: an error with the pose reached), drop queued lines."""
+        p = self.protocol
+        p.motion_stopped(why)
+        p.alarm = True
+        self._drop_queued()
+
+    def _drop_queued(self):
+        p = self.protocol
+        while True:
+            raw = self.console.next_line()
+            if raw is None:
+                return
+            p.write("error %s aborted before it ran: %s" % (DROPPED, _quote(raw)))
+
+    def _refuse_overflow(self):
+        c = self.console
+        if c.refused:
+            self.protocol.write("error %s %d lines already wait for the move; not run: %s"
+                                % (QUEUE_FULL, con.QUEUE_LINES, _quote(c.take_refused())))
+
+    # -- the loop ---------------------------------------------------------
+
+    def serve(self):
+        """Answer lines and step motions until the input ends."""
+        p = self.protocol
+        c = self.console
+        if p.moving:
+            # Back from the REPL after Ctrl-C in the middle of a motion.
+            self.abort("interrupted (Ctrl-C)")
+        while True:
+            if p.moving:
+                try:
+                    self._tick()
+                except Exception as e:  # a step that fails must end in a reply, not a traceback
+                    self.abort("%s %s: %s" % (INTERNAL, type(e).__name__, e))
+                continue
+            raw = c.next_line()
+            if raw is not None:
+                p.handle(raw)
+                if p.moving:
+                    self._next = ticks_ms()
+                    self._elapsed = 0
+                    self._progress_at = 0 if self._virtual else self._next
+                continue
+            if c.closed:
+                return
+            c.wait(-1, True)
+            self._refuse_overflow()
+
+    def _long(self):
+        controller = self.protocol.controller
+        return self.protocol.progress and controller.total * controller.step_ms > PROGRESS_AFTER_MS
+
+    def _tick(self):
+        """One step of the running motion and the wait after it (or a wait while held)."""
+        p = self.protocol
+        c = self.console
+        if p.held:
+            c.wait(PROGRESS_MS)
+            self._refuse_overflow()
+            if p.held and self._long():
+                p.write(p.status_line("progress"))
+            if c.closed:
+                self.abort("input ended")
+            return
+        wait_ms = p.controller.step()
+        if wait_ms < 0:
+            p.motion_done()
+            return
+        self._pause(wait_ms)
+        if p.moving and not p.held and self._long():
+            now = self._elapsed if self._virtual else ticks_ms()
+            if ticks_diff(now, self._progress_at) >= PROGRESS_MS:
+                self._progress_at = now
+                p.write(p.status_line("progress"))
+
+    def _pause(self, ms):
+        """Let ms pass before the next step, reading the console all the while."""
+        p = self.protocol
+        c = self.console
+        if self._advance is not None:
+            self._advance(ms)
+        if self._virtual:
+            self._elapsed += ms
+            c.wait(0)
+            self._refuse_overflow()
+            return
+        self._next = ticks_add(self._next, ms)
+        while True:
+            left = ticks_diff(self._next, ticks_ms())
+            if c.closed and left > 0:
+                sleep_ms(left)          # no input left to wait on
+                left = 0
+            if left <= 0:
+                c.wait(0)
+                if left < -ms:
+                    # More than a step late (a slow step): start afresh, never rush
+                    # to catch up; a poll's wake-up jitter is caught up on.
+                    self._next = ticks_ms()
+            else:
+                c.wait(left)
+            self._refuse_overflow()
+            if left <= 0 or not p.moving or p.held:
+                return
+
+
+def run(session):
+    """Serve until the input ends (True), or until Ctrl-C (False, after the REPL hint)."""
+    global current
+    current = session
+    try:
+        session.serve()
+        return True
+    except KeyboardInterrupt:
+        session.protocol.write(CTRL_C_HINT)
+        return False
