@@ -3,6 +3,7 @@
 
 import argparse
 import json
+import re
 import sys
 
 from armctl import cli
@@ -40,6 +41,13 @@ def add_arguments(parser):
     p.add_argument("--tip", metavar="LINK", help="tip link, where the URDF branches (e.g. gripper fingers)")
 
 
+def render(data):
+    """The board file's text: indented like the shipped boards, a list of numbers on one line."""
+    text = json.dumps(data, indent=2)
+    return re.sub(r"\[([-0-9.e+,\s]+)\]",
+                  lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text) + "\n"
+
+
 def run(args):
     from armctl import urdf
     try:
@@ -47,8 +55,7 @@ def run(args):
     except urdf.UrdfError as e:
         raise cli.UsageError(str(e))
     with open(args.output, "w") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
+        f.write(render(data))
     for note in notes:
         print("# " + note, file=sys.stderr)
     print("wrote %s: %s arm, %d joints (%s)" % (args.output, data["arm"]["kind"], len(data["joints"]),
