@@ -172,3 +172,14 @@ def test_estimate_is_labelled_and_scaled(bench):
         # A float is one GC block on every port: 16-byte blocks on a 32-bit board.
         blocks = fw["arm5"]["safe_heap_bytes"] / fw["port"]["gc_block_bytes"]
         assert e["arm5.safe_heap_bytes"] == round(blocks * 16)
+
+
+def test_line_figures(bench):
+    line = bench[0]["firmware"]["line"]
+    assert isinstance(line, dict), line
+    # The protocol bench's 400 mm line in 2 mm steps, kept whole by the check pass.
+    assert 190 <= line["steps"] <= 210 and line["kept_whole"] is True
+    assert positive(line["first_step_ms"]) and positive(line["live_step_us"])
+    assert heap(line["live_step_heap_bytes"])
+    est = bench[0]["estimate"]["rp2040_125MHz"]
+    assert fraction(est["line_cpu_share"]) and positive(est["line_first_step_s"])

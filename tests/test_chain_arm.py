@@ -172,12 +172,14 @@ def test_joint_space_commands_drive_a_chain_arm():
 def test_path_runs_through_every_waypoint_as_one_motion():
     p, controller, replies = _protocol()
     poses = []
-    real_send = controller._send_pulses
+    real_step = controller.step
 
     def record():
-        real_send()
-        poses.append([round(math.degrees(a), 3) for a in controller._walk_q])
-    controller._send_pulses = record
+        wait = real_step()
+        if wait >= 0:
+            poses.append([round(math.degrees(a), 3) for a in controller.q])
+        return wait
+    controller.step = record
     waypoints = [[10, 0, 0, 0], [10, 20, 0, 0], [10, 20, -30, 0], [0, 0, 0, 5]]
     assert _ask(p, replies, "path clear") == "ok 0"
     for k, w in enumerate(waypoints):

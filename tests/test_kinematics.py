@@ -417,3 +417,44 @@ def test_fk_error_on_the_base_axis_with_the_base_turned():
     assert s == status.OK and q[0] == pytest.approx(-80.0)        # turned: nearer to the current q2..q4
     assert max(arm5_misses(target, np.radians(q), current)) < 1e-9
     assert max(ARM5.fk_error(target, np.radians(q), current)) < 1e-9
+
+
+def test_twolink_branch_signs_are_not_elbow_words():
+    # twolink.solve picks a branch by the sign of sin(t2); the planar arm calls
+    # t2 <= 0 "up", so an elbow word handed to it would silently pick the other
+    # branch. The names differ in value and solve refuses the elbow words.
+    out = [0.0, 0.0]
+    positive = twolink.solve(100.0, 80.0, 100.0, 80.0, twolink.T2_POSITIVE, out)
+    assert positive == status.OK and out[1] > 0
+    assert twolink.solve(100.0, 80.0, 100.0, 80.0, twolink.T2_NEGATIVE, out) == status.OK and out[1] < 0
+    assert {UP, DOWN}.isdisjoint({twolink.T2_POSITIVE, twolink.T2_NEGATIVE})
+    for word in (UP, DOWN):
+        with pytest.raises(ValueError):
+            twolink.solve(100.0, 80.0, 100.0, 80.0, word, out)
+    # The planar solver's up answer is the T2_NEGATIVE branch.
+    q = [0.0, 0.0]
+    assert PLANAR.ik([100.0, 80.0], q, None, PREFER_UP) == status.OK and PLANAR.elbow == UP
+    twolink.solve(PLANAR.l1, PLANAR.l2, 100.0, 80.0, twolink.T2_NEGATIVE, out)
+    assert q == pytest.approx(out, abs=1e-12)
+
+
+def test_whole_turn_shortcuts_answer_as_fit_angle():
+    # Solver._refit skips fit_angle's arithmetic where its answer is certain;
+    # bit for bit the same answer on a dense sweep and around every edge.
+    for solver in (PLANAR, ARM5):
+        for i in range(solver.n):
+            lo, hi = solver.lo[i], solver.hi[i]
+            values = list(np.linspace(-5 * math.pi, 5 * math.pi, 20001))
+            for edge in solver._turns[i] + (lo, hi):
+                for k in range(-3, 4):
+                    values += [edge + k * 1e-10, edge + k * 1e-12, math.nextafter(edge, math.inf) * (1 + k * 1e-16)]
+            for v in values:
+                v = float(v)
+                for sign in (1, -1):
+                    angle = v * sign
+                    if solver._lo_eps[i] <= angle <= solver._hi_eps[i]:
+                        continue                    # _refit sees only values outside
+                    want = kinematics.fit_angle(angle, lo, hi)
+                    if want is not None:
+                        want *= sign
+                    assert solver._refit(i, v, sign) == want, (solver.kind, i, v, sign)

@@ -18,8 +18,8 @@ status from armfw.status. Candidates live in buffers allocated once per arm.
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
-from armfw.compat import const
-from armfw.numeric import TWO_PI, all_finite, finite
+from armfw.compat import const, micropython
+from armfw.numeric import TWO_PI, finite
 from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, COLLISION, solved
 
 # Branch rules. MIN_MOTION picks the valid solution nearest the current pose
@@ -30,8 +30,11 @@ PREFER_UP = const(1)
 PREFER_DOWN = const(2)
 RULES = ("min", "up", "down")
 
-UP = const(1)
-DOWN = const(-1)
+# Elbow branches of an arm (planar: up is t2 <= 0; arm5: up is q3 >= 0 facing
+# the target). Not +1 / -1: twolink.solve takes the sign of sin(t2), which is
+# up on one arm kind and down on the other, and refuses these.
+UP = const(2)
+DOWN = const(3)
 ELBOW_NAMES = {UP: "up", DOWN: "down"}
 
 # Angles this far (radians, ~0.0006 deg, 0.004 us of a 270-degree servo) past
@@ -39,6 +42,10 @@ ELBOW_NAMES = {UP: "up", DOWN: "down"}
 # float32 rounding, which moves the solved angles by up to ~3e-6 rad away from
 # full stretch (tests/test_float32.py); 1e-6 refused 0.6% of such poses.
 LIMIT_EPS = 1e-5
+
+# How far (radians) Solver._refit's shortcuts keep from the edges of their
+# intervals, where fit_angle's rounding decides.
+TURN_MARGIN = 1e-9
 
 # A target closer than this (mm) to the base axis has no yaw of its own.
 AXIS_EPS = 1e-6
@@ -61,7 +68,15 @@ def fit_angle(q, lo, hi):
 
 
 class Solver:
-    """What both arm kinds share: limits, candidate buffers, branch choice."""
+    """What both arm kinds share: limits, candidate buffers, branch choice.
+
+    A subclass's _candidates(target, current) fills, per candidate c,
+    _status[c] and the stored pose _q[c]: the joint angles, except that where
+    _sign[c][i] is -1 the stored value is minus the angle (a turned-base arm5
+    candidate is the facing one mirrored, so its pitch joints are kept as they
+    were solved and negated only when the pose is handed out). _choose then
+    picks one and writes its angles to the caller's list.
+    """
 
     kind = ""
     targets = ()      # names of the target coordinates, in order
@@ -76,14 +91,36 @@ class Solver:
         self.hi = hi
         self.home = home            # rest pose, radians
         self.elbow = UP             # branch of the last solution ik() returned
-        self._q = [[0.0] * self.n for _ in range(self.n_candidates)]
-        self._status = [OK] * self.n_candidates
-        self._cost = [0.0] * self.n_candidates
-        self._elbow = [UP] * self.n_candidates
-        self._pair = [0.0, 0.0, 0.0, 0.0]      # twolink.solve_pair's answer
-        # The limits as compared, LIMIT_EPS included, computed once.
+        nc = self.n_candidates
+        self._q = [[0.0] * self.n for _ in range(nc)]
+        self._sign = [[1] * self.n for _ in range(nc)]
+        self._status = [OK] * nc
+        self._elbow = [UP] * nc
+        self._pose_buf = [0.0] * self.n      # a candidate's angles for the zone check
+        self._pair = [0.0, 0.0, 0.0, 0.0]      # twolink.TwoLink.solve_pair's answer
+        # The limits as compared, LIMIT_EPS included, computed once; the same
+        # negated for stored values that are minus the angle.
         self._lo_eps = [a - LIMIT_EPS for a in lo]
         self._hi_eps = [a + LIMIT_EPS for a in hi]
+        self._neg_lo_eps = [-a for a in self._hi_eps]
+        self._neg_hi_eps = [-a for a in self._lo_eps]
+        # Per joint spanning less than a turn, the open intervals where
+        # fit_angle's answer is certain: no turn fits (just past either limit, up
+        # to a turn beyond the other), one turn down fits, one turn up fits.
+        # TURN_MARGIN keeps clear of the edges, where its rounding decides.
+        self._turns = []
+        self._turns_neg = []    # the same for stored values that are minus the angle
+        m = TURN_MARGIN
+        for i in range(self.n):
+            a = self._lo_eps[i]
+            b = self._hi_eps[i]
+            if b - a < TWO_PI - 2.0 * m:
+                t = (b + m, a + TWO_PI - m, b - TWO_PI + m, a - m,
+                     a + TWO_PI + m, b + TWO_PI - m, a - TWO_PI + m, b - TWO_PI - m)
+            else:
+                t = (0.0,) * 8
+            self._turns.append(t)
+            self._turns_neg.append((-t[1], -t[0], -t[3], -t[2], -t[7], -t[6], -t[5], -t[4]))
 
     def within_limits(self, q):
         """True when every angle of q lies inside its joint limits."""
@@ -95,48 +132,131 @@ class Solver:
                 return False
         return True
 
-    def _fit_limits(self, q):
-        """Fit every angle of q into its limits by whole turns; False if one cannot."""
-        lo = self._lo_eps
-        hi = self._hi_eps
-        for i in range(self.n):
+    def _refit(self, i, v, sign):
+        """A stored value v of joint i (the angle times sign) that is outside the limits,
+        moved by whole turns into them; None when no turn fits.
+
+        fit_angle's answer, found without its arithmetic where it is certain:
+        no turn fits, or exactly one turn does (the stored value one turn
+        nearer zero, as fit_angle computes it).
+        """
+        turns = self._turns[i] if sign > 0 else self._turns_neg[i]
+        if turns[0] < v < turns[1] or turns[2] < v < turns[3]:
+            return None
+        if turns[4] < v < turns[5]:
+            return v - TWO_PI
+        if turns[6] < v < turns[7]:
+            return v + TWO_PI
+        if sign > 0:
+            return fit_angle(v, self.lo[i], self.hi[i])
+        a = fit_angle(-v, self.lo[i], self.hi[i])
+        return None if a is None else -a
+
+    @micropython.native
+    def _fit_stored(self, q, sign, first, stop):
+        """Fit the stored joints first..stop-1 of a candidate into the limits; False if one cannot."""
+        if sign > 0:
+            lo = self._lo_eps
+            hi = self._hi_eps
+        else:
+            lo = self._neg_lo_eps
+            hi = self._neg_hi_eps
+        for i in range(first, stop):
             a = q[i]
             if a < lo[i] or a > hi[i]:
-                a = fit_angle(a, self.lo[i], self.hi[i])
+                a = self._refit(i, a, sign)
                 if a is None:
                     return False
                 q[i] = a
         return True
 
+    @micropython.native
+    def _pose(self, c, out):
+        """Candidate c's joint angles into out."""
+        q = self._q[c]
+        sign = self._sign[c]
+        for i in range(self.n):
+            out[i] = q[i] if sign[i] > 0 else -q[i]
+        return out
+
+    @micropython.native
+    def _cheapest(self, current, rule):
+        """The valid candidate of least cost (the first of equals), or -1.
+
+        Cost: the squared joint motion from current, plus 1e9 when the rule
+        prefers the other branch. Nothing is summed when one candidate is
+        valid or every cost is 0; a term two candidates share (arm5's yaw) is
+        computed once; a candidate stops being summed once a term or its
+        partial sum reaches the best so far (the terms are >= 0 and a float sum
+        of them never shrinks below any of them, so it cannot win).
+        """
+        status = self._status
+        nc = self.n_candidates
+        valid = 0
+        best = -1
+        for c in range(nc):
+            if status[c] <= SINGULAR:
+                valid += 1
+                if best < 0:
+                    best = c
+        if valid < 2 or (current is None and rule == MIN_MOTION):
+            return best
+        elbow = self._elbow
+        n = self.n
+        best = -1
+        best_cost = 0.0
+        shared_angle = None
+        shared_term = 0.0
+        for c in range(nc):
+            if status[c] > SINGULAR:
+                continue
+            cost = 0.0
+            lost = False
+            if current is not None:
+                q = self._q[c]
+                sign = self._sign[c]
+                for i in range(n):
+                    a = q[i]
+                    b = current[i]
+                    if sign[i] < 0:
+                        d = a + b           # the angle is -a: (-a - b)^2 is (a + b)^2, bit for bit
+                        term = d * d
+                    elif a == b:
+                        continue            # a zero term: the sum stays as it is
+                    elif i == 0 and a == shared_angle:
+                        term = shared_term
+                    else:
+                        d = a - b
+                        term = d * d
+                        if i == 0:
+                            shared_angle = a
+                            shared_term = term
+                    if best >= 0 and term >= best_cost:
+                        lost = True         # one term already loses: the sum is not needed
+                        break
+                    cost = term if cost == 0.0 else cost + term
+                    if best >= 0 and cost >= best_cost:
+                        lost = True
+                        break
+            if lost:
+                continue
+            if (rule == PREFER_UP and elbow[c] != UP) or (rule == PREFER_DOWN and elbow[c] != DOWN):
+                cost += 1e9
+            if best < 0 or cost < best_cost:
+                best = c
+                best_cost = cost
+        return best
+
+    @micropython.native
     def _choose(self, current, rule, out):
         """Copy the best valid candidate into out; return its status or the honest failure."""
         status = self._status
-        elbow = self._elbow
-        costs = self._cost
-        n = self.n
-        for c in range(self.n_candidates):
-            if status[c] > SINGULAR:
-                continue
-            q = self._q[c]
-            cost = 0.0
-            if current is not None:
-                for i in range(n):
-                    d = q[i] - current[i]
-                    cost += d * d
-            if (rule == PREFER_UP and elbow[c] != UP) or (
-                    rule == PREFER_DOWN and elbow[c] != DOWN):
-                cost += 1e9
-            costs[c] = cost
+        zones = self.zones
         while True:
-            best = -1
-            best_cost = 0.0
-            for c in range(self.n_candidates):
-                if status[c] <= SINGULAR and (best < 0 or costs[c] < best_cost):
-                    best = c
-                    best_cost = costs[c]
+            best = self._cheapest(current, rule)
             # Zone hook (armfw.zones): the best candidate that is clear wins, so
             # a clear branch beats minimum motion; usually one check per solve.
-            if best < 0 or self.zones is None or self.zones.clear(self._q[best]):
+            if best < 0 or zones is None or zones.clear(self._pose(best, self._pose_buf)):
                 break
             status[best] = COLLISION
         if best < 0:
@@ -145,15 +265,14 @@ class Solver:
             # primary candidate's geometric verdict (TOO_FAR / TOO_CLOSE / BAD_INPUT).
             for forbidden in (COLLISION, JOINT_LIMIT):
                 for c in range(self.n_candidates):
-                    if self._status[c] == forbidden:
+                    if status[c] == forbidden:
                         return forbidden
-            return self._status[0]
-        q = self._q[best]
-        for i in range(self.n):
-            out[i] = q[i]
+            return status[0]
+        self._pose(best, out)
         self.elbow = self._elbow[best]
-        return self._status[best]
+        return status[best]
 
+    @micropython.native
     def ik(self, target, out, current=None, rule=MIN_MOTION):
         """Solve target into out (radians); returns the status.
 
@@ -188,25 +307,27 @@ class PlanarSolver(Solver):
         self.l1 = l1
         self.l2 = l2
         self.reach = l1 + l2
+        self._links = twolink.TwoLink(l1, l2)
         Solver.__init__(self, names, lo, hi, home)
         # Elbow up (the elbow above the line to a target on +x) is t2 <= 0.
         self._elbow[0] = UP
         self._elbow[1] = DOWN
 
+    @micropython.native
     def _candidates(self, target, current):
         pair = self._pair
-        st = twolink.solve_pair(self.l1, self.l2, target[0], target[1], pair)
+        status = self._status
+        st = self._links.solve_pair(target[0], target[1], pair)
         for c in range(2):
-            s = st
             if solved(st):
                 # Up (candidate 0) is the branch with t2 <= 0: pair[2], pair[3].
                 q = self._q[c]
                 k = 2 - 2 * c
                 q[0] = pair[k]
                 q[1] = pair[k + 1]
-                if not self._fit_limits(q):
-                    s = JOINT_LIMIT
-            self._status[c] = s
+                status[c] = st if self._fit_stored(q, 1, 0, 2) else JOINT_LIMIT
+            else:
+                status[c] = st
 
     def fk(self, q, out):
         """Tool (x, y) in mm for joints q (radians), into out."""
@@ -240,12 +361,19 @@ class Arm5Solver(Solver):
         self.l3 = l3
         self.base = base    # height of the J2 axis above the base plane, mm
         self.reach = l1 + l2
+        self._links = twolink.TwoLink(l1, l2)
         Solver.__init__(self, names, lo, hi, home)
         self._elbow[0] = UP
         self._elbow[1] = DOWN
         self._elbow[2] = UP
         self._elbow[3] = DOWN
+        # The turned-base candidates store their pitch joints as solved facing
+        # the target: the angles are those negated.
+        for c in (2, 3):
+            for i in (1, 2, 3):
+                self._sign[c][i] = -1
 
+    @micropython.native
     def _candidates(self, target, current):
         x = target[0]
         y = target[1]
@@ -270,34 +398,41 @@ class Arm5Solver(Solver):
         # Wrist point in the arm's vertical plane, relative to the J2 axis; the
         # planar solver's x axis is vertical here, its y axis horizontal.
         pair = self._pair
-        st = twolink.solve_pair(self.l1, self.l2, target[2] - self.base - self.l3 * cp,
-                                r - self.l3 * sp, pair)
+        st = self._links.solve_pair(target[2] - self.base - self.l3 * cp, r - self.l3 * sp, pair)
         if not solved(st):
             for c in range(4):
                 status[c] = st
             return
         # Facing the target: up is q3 >= 0 (pair[0:2]), down q3 <= 0 (pair[2:4]).
         # Turned half a turn and leaning back (wrist at -r, pitch -pitch), the
-        # two-link answers are the exact mirrors: every pitch joint negated.
+        # two-link answers are the exact mirrors: every pitch joint negated,
+        # which the stored values leave to _pose (Solver's _sign).
         back = yaw - pi if yaw > 0 else yaw + pi
+        # Base yaw (facing, turned) and wrist roll: fitted once for all candidates.
+        lo = self._lo_eps
+        hi = self._hi_eps
+        facing = yaw if lo[0] <= yaw <= hi[0] else self._refit(0, yaw, 1)
+        turned = back if lo[0] <= back <= hi[0] else self._refit(0, back, 1)
+        if not lo[4] <= roll <= hi[4]:
+            roll = self._refit(4, roll, 1)
+        if roll is None:
+            facing = turned = None
+        q4_up = pitch - pair[0] - pair[1]
+        q4_down = pitch - pair[2] - pair[3]
         for c in range(4):
-            q = self._q[c]
+            # 0, 1: facing the target, elbow up, down; 2, 3: the same turned.
             k = 2 * (c & 1)
-            q2 = pair[k]
-            q3 = pair[k + 1]
-            q4 = pitch - q2 - q3
-            if c < 2:
-                q[0] = yaw
-                q[1] = q2
-                q[2] = q3
-                q[3] = q4
-            else:
-                q[0] = back
-                q[1] = -q2
-                q[2] = -q3
-                q[3] = -q4
+            base_yaw = facing if c < 2 else turned
+            q = self._q[c]
+            q[0] = base_yaw
+            q[1] = pair[k]
+            q[2] = pair[k + 1]
+            q[3] = q4_down if c & 1 else q4_up
             q[4] = roll
-            status[c] = st if self._fit_limits(q) else JOINT_LIMIT
+            if base_yaw is not None and self._fit_stored(q, 1 if c < 2 else -1, 1, 4):
+                status[c] = st
+            else:
+                status[c] = JOINT_LIMIT
 
     def fk(self, q, out):
         """Tool (x, y, z mm, pitch rad) for joints q (radians), into out.
@@ -337,14 +472,18 @@ class Arm5Solver(Solver):
         return sqrt(dx * dx + dy * dy + dz * dz), 2.0 * _asin_clamped(chord / 2.0)
 
 
+@micropython.native
 def _finite_vector(values, n):
     """True when values is a sequence of n finite numbers."""
     try:
         if len(values) != n:
             return False
+        for i in range(n):
+            if not isfinite(values[i]):
+                return False
     except TypeError:
         return False
-    return all_finite(values)
+    return True
 
 
 def _asin_clamped(v):

@@ -5,12 +5,14 @@ The controller knows the pose it commanded (joint angles, radians) and moves
 the arm by plans: a short list of operations (joint moves, tool moves,
 straight tool lines, gripper actions) that run one after another.
 
-Every plan runs twice through the same code: first as a check that touches
-nothing (every IK status and every servo pulse of every step, carried through
-the whole sequence), then, only if the check passed, for real. The second run
-takes exactly the same steps as the first, so nothing is stored per step and
-a plan of any length needs no memory beyond the buffers made here once. A
-path that leaves the workspace halfway is refused before the first pulse.
+Every plan is checked whole before anything moves: a walk that touches
+nothing (every IK status, zone check and servo pulse of every step, carried
+through the whole sequence). A path that leaves the workspace halfway is
+refused before the first pulse. The check keeps what it computed, each
+step's pulses and pose, in arrays made here once (PATH_STEPS steps), and the
+live run of a plan that fits only sends them: each step is solved once. A
+longer plan's live run walks it again through the same code, which takes
+exactly the same steps as the check did (the walk is deterministic).
 
 The live run is a stepper: begin() checks the whole plan, then each step()
 sends one step's pulses and returns how long to wait before the next, so the
@@ -47,6 +49,15 @@ OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path")
 MAX_WAYPOINTS = const(128)
 
 MAX_OPS = const(6)
+
+# Steps of a plan the check pass keeps for the live pass: per step the pulses
+# (2 bytes each) and the pose (8 bytes each), 256 steps of 5 joints in 13 KB.
+# A plan that fits is solved once: its live pass only sends what the check
+# pass computed. A longer one is still checked whole before it moves; its
+# live pass then solves each step again (the same steps: the walk is
+# deterministic, and each was checked).
+PATH_STEPS = const(256)
+_STEP_EVENT = const(255)    # an event of the kept path that is a step (else a gripper op)
 
 # Slower than this a half-turn move takes minutes and looks like a hang.
 MIN_SPEED_DEG_S = 1.0
@@ -156,6 +167,13 @@ class ArmController:
         self._p0 = [0.0] * nt             # line start, tool coordinates
         self._p = [0.0] * nt              # line point
         self._up = [0.0] * nt             # pick and place waypoints
+        # The path the check pass keeps for the live pass (see PATH_STEPS).
+        self._path_us = array("H", bytes(2 * PATH_STEPS * n))     # zeros (an array from bytes
+        self._path_q = array("d", bytes(8 * PATH_STEPS * n))      # takes them as raw items)
+        self._events = bytearray(PATH_STEPS + MAX_OPS)   # _STEP_EVENT or a gripper op
+        self._n_events = 0
+        self._n_kept = 0                  # steps kept
+        self._kept_whole = True           # False: the plan had more steps than PATH_STEPS
         self._down = [0.0] * nt
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
         self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
@@ -381,6 +399,9 @@ class ArmController:
             self.fail_step = 0
             self.fail_joint = -1
             return False
+        self._n_events = 0
+        self._n_kept = 0
+        self._kept_whole = True
         checked = self._walk(False)
         try:
             while True:
@@ -390,7 +411,7 @@ class ArmController:
                 return False
         self.total = self.steps
         self.steps = 0
-        self._live = self._walk(True)
+        self._live = self._replay() if self._kept_whole else self._walk(True)
         return True
 
     def step(self):
@@ -401,6 +422,8 @@ class ArmController:
             return next(self._live)
         except StopIteration:
             self._live = None
+            if self._n_ops and self._ops[0] == PATH:
+                self.path_len = 0       # a path runs once
             return -1
 
     def running(self):
@@ -409,7 +432,7 @@ class ArmController:
 
     def stop(self):
         """Drop the rest of the running plan; the arm stays at the last step sent."""
-        if self._live is not None and self._ops[0] == PATH:
+        if self._live is not None and self._n_ops and self._ops[0] == PATH:
             self.path_len = 0       # a path stopped halfway is not run again from elsewhere
         self._live = None
 
@@ -446,6 +469,8 @@ class ArmController:
                     else:
                         self.gripper.close()
                     yield GRIP_DWELL_MS
+                else:
+                    self._keep_event(op)
                 continue
             if op == LINE:
                 if not (yield from self._walk_line(k, q, live)):
@@ -471,11 +496,16 @@ class ArmController:
     def _max_step(self):
         return self.speed_rad_s * self.step_ms / 1000.0
 
-    def _step(self, k, step, q, live, point=None):
-        """One step to pose q: check its zones and pulses; when live send them and record the pose."""
+    def _step(self, k, step, q, live, point=None, zones_checked=False):
+        """One step to pose q: check its zones and pulses; when live send them and record
+        the pose, else keep both for the live pass.
+
+        zones_checked: q is the solver's answer, whose branch choice checked this
+        very pose against the zones.
+        """
         # Zone hook (armfw.zones): every step of every motion, in the check run.
         zones = self.solver.zones
-        if zones is not None and not zones.clear(q):
+        if zones is not None and not zones_checked and not zones.clear(q):
             return self._refuse(COLLISION, REASON_ZONE, k, step, point)
         bad = self.servos.pulses(q, self._step_us)
         if bad >= 0:
@@ -485,7 +515,52 @@ class ArmController:
             self._send_pulses()
             for i in range(self.solver.n):
                 self.q[i] = q[i]
+        elif self._keep_event(_STEP_EVENT):
+            n = self.solver.n
+            j = self._n_kept * n
+            us = self._step_us
+            for i in range(n):
+                self._path_us[j + i] = us[i]
+                self._path_q[j + i] = q[i]
+            self._n_kept += 1
         return True
+
+    def _keep_event(self, event):
+        """Keep an event of the checked plan for the live pass; False once the path is full."""
+        e = self._n_events
+        if not self._kept_whole or e >= len(self._events) or (
+                event == _STEP_EVENT and self._n_kept >= PATH_STEPS):
+            self._kept_whole = False
+            return False
+        self._events[e] = event
+        self._n_events = e + 1
+        return True
+
+    def _replay(self):
+        """The live pass of a plan the check pass kept whole: send each step's pulses and
+        record its pose; nothing is solved or checked again. A generator, as _walk(True)."""
+        n = self.solver.n
+        us = self._step_us
+        path_us = self._path_us
+        path_q = self._path_q
+        q = self.q
+        j = 0
+        for e in range(self._n_events):
+            event = self._events[e]
+            if event == _STEP_EVENT:
+                for i in range(n):
+                    us[i] = path_us[j]
+                    q[i] = path_q[j]
+                    j += 1
+                self._send_pulses()
+                self.steps += 1
+                yield self.step_ms
+            else:
+                if event == GRIP_OPEN:
+                    self.gripper.open()
+                else:
+                    self.gripper.close()
+                yield GRIP_DWELL_MS
 
     def _walk_joints(self, k, q, goal, live):
         n = self.solver.n
@@ -519,8 +594,6 @@ class ArmController:
                 goal[i] = path[base + i]
             if not (yield from self._walk_joints(k, q, goal, live)):
                 return False
-        if live:
-            self.path_len = 0       # a path runs once
         return True
 
     def _walk_line(self, k, q, live):
@@ -574,7 +647,7 @@ class ArmController:
                     return self._refuse(SINGULAR, REASON_JUMP, k, step, p)
             for i in range(n):
                 q[i] = goal[i]
-            if not self._step(k, step, q, live, p):
+            if not self._step(k, step, q, live, p, True):
                 return False
             if live:
                 yield self.step_ms

@@ -14,7 +14,7 @@ A pulse outside the window is refused, never clamped; NaN is refused too.
 
 from math import isfinite
 
-from armfw.compat import const
+from armfw.compat import const, micropython
 
 REFUSED = const(-1)
 
@@ -35,31 +35,54 @@ class ServoMap:
         # float operations per pulse on the step path instead of four.
         self._zero_us = [c + o * k for c, o, k in zip(center_us, offsets, us_per_rad)]
         self._slope = [s * k for s, k in zip(signs, us_per_rad)]
+        # The same line doubled. Doubling is exact in binary floating point, so
+        # 2 * us costs what us costs, and for us >= 1 the rounded pulse
+        # int(us + 0.5) is (int(2 * us) + 1) // 2: one float result fewer per joint.
+        self._zero_us2 = [2.0 * z for z in self._zero_us]
+        self._slope2 = [2.0 * k for k in self._slope]
 
     def exact_us(self, joint, q):
         """The pulse (microseconds, unrounded float) for joint at angle q (radians)."""
         return self._zero_us[joint] + self._slope[joint] * q
 
+    @micropython.native
     def pulse(self, joint, q):
         """Pulse width (int us) for joint at angle q (radians), or REFUSED."""
         if not isfinite(q):
             return REFUSED
-        us = self._zero_us[joint] + self._slope[joint] * q
-        if not isfinite(us):
+        us2 = self._zero_us2[joint] + self._slope2[joint] * q
+        if not isfinite(us2):
             return REFUSED
-        us = int(us + 0.5) if us >= 0 else -int(0.5 - us)
+        if us2 >= 2.0:
+            us = (int(us2) + 1) >> 1
+        else:
+            us = self._zero_us[joint] + self._slope[joint] * q
+            us = int(us + 0.5) if us >= 0 else -int(0.5 - us)
         if us < self.min_us[joint] or us > self.max_us[joint]:
             return REFUSED
         return us
 
+    @micropython.native
     def pulses(self, q, out):
         """Pulses for all joints into out; returns -1, or the first refused joint.
 
         On a refusal out holds a partial answer: treat it as scratch.
         """
+        zero2 = self._zero_us2
+        slope2 = self._slope2
+        lo = self.min_us
+        hi = self.max_us
         for i in range(self.n):
-            us = self.pulse(i, q[i])
-            if us == REFUSED:
+            a = q[i]
+            if a == 0.0:
+                us2 = zero2[i]      # what the line gives at 0 (home, the wrist roll ik keeps)
+            elif isfinite(a):
+                us2 = zero2[i] + slope2[i] * a
+            else:
+                us2 = -1.0
+            # pulse()'s common case inline; anything else (NaN, below 1 us) asks pulse()
+            us = (int(us2) + 1) >> 1 if 2.0 <= us2 < 1e18 else self.pulse(i, a)
+            if us == REFUSED or us < lo[i] or us > hi[i]:
                 return i
             out[i] = us
         return -1

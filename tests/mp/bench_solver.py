@@ -21,9 +21,10 @@ What it measures, all in this one process:
   HEAP_ITEMS solves, minus half as many: what a loop allocates once cancels);
 - heap bytes per move step: servo mapping into a preallocated list, then the
   PCA9685 driver writing every channel over a fake I2C bus;
-- the same firmware source compiled with @micropython.native (and viper for
-  the two-link core), the decorators added to the real source text at run time
-  so the benchmark never measures a hand-made copy;
+- the firmware as it loads (its hot functions @micropython.native where the
+  port has the emitter, armfw.emitters) against the same source as bytecode
+  (the decorators left out at run time, as a port without the emitter runs
+  it), and viper on the two-link core: never a hand-made copy;
 - the cost of the operations each solver is made of, to explain the ratio;
 - how often the textbook solver is wrong on the same reachable targets.
 """
@@ -35,6 +36,7 @@ import time
 import micropython
 from math import acos, atan, atan2, cos, sin, sqrt, pi, isfinite
 
+import armfw
 from armfw import board, kinematics, numeric, twolink
 from armfw.kinematics import MIN_MOTION
 
@@ -310,34 +312,21 @@ def run_choose(items, arm, current, out):
 def run_twolink_calls(items, arm, pair):
     # The one two-link solve (both branches) a 5-joint ik makes; the turned-base
     # candidates are its mirror images.
-    solve_pair = twolink.solve_pair
-    l1 = arm.l1
-    l2 = arm.l2
+    solve_pair = arm._links.solve_pair
     for t in items:
-        solve_pair(l1, l2, t[2] - arm.base, t[0], pair)
-
-
-def run_fit_limits(items, arm, q):
-    # The four limit fits of one 5-joint ik, on a pose inside the limits.
-    fit = arm._fit_limits
-    for t in items:
-        fit(q)
-        fit(q)
-        fit(q)
-        fit(q)
+        solve_pair(t[2] - arm.base, t[0], pair)
 
 
 def arm5_breakdown(arm, targets, current, out):
     """Calls per second of each part of Arm5Solver.ik, and its share of a whole ik's time."""
-    names = ("validate target and pose", "candidates (two-link pair + 4 limit fits)", "one twolink.solve_pair call",
-             "four limit fits (5 joints each)", "choose branch")
+    names = ("validate target and pose", "candidates (two-link pair + limit checks)",
+             "one two-link solve (TwoLink.solve_pair)", "choose branch")
     try:
         arm.ik(targets[0], out, current, MIN_MOTION)
         rates = side_by_side((run_arm_ik, targets, arm, out, current),
                              (run_validate, targets, arm, 4),
                              (run_candidates, targets, arm, current),
                              (run_twolink_calls, targets, arm, [0.0, 0.0, 0.0, 0.0]),
-                             (run_fit_limits, targets, arm, list(current)),
                              (run_choose, targets, arm, current, out))
     except Exception as e:
         return "not available: %s: %s" % (type(e).__name__, e)
@@ -426,18 +415,21 @@ def op_costs(n):
     return costs
 
 
-# --- Native and viper builds of the real firmware source ---
+# --- The firmware as loaded (native hot functions where the port has the
+# emitter, armfw.emitters) against its bytecode, and viper on the two-link core ---
 
 def compiled(path, emitter, only=None):
-    """Execute a firmware module's source with @micropython.<emitter> on its functions.
-
-    only: names of the functions to decorate (None: every def).
-    """
+    """Execute a firmware module's source with its own @micropython decorators
+    replaced: by @micropython.<emitter> on the functions named in only (None:
+    every def), or by nothing at all (emitter None: the bytecode build)."""
     with open(path) as f:
         src = f.read()
     lines = []
     for line in src.split("\n"):
         body = line.lstrip()
+        if body.startswith("@micropython."):
+            lines.append("")
+            continue
         if body.startswith("def "):
             name = body[4:body.index("(")]
             if emitter is not None and (only is None or name in only):
@@ -456,12 +448,14 @@ class Module:
             setattr(self, k, ns[k])
 
 
-def native_builds(planar_board, arm5_board):
+def bytecode_builds(planar_board, arm5_board):
+    """The solver modules as bytecode (their decorators left out), as a port without
+    the native emitter runs them: (twolink.solve, planar, arm5, servo map)."""
     fw = ROOT + "/firmware/armfw/"
-    tl = compiled(fw + "twolink.py", "native")
-    kin = compiled(fw + "kinematics.py", "native")
+    tl = compiled(fw + "twolink.py", None)
+    kin = compiled(fw + "kinematics.py", None)
     kin["twolink"] = Module(tl)
-    sv = compiled(fw + "servo.py", "native")
+    sv = compiled(fw + "servo.py", None)
     p = planar_board.solver
     planar = kin["PlanarSolver"](p.l1, p.l2, p.names, p.lo, p.hi, p.home)
     a = arm5_board.solver
@@ -472,7 +466,7 @@ def native_builds(planar_board, arm5_board):
 
 
 # Viper compiles the two-link core as it is; the one-branch wrapper `solve`
-# stays bytecode (viper reads its `elbow > 0` as object-vs-machine-int).
+# stays bytecode (viper reads its branch-sign compare as object-vs-machine-int).
 VIPER_FUNCTIONS = ("solve_pair",)
 
 
@@ -585,14 +579,27 @@ def merge(total, part):
     return total
 
 
+def print_json(res):
+    """print(json.dumps(res)), one top-level item at a time: a heap fragmented by
+    the runs may hold no block big enough for the whole text."""
+    sep = "{"
+    for key in res:
+        sys.stdout.write(sep + json.dumps(key) + ": " + json.dumps(res[key]))
+        sep = ", "
+    sys.stdout.write("}\n")
+
+
 def main():
     planar_board = board.load(ROOT + "/boards/sim_planar.json")
     arm5_board = board.load(ROOT + "/boards/sim_arm5.json")
     # Compiled first, while the heap is not yet fragmented by the targets.
-    try:
-        natives = native_builds(planar_board, arm5_board)
-    except Exception as e:
-        natives = "not available: %s: %s" % (type(e).__name__, e)
+    if "native" not in [armfw.emitters[m] for m in armfw.emitters]:
+        natives = "not available: this port has no native emitter (armfw.emitters %r)" % (armfw.emitters,)
+    else:
+        try:
+            natives = bytecode_builds(planar_board, arm5_board)
+        except Exception as e:
+            natives = "not available: %s: %s" % (type(e).__name__, e)
     try:
         v_solve = viper_solve()
     except Exception as e:
@@ -630,9 +637,9 @@ def main():
     core_jobs = [(run_core_safe, p_targets, l1, l2, out2), (run_core_textbook, p_targets, l1, l2, out2)]
     core_names = ["safe", "textbook"]
     if not isinstance(natives, str):
-        n_solve, n_planar, n_arm5, n_servos = natives
-        core_jobs.append((run_core_with, p_targets, n_solve, l1, l2, out2))
-        core_names.append("native")
+        b_solve, b_planar, b_arm5, b_servos = natives
+        core_jobs.append((run_core_with, p_targets, b_solve, l1, l2, out2))
+        core_names.append("bytecode")
     if not isinstance(v_solve, str):
         core_jobs.append((run_core_with, p_targets, v_solve, l1, l2, out2))
         core_names.append("viper")
@@ -647,7 +654,7 @@ def main():
     planar_jobs = [(run_arm_ik, p_targets, planar, out2, p_home),
                    (run_planar_textbook, p_targets, planar, out2, p_home)]
     if not isinstance(natives, str):
-        planar_jobs.append((run_arm_ik, p_targets, n_planar, out2, p_home))
+        planar_jobs.append((run_arm_ik, p_targets, b_planar, out2, p_home))
     p_rates = side_by_side(*planar_jobs)
     p_safe = p_rates[0]
     res["planar"] = {
@@ -661,7 +668,7 @@ def main():
                  (run_arm5_safe, a_targets, arm5, servos, out5, a_home, out_us),
                  (run_arm5_textbook, a_targets, arm5, servos, out5, a_home, out_us)]
     if not isinstance(natives, str):
-        arm5_jobs.append((run_arm5_safe, a_targets, n_arm5, n_servos, out5, a_home, out_us))
+        arm5_jobs.append((run_arm5_safe, a_targets, b_arm5, b_servos, out5, a_home, out_us))
     a_rates = side_by_side(*arm5_jobs)
     a_safe = a_rates[1]
     res["arm5"] = {
@@ -689,15 +696,18 @@ def main():
             (run_servo_map, a_poses, servos, out_us), (run_move_step, a_poses, servos, out_us, driver))
     res["move_step"] = step
 
-    emitters = {}
+    emitters = {"loaded": armfw.emitters}
     if isinstance(natives, str):
         emitters["native"] = natives
     else:
+        # The firmware as loaded (its hot functions native) over the same source as bytecode.
         emitters["native"] = {
-            "twolink_per_s": core["native"], "twolink_gain": core["native"] / core_safe,
-            "planar_per_s": p_rates[2], "planar_gain": p_rates[2] / p_safe,
-            "arm5_per_s": a_rates[3], "arm5_gain": a_rates[3] / a_safe,
-            "arm5_heap_bytes": heap_per_item(run_arm5_safe, ah, n_arm5, n_servos, out5, a_home, out_us)}
+            "twolink_per_s": core_safe, "twolink_bytecode_per_s": core["bytecode"],
+            "twolink_gain": core_safe / core["bytecode"],
+            "planar_per_s": p_safe, "planar_bytecode_per_s": p_rates[2], "planar_gain": p_safe / p_rates[2],
+            "arm5_per_s": a_safe, "arm5_bytecode_per_s": a_rates[3], "arm5_gain": a_safe / a_rates[3],
+            "arm5_heap_bytes": res["arm5"]["safe_heap_bytes"],
+            "arm5_bytecode_heap_bytes": heap_per_item(run_arm5_safe, ah, b_arm5, b_servos, out5, a_home, out_us)}
     if isinstance(v_solve, str):
         emitters["viper"] = v_solve
     else:
@@ -708,9 +718,10 @@ def main():
     res["op_ns"] = op_costs(max(N_SOLVES, 2000) * 5)
     # The heap is board-sized: free the targets and compiled code before
     # building the output text.
-    p_targets = a_targets = a_poses = ph = ah = poses = natives = None
+    p_targets = a_targets = a_poses = ph = ah = poses = natives = v_solve = None
+    b_solve = b_planar = b_arm5 = b_servos = arm5_zoned = driver = None
     gc.collect()
-    print(json.dumps(res))
+    print_json(res)
 
 
 main()

@@ -72,10 +72,17 @@ def estimate(firmware, step_ms):
                 est["%s.%s" % (section, key)] = int(round(value[key] / block * b["gc_block_bytes"]))
         arm5 = est.get("arm5.safe_per_s")
         if arm5:
-            # A straight line solves IK at every step, twice: once in the
-            # check pass over the whole path before anything moves, once live
-            # (one step per step_ms).
-            est["line_cpu_share"] = (1000.0 / step_ms) / arm5
+            # A straight line solves IK once per step, in the check pass over
+            # the whole path before anything moves.
             est["line_check_s_per_200_steps"] = 200.0 / arm5
+            line = firmware.get("line")
+            if isinstance(line, dict):
+                # Its live pass sends what the check pass kept, one step per
+                # step_ms (measured: the bench's live step without the driver write).
+                est["line_live_step_ms"] = line["live_step_us"] / 1000.0 / scale
+                est["line_cpu_share"] = est["line_live_step_ms"] / step_ms
+                est["line_first_step_s"] = line["first_step_ms"] / 1000.0 / scale
+            else:
+                est["line_cpu_share"] = (1000.0 / step_ms) / arm5
         out[name] = est
     return out

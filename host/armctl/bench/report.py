@@ -55,6 +55,14 @@ def firmware_lines(fw):
                      "ik with zones %s vs %s without (zones' share of a solve %s)"
                      % (z["zones"], z["links"], z["check_us"], z["check_heap_bytes"], _pct(z["check_vs_ik"]),
                         _rate(z["ik_zoned_per_s"]), _rate(z["ik_free_per_s"]), _pct(z["ik_share"])))
+    line = fw.get("line")
+    if isinstance(line, dict):
+        lines.append("  %d-step line: first step after %.2f ms (the whole check pass); live step %.1f us, %d B "
+                     "without the driver write (%s)"
+                     % (line["steps"], line["first_step_ms"], line["live_step_us"], line["live_step_heap_bytes"],
+                        "path kept by the check pass" if line["kept_whole"] else "solved again live"))
+    elif line is not None:
+        lines.append("  line: %s" % line)
     step = fw["move_step"]
     if "move_step_heap_bytes" in step:
         lines.append("  move step (%s): servo map %d B, driver write %d B, both %d B per step; %s"
@@ -66,9 +74,11 @@ def firmware_lines(fw):
     em = fw["emitters"]
     native = em.get("native")
     if isinstance(native, dict):
-        lines.append("  @micropython.native: two-link x%.2f, planar ik x%.2f, 5-joint ik+map x%.2f (heap %d B/solve)"
-                     % (native["twolink_gain"], native["planar_gain"], native["arm5_gain"],
-                        native["arm5_heap_bytes"]))
+        lines.append("  @micropython.native (as loaded: %s) over the same source as bytecode: two-link x%.2f, "
+                     "planar ik x%.2f, 5-joint ik+map x%.2f (bytecode %s, %d B/solve)"
+                     % (", ".join("%s %s" % kv for kv in sorted(em.get("loaded", {}).items())),
+                        native["twolink_gain"], native["planar_gain"], native["arm5_gain"],
+                        _rate(native["arm5_bytecode_per_s"]), native["arm5_bytecode_heap_bytes"]))
     else:
         lines.append("  @micropython.native: %s" % native)
     viper = em.get("viper")
@@ -97,9 +107,11 @@ def estimate_lines(est):
         lines.append("  %-14s %s" % (board, "; ".join(parts)))
         if "arm5.safe_heap_bytes" in e:
             lines.append("  %-14s heap ~%d B per 5-joint solve, ~%d B per move step; a line at one step per "
-                         "%g ms keeps the CPU ~%s busy, its check pass takes ~%.1f s per 200 steps"
+                         "%g ms keeps the CPU ~%s busy, its check pass takes ~%.1f s per 200 steps%s"
                          % ("", e["arm5.safe_heap_bytes"], e.get("move_step.servo_map_heap_bytes", 0),
-                            est["step_ms"], _pct(e["line_cpu_share"]), e["line_check_s_per_200_steps"]))
+                            est["step_ms"], _pct(e["line_cpu_share"]), e["line_check_s_per_200_steps"],
+                            " (first step of the bench's 200-step line after ~%.2f s)" % e["line_first_step_s"]
+                            if "line_first_step_s" in e else ""))
     lines.append("  (scale = board bm_float score / this PC's Unix-port score; see docs/BENCHMARKS.md)")
     lines.append("")
     return lines
