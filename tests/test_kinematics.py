@@ -241,6 +241,13 @@ def candidates_valid(geom, target, current=None):
     return valid
 
 
+def all_candidates_valid(geom, target):
+    """True when every candidate of the independent derivation (each branch, each yaw) fits the limits."""
+    found = derive.candidates(geom, target, None)
+    return not isinstance(found, str) and all(
+        None not in [derive.fit(a, geom.lo[i], geom.hi[i]) for i, a in enumerate(c["q"])] for c in found)
+
+
 def test_prefer_falls_back_only_when_its_branch_is_invalid():
     seen = set()
     for x in np.linspace(-170.0, 170.0, 35):
@@ -380,6 +387,8 @@ def test_overflowing_far_target_is_too_far_not_bad_input():
 @given(start=st.lists(st.floats(-110.0, 110.0), min_size=4, max_size=4),
        direction=st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3),
        turn=st.floats(-0.2, 0.2))
+@example(start=[80.0, 0.0, 12.0, -30.0], direction=[1.0, 0.0, 0.0], turn=0.0)
+@example(start=[70.0, 11.0, 17.0, -72.0], direction=[1.0, 0.0, 0.0], turn=0.0)
 def test_arm5_small_steps_never_flip_branch(start, direction, turn):
     """From a random pose, 60 steps of 0.5 mm (and a little pitch): min motion keeps the branch
     whenever both branches stay valid along the way (checked independently)."""
@@ -393,9 +402,10 @@ def test_arm5_small_steps_never_flip_branch(start, direction, turn):
     path = [[first[0] + k * d[0], first[1] + k * d[1], first[2] + k * d[2], first[3] + k * D(turn)]
             for k in range(60)]
     assume(all(math.hypot(p[0], p[1]) > 20.0 for p in path))     # yaw moves <= 1.4 deg a step
-    # The base facing the target stays inside its limits: past them (found by these tests) only
-    # the base turned half a turn reaches on, and no rule can keep both the branch and the yaw.
-    assume(all(G_ARM5.lo[0] < math.atan2(p[1], p[0]) < G_ARM5.hi[0] for p in path))
+    # Both yaw choices (facing the target, turned half a turn and leaning back) stay valid too:
+    # where the one the arm is on leaves its limits (found by these tests: the base at 134.5 deg
+    # reaching back), only the other reaches on, and no rule can keep both the branch and the yaw.
+    assume(all(all_candidates_valid(G_ARM5, p) for p in path))
     assume(all(candidates_valid(G_ARM5, p) == {"up": True, "down": True} for p in path))
     out = [0.0] * 5
     last = list(q0)
