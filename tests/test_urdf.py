@@ -187,22 +187,23 @@ def test_mimic_joints_are_refused(tmp_path, capsys):
     assert "joint twin mimics yaw" in capsys.readouterr().err
 
 
-def test_a_two_link_planar_urdf_becomes_the_planar_kind(tmp_path):
-    path = _urdf(tmp_path, [
+def _two_link(tmp_path, elbow_z_m, name):
+    """A two-link arm about z (100 mm, 80 mm), its elbow elbow_z_m above the shoulder's plane."""
+    return _urdf(tmp_path, [
         ("shoulder", "revolute", "base", "a", "0 0 0", "0 0 0", "0 0 1", ("-2", "2")),
-        ("elbow", "revolute", "a", "b", "0.1 0 0", "0 0 0", "0 0 1", ("-2", "2")),
+        ("elbow", "revolute", "a", "b", "0.1 0 %r" % elbow_z_m, "0 0 0", "0 0 1", ("-2", "2")),
         ("tool", "fixed", "b", "tip", "0.08 0 0", "0 0 0", None, None),
-    ])
+    ], name)
+
+
+def test_a_two_link_planar_urdf_becomes_the_planar_kind(tmp_path):
+    path = _two_link(tmp_path, 0.0, "planar")
     data, b = _import(path, tmp_path)
     assert data["arm"] == {"kind": "planar", "l1_mm": pytest.approx(100.0), "l2_mm": pytest.approx(80.0)}
     assert "xyz_mm" not in data["joints"][0]
     assert _agrees_with_rtb(path, b) < 1e-6
     # An elbow 1 mm above the plane is no longer the planar arm: a chain.
-    shifted = _urdf(tmp_path, [
-        ("shoulder", "revolute", "base", "a", "0 0 0", "0 0 0", "0 0 1", ("-2", "2")),
-        ("elbow", "revolute", "a", "b", "0.1 0 0.001", "0 0 0", "0 0 1", ("-2", "2")),
-        ("tool", "fixed", "b", "tip", "0.08 0 0", "0 0 0", None, None),
-    ], "shifted")
+    shifted = _two_link(tmp_path, 0.001, "shifted")
     data, b = _import(shifted, tmp_path)
     assert data["arm"]["kind"] == "chain"
     assert _agrees_with_rtb(shifted, b) < 1e-6
