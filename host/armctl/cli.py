@@ -30,11 +30,13 @@ class UsageError(Exception):
     """A command was given a wrong value or combination of options; the message says which."""
 
 
-def add_link_options(parser, timeout=True):
+def add_link_options(parser, timeout=True, port_help=None):
     """--port and --baud (and --timeout, for commands that pass it on), for every command
-    that opens a link to a board."""
-    parser.add_argument("--port", "-p", required=True,
-                        help="serial port of the board (/dev/ttyACM0, COM3, or the pty `armctl sim --pty` prints)")
+    that opens a link to a board. port_help: the --port help of a command for which
+    it is optional (without it the option is required)."""
+    parser.add_argument("--port", "-p", required=port_help is None,
+                        help=port_help or "serial port of the board (/dev/ttyACM0, COM3, or the pty "
+                                          "`armctl sim --pty` prints)")
     parser.add_argument("--baud", type=int, default=DEFAULT_BAUD, help="baud rate (default %(default)s)")
     if timeout:
         parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: MIT
+"""armctl ui: a local web page that shows the arm live in 3D and drives it."""
+
+import argparse
+import asyncio
+import ipaddress
+import signal
+import sys
+import webbrowser
+
+from armctl import cli, shipped
+from armctl.link import Link
+from armctl.sim import Simulator, SimulatorError
+from armfw import board as boardlib
+
+NAME = "ui"
+HELP = "A local web page: the arm live in 3D, jog, preview IK, stop (the simulator unless --port)."
+
+DEFAULT_HTTP_PORT = 8765
+DEFAULT_SIM_BOARD = "sim_arm5"
+
+EPILOG = """\
+examples:
+  armctl ui                                    the simulated sim_arm5, page opens in the browser
+  armctl ui --board sim_planar --no-browser    print the address only
+  armctl ui --port /dev/ttyACM0                a real board (its board file found by name from `info`)
+  armctl ui --port /dev/ttyACM0 --board my_arm.json
+
+The page draws the arm from the pose the board reports, with the firmware's
+own forward kinematics; every request and reply on the link is in its
+transcript. It listens on 127.0.0.1 only, unless --host says otherwise:
+anyone who can open the page can move the arm. Ctrl-C stops the server (and
+the simulator it started). Exit status: 0 stopped, 2 bad usage or board
+file, 3 no link to the board, 4 the board is at the MicroPython REPL.
+"""
+
+
+def add_arguments(parser):
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--board", help="board name or file (default: %s on the simulator; with --port the "
+                                        "shipped board named by the board's `info`)" % DEFAULT_SIM_BOARD)
+    cli.add_link_options(parser, port_help="serial port of a real board (default: start the simulator)")
+    parser.add_argument("--http-port", type=int, default=DEFAULT_HTTP_PORT,
+                        help="port of the page (default %(default)s; 0: any free port)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default %(default)s, this computer only)")
+    parser.add_argument("--no-browser", action="store_true", help="print the page's address, open no browser")
+    parser.add_argument("--fast", action="store_true",
+                        help="simulator: virtual time (motions end at once; default real time, to watch)")
+
+
+def _is_loopback(host):
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _board_of(link, board_file):
+    """The board description: the file given, else the shipped board the board's `info` names."""
+    if board_file is not None:
+        return boardlib.load(str(board_file))
+    reply = link.request("info")
+    name = reply.fields.get("name") if reply.ok else None
+    if name is None or str(name) not in shipped.board_names():
+        raise cli.UsageError("the board on %s is %s, not a shipped board: give --board FILE (its board file)"
+                             % (link.port, name or reply.final))
+    return boardlib.load(str(shipped.board_path(str(name))))
+
+
+def run(args):
+    if not 0 <= args.http_port <= 65535:
+        raise cli.UsageError("--http-port must be 0..65535")
+    if args.fast and args.port:
+        raise cli.UsageError("--fast is for the simulator (no --port)")
+    if not _is_loopback(args.host):
+        print("armctl ui: warning: listening on %s: anyone who can reach it can move the arm (there is no "
+              "password)" % args.host, file=sys.stderr, flush=True)
+    sim = None
+    try:
+        port = args.port
+        board_file = args.board
+        if port is None:
+            board_file = board_file or shipped.board_path(DEFAULT_SIM_BOARD)
+            boardlib.load(str(board_file))       # a bad board file is a usage error, before anything starts
+            try:
+                sim = Simulator(board_file, pty=True, realtime=not args.fast).start()
+            except (SimulatorError, OSError) as e:
+                raise cli.UsageError("cannot start the simulator: %s" % e)
+            port = sim.port
+        with Link(port, args.baud, args.timeout) as link:
+            link.wait_ready()
+            board = _board_of(link, board_file)
+            return asyncio.run(_serve(args, link, board, sim))
+    finally:
+        if sim is not None:
+            sim.close()
+
+
+async def _serve(args, link, board, sim):
+    from aiohttp import web
+    from armctl.ui.server import make_app
+    from armctl.ui.session import Session
+
+    session = Session(link, board, sim)
+    await session.start()
+    runner = web.AppRunner(make_app(session), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, args.host, args.http_port)
+        try:
+            await site.start()
+        except OSError as e:
+            raise cli.UsageError("cannot listen on %s port %d: %s" % (args.host, args.http_port, e.strerror or e))
+        stopped = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, stopped.set)
+            except NotImplementedError:
+                pass     # Windows: Ctrl-C arrives as KeyboardInterrupt, which cli.main handles
+        host, port = runner.addresses[0][:2]
+        url = "http://%s:%d/" % ("[%s]" % host if ":" in host else host, port)
+        where = "the simulator" if sim is not None else link.port
+        print("armctl ui: %s  (board %s on %s; Ctrl-C stops)" % (url, board.name, where), flush=True)
+        if not args.no_browser:
+            webbrowser.open(url)
+        await stopped.wait()
+    finally:
+        await runner.cleanup()
+        session.close()
+    return cli.EXIT_OK

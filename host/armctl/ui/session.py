@@ -1,0 +1,368 @@
+# SPDX-License-Identifier: MIT
+"""The one link to the board that every open page shares.
+
+The link's rules hold whatever the pages do: one request at a time (an
+asyncio lock, taken in arrival order; the blocking link runs in one worker
+thread), every line sent and received goes into one transcript that every
+page sees, and after every request that may move the arm the board is asked
+`where`, so the pose drawn is the pose the board reports.
+
+While a motion runs the board's live console (firmware/PROTOCOL.md) is read:
+`?` is sent a few times a second and the `# status` / `# progress` lines
+that come back move the drawn arm. The stop button is the link's interrupt
+(`!` hold, then Ctrl-X abort), sent at once, outside the queue of requests:
+the move in flight ends with its error reply, the board refuses motion
+until `unlock` or `home`, and the link resynchronises before its next request.
+
+Requests from a page are protocol words. The board judges them and answers
+as it answers a person at a terminal; only what cannot go over the line at
+all is refused here, with an error in the same form (`error WORD message`)
+and nothing sent: a word with spaces, control or real-time characters
+(`?`, `!`, `~` act at once on the board, inside any line), commands that
+would break the link (`echo`, `sync`).
+"""
+
+import asyncio
+import collections
+import contextlib
+import functools
+import math
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from armctl.link import LinkError
+from armctl.ui import geometry, preview
+from armfw.numeric import DEG
+
+# GRBL's real-time status request (the live console's `?`).
+STATUS_BYTE = b"?"
+# How often the pose is asked for while the arm moves (seconds).
+POLL_S = 0.1
+# Silence allowed while a motion runs on a board that says nothing until it ends (seconds).
+MOTION_SILENCE_S = 120.0
+TRANSCRIPT_LINES = 3000
+
+# A request word: what the protocol's numbers, names and key=value options are made of.
+_WORD = re.compile(r"[A-Za-z0-9_.+\-=,]{1,40}\Z")
+# Commands after which the pose may differ: the board's `where` is read again.
+MOVING = frozenset(("move", "line", "joints", "jog", "home", "servo", "pick", "place", "grip",
+                    "relax", "unlock"))
+# Commands that would break the link's reading of replies if a page sent them.
+RESERVED = {"echo": "echo would interleave prompts with the replies the link reads",
+            "sync": "sync is the link's own resynchronisation"}
+
+
+class Refused(Exception):
+    """A page's request that was not sent; str() is its final line, `error WORD message`."""
+
+    def __init__(self, word, message):
+        super().__init__("error %s %s" % (word, message))
+        self.word = word
+
+
+def check_words(words):
+    """Refuse (Refused) words that cannot be sent as one request line."""
+    if not words:
+        raise Refused("BAD_COMMAND", "empty request")
+    for w in words:
+        if not isinstance(w, str) or not _WORD.match(w):
+            raise Refused("BAD_INPUT", "not sent: %r is not a request word (letters, digits, . + - = , "
+                                       "up to 40)" % (w if isinstance(w, str) else str(w)[:40]))
+    reserved = RESERVED.get(words[0].lower())
+    if reserved:
+        raise Refused("BAD_COMMAND", "not sent from the page: " + reserved)
+
+
+def parse_status_line(text):
+    """Fields of a `# status` / `# progress` line: {"kind", "state", "joints" (deg or None each), ...}."""
+    words = text[2:].split()
+    out = {"kind": words[0] if words else ""}
+    for word in words[1:]:
+        key, eq, value = word.partition("=")
+        if not eq:
+            continue
+        if key == "joints":
+            out[key] = [None if v == "?" else float(v) for v in value.split(",")]
+        elif key in ("x", "y", "z", "pitch"):
+            out[key] = float(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _number(word):
+    try:
+        v = float(word)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+class Session:
+    """The board (a Link and its Board description) shared by every page.
+
+    Pages subscribe() to a queue of messages (dicts, sent as JSON): "line"
+    (a transcript entry), "pose" (what to draw and the board's state).
+    """
+
+    def __init__(self, link, board, simulator=None):
+        self.link = link
+        self.board = board
+        self.simulator = simulator
+        self.solver = board.solver
+        self.transcript = collections.deque(maxlen=TRANSCRIPT_LINES)
+        self.info = ""
+        self.live_console = False     # the firmware answers `?` and stops on `!` Ctrl-X
+        self.speed_deg_s = float(board.motion["max_speed_deg_s"])
+        self.q_deg = None             # the pose the board reported (None: unknown, relaxed)
+        self.tool = {}
+        self.clearance = {}           # where's clear_mm, zone, link: the nearest keep-out zone
+        self.grip = None
+        self.state = "unknown"
+        self.busy = None              # the request in flight
+        self._lock = asyncio.Lock()
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="armctl-ui-link")
+        self._listeners = set()
+        self._polling = False
+        self._stops = 0               # how many stops were sent (requests queued before one are dropped)
+        self._workspace_cache = {}
+
+    # -- pages ------------------------------------------------------------
+
+    def subscribe(self):
+        queue = asyncio.Queue()
+        self._listeners.add(queue)
+        return queue
+
+    def unsubscribe(self, queue):
+        self._listeners.discard(queue)
+
+    def _emit(self, message):
+        for queue in self._listeners:
+            queue.put_nowait(message)
+
+    def _log(self, direction, text, kind="request"):
+        """One transcript entry: direction ">" sent, "<" received, "x" refused here, "!" link event."""
+        entry = {"t": round(time.time(), 3), "dir": direction, "text": text, "kind": kind}
+        self.transcript.append(entry)
+        self._emit(dict(entry, type="line"))
+
+    def snapshot(self):
+        """Everything a page that just opened needs."""
+        return {"type": "hello", "board": geometry.describe(self.board), "info": self.info,
+                "simulator": self.simulator is not None, "live_console": self.live_console,
+                "speed_deg_s": self.speed_deg_s, "transcript": list(self.transcript), "pose": self.pose()}
+
+    def pose(self):
+        q = self.q_deg
+        points = None
+        if q is not None:
+            points = geometry.link_points(self.solver, [v * DEG for v in q])
+        return {"type": "pose", "q_deg": q, "points": points, "tool": self.tool, "clearance": self.clearance,
+                "grip": self.grip, "state": self.state, "busy": self.busy, "speed_deg_s": self.speed_deg_s}
+
+    # -- the link ---------------------------------------------------------
+
+    async def start(self):
+        """Read what the board is (info, help, speed) and where it stands."""
+        reply = await self.request("info")
+        self.info = reply.final
+        reply = await self.request("help")
+        commands = {line.split()[0] for line in reply.info_lines if line.split()}
+        self.live_console = "unlock" in commands and "relax" in commands
+        reply = await self.request("speed")
+        if reply.ok and reply.values:
+            self.speed_deg_s = reply.values[0]
+        async with self._lock:
+            await self._refresh()
+
+    def close(self):
+        self._worker.shutdown(wait=True)
+
+    async def request(self, line, moves=False):
+        """Send one request line (one at a time, in arrival order); returns its Reply."""
+        async with self._turn(line):
+            return await self._request(line, moves)
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, what):
+        """Hold the link for one request; a request still waiting when a stop came is not sent.
+
+        Refused (DROPPED, as the board answers the lines an abort drops): a
+        stop stops what the pages queued behind the move too.
+        """
+        stops = self._stops
+        async with self._lock:
+            if self._stops != stops:
+                e = Refused("DROPPED", "a stop came before it was sent: %s" % what)
+                self._log("x", str(e), "refused")
+                raise e
+            yield
+
+    async def _link_request(self, line, timeout=None):
+        """link.request(line) in the link's worker thread, every reply line read as it arrives."""
+        loop = asyncio.get_running_loop()
+
+        def on_line(text):
+            loop.call_soon_threadsafe(self._received, text)
+
+        return await loop.run_in_executor(self._worker, functools.partial(
+            self.link.request, line, on_line=on_line, timeout=timeout))
+
+    async def _request(self, line, moves):
+        self.busy = line
+        self._log(">", line)
+        self._emit(self.pose())
+        poll = None
+        if moves and self.live_console:
+            self._polling = True
+            poll = asyncio.get_running_loop().create_task(self._poll_status())
+        try:
+            reply = await self._link_request(line, MOTION_SILENCE_S if moves else None)
+        except LinkError as e:
+            self._log("!", "link: %s" % e, "link")
+            raise
+        finally:
+            self._polling = False
+            if poll is not None:
+                poll.cancel()
+            self.busy = None
+        if moves:
+            await self._refresh()
+        self._emit(self.pose())
+        return reply
+
+    async def _poll_status(self):
+        while self._polling:
+            await asyncio.sleep(POLL_S)
+            if not self._polling:
+                return
+            try:
+                self.link.write_raw(STATUS_BYTE)
+            except LinkError:
+                return
+            self._log(">", "?", "status")
+
+    def _received(self, text):
+        status_line = text.startswith("# status") or text.startswith("# progress")
+        self._log("<", text, "status" if text.startswith("# status") else "reply")
+        if text.startswith("ok") or text.startswith("error"):
+            self._polling = False
+        if status_line:
+            self._take_status(parse_status_line(text))
+
+    def _take_status(self, fields):
+        self.state = fields.get("state", self.state)
+        joints = fields.get("joints")
+        if joints is not None:
+            self.q_deg = None if None in joints else joints
+        self.tool = {k: fields[k] for k in ("x", "y", "z", "pitch") if k in fields}
+        self._emit(self.pose())
+
+    async def _refresh(self):
+        """Ask the board where it stands (and, with the live console, its state); lock held.
+
+        The `?` goes in front of `where` in one request line: the board writes
+        its status line at once and takes the rest as the line `where`, so both
+        answers come as one reply, after any resynchronisation of the link.
+        """
+        line = "?where" if self.live_console else "where"
+        self._log(">", line)
+        self._take_where(await self._link_request(line))
+
+    def _take_where(self, reply):
+        n = self.solver.n
+        if not reply.ok:
+            return
+        self.grip = reply.fields.get("grip", self.grip)
+        if "RELAXED" in [reply.status] + reply.words:
+            self.q_deg = None
+            self.tool = {}
+            self.state = "relaxed"
+            return
+        values = reply.values
+        if len(values) >= n:
+            self.q_deg = values[:n]
+            self.tool = {k: float(reply.fields[k]) for k in ("x", "y", "z", "pitch") if k in reply.fields}
+            self.clearance = {k: reply.fields[k] for k in ("clear_mm", "zone", "link") if k in reply.fields}
+            if not self.live_console:
+                self.state = "idle"
+
+    # -- what a page asks for ------------------------------------------------
+
+    async def send(self, words):
+        """A request from a page (buttons, the console entry): its Reply, or Refused."""
+        try:
+            check_words(words)
+        except Refused as e:
+            self._log("x", "%s  (%s)" % (e, " ".join(str(w) for w in words)[:80]), "refused")
+            raise
+        command = words[0].lower()
+        reply = await self.request(" ".join(words), moves=command in MOVING)
+        if reply.ok and command == "speed" and reply.values:
+            self.speed_deg_s = reply.values[0]
+            self._emit(self.pose())
+        if reply.ok and command == "info":
+            self.info = reply.final
+        if command == "where":
+            self._take_where(reply)
+            self._emit(self.pose())
+        return reply
+
+    async def jog(self, axis, step):
+        """The board's own jog by step (mm, or degrees for pitch and joints).
+
+        axis: "x", "y", "z", "pitch" (`jog DX DY DZ DPITCH`, a straight tool
+        line from the pose the board commands) or a joint number 1..n
+        (`jog jN DEG`, a joint move). The step is sent as the page gave it:
+        the board judges it.
+        """
+        step = str(step)
+        if isinstance(axis, int) or (isinstance(axis, str) and axis.isdigit()):
+            words = ["jog", "j%d" % int(axis), step]
+        else:
+            names = self.solver.targets
+            if axis not in names:
+                raise Refused("BAD_INPUT", "no axis %r (%s)" % (str(axis)[:10], ", ".join(names)))
+            words = ["jog"] + [step if name == axis else "0" for name in names]
+        return await self.send(words)
+
+    async def preview(self, words, elbow=None):
+        """The board's IK answer for a target (nothing moves), with pulses, link points and a line check."""
+        words = list(words) + (["elbow=" + elbow] if elbow else [])
+        reply = await self.send(["ik"] + words)
+        n = self.solver.n
+        out = {"final": reply.final, "ok": reply.ok, "status": reply.status, "elbow": reply.fields.get("elbow"),
+               "err_mm": reply.fields.get("err_mm")}
+        if reply.ok and len(reply.values) >= n:
+            q = [v * DEG for v in reply.values[:n]]
+            out.update(q_deg=reply.values[:n], pulses=geometry.pulses(self.board, q),
+                       points=geometry.link_points(self.solver, q))
+        target = [_number(w) for w in words[:len(self.solver.targets)]]
+        if self.q_deg is not None and len(words) >= len(target) and None not in target:
+            out["line"] = await asyncio.to_thread(preview.line, self.board, [v * DEG for v in self.q_deg],
+                                                  target, self.speed_deg_s)
+        return out
+
+    async def workspace(self, pitch_deg):
+        """The side view's workspace map for a tool pitch (degrees, rounded to 5), cached; None if none."""
+        pitch = 5.0 * round(float(pitch_deg) / 5.0) if math.isfinite(float(pitch_deg)) else 90.0
+        if pitch not in self._workspace_cache:
+            self._workspace_cache[pitch] = await asyncio.to_thread(geometry.workspace, self.board, pitch)
+        return self._workspace_cache[pitch]
+
+    async def stop(self):
+        """Hold and abort at once (real-time bytes, not queued behind the request in flight)."""
+        if not self.live_console:
+            self._log("x", "stop: this firmware has no live console (`?`, `!`, Ctrl-X); update it "
+                           "with armctl deploy", "refused")
+            raise Refused("BAD_COMMAND", "this firmware cannot stop a move in the middle")
+        self._stops += 1
+        self._log(">", "! Ctrl-X  (stop: hold, abort)", "stop")
+        # Not through the link's worker thread: that one is busy with the move.
+        await asyncio.to_thread(self.link.interrupt)
+        if self.busy is None:
+            async with self._lock:
+                await self._refresh()
+            self._emit(self.pose())

@@ -1,0 +1,448 @@
+# SPDX-License-Identifier: MIT
+"""armctl ui without a browser: what it draws, its line preview, and its server's link rules.
+
+The drawn points are checked against hand calculations and against the host's
+independent chain model (armctl.chain); the line preview against the firmware
+itself on the simulator; the server against the simulated board over its pty,
+through real websockets.
+"""
+
+import asyncio
+import json
+import math
+import subprocess
+import sys
+import threading
+import urllib.request
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from armctl import chain as chain_mod
+from armctl.link import STOP_BYTES, Link, parse as parse_reply
+from armctl.sim import Simulator
+from armctl.ui import geometry, preview
+from armctl.ui.server import make_app
+from armctl.ui.session import Refused, Session, check_words, parse_status_line
+from armfw import board as boardlib
+from armfw.numeric import DEG
+from conftest import BOARDS
+
+ARM5 = boardlib.load(str(BOARDS / "sim_arm5.json"))
+PLANAR = boardlib.load(str(BOARDS / "sim_planar.json"))
+
+
+def _dist(a, b):
+    return math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
+
+
+# -- what the page draws -------------------------------------------------------
+
+def test_arm5_points_of_the_worked_example_by_hand():
+    # docs/KINEMATICS.md: q2 = -50.024, q3 = 105.019, q4 = 35.004 puts the tip at (157.3, 0, 342.4).
+    q = [0.0, -50.024 * DEG, 105.019 * DEG, 35.004 * DEG, 0.0]
+    base, shoulder, elbow, wrist, tip = geometry.link_points(ARM5.solver, q)
+    assert base == [0.0, 0.0, 0.0]
+    assert shoulder == pytest.approx([0.0, 0.0, 189.0], abs=1e-9)
+    # The upper arm leans back by 50.024 deg from vertical.
+    assert elbow == pytest.approx([126.14 * math.sin(-50.024 * DEG), 0.0, 189.0 + 126.14 * math.cos(50.024 * DEG)],
+                                  abs=1e-9)
+    # The tool is horizontal (pitch 90): the wrist is l3 straight behind the tip.
+    assert tip == pytest.approx([157.3, 0.0, 342.4], abs=0.1)
+    assert wrist == pytest.approx([tip[0] - 150.6, 0.0, tip[2]], abs=0.01)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-math.pi, math.pi), min_size=5, max_size=5))
+def test_arm5_points_agree_with_the_independent_chain(q):
+    points = geometry.link_points(ARM5.solver, q)
+    chain = chain_mod.from_board(ARM5).joint_points(q)
+    # The chain lists the wrist pitch and wrist roll origins (one point) apart.
+    expected = [chain[0], chain[1], chain[2], chain[3], chain[5]]
+    for got, want in zip(points, expected):
+        assert got == pytest.approx(list(want), abs=1e-6)
+    lengths = [_dist(points[i], points[i + 1]) for i in range(4)]
+    assert lengths == pytest.approx([189.0, 126.14, 126.14, 150.6], abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(-math.pi, math.pi), st.floats(-math.pi, math.pi))
+def test_planar_points_lie_in_the_vertical_plane(t1, t2):
+    s = PLANAR.solver
+    base, elbow, tip = geometry.link_points(s, [t1, t2])
+    assert elbow == pytest.approx([s.l1 * math.cos(t1), 0.0, s.l1 * math.sin(t1)], abs=1e-9)
+    assert tip == pytest.approx([s.l1 * math.cos(t1) + s.l2 * math.cos(t1 + t2), 0.0,
+                                 s.l1 * math.sin(t1) + s.l2 * math.sin(t1 + t2)], abs=1e-9)
+
+
+def test_pulses_follow_the_servo_formula_and_refuse_outside_the_window():
+    # 270-degree servos: pulse_us = 1500 + rad / 0.002356, window 500..2500 us.
+    q = [0.3, -0.5, 1.0, 0.0, 2.4]
+    us = geometry.pulses(ARM5, q)
+    assert us[:4] == [round(1500 + v / 0.002356) for v in q[:4]]
+    assert us[4] is None      # 2.4 rad needs 2519 us
+
+
+def test_description_carries_the_board_limits():
+    d = geometry.describe(ARM5)
+    assert [j["name"] for j in d["joints"]] == ["base", "shoulder", "elbow", "wrist_pitch", "wrist_roll"]
+    assert all(j["min_deg"] == pytest.approx(-135) and j["max_deg"] == pytest.approx(135) for j in d["joints"])
+    assert d["arm"]["reach_mm"] == pytest.approx(126.14 * 2 + 150.6)
+    assert d["home_points"][-1] == pytest.approx([126.14 + 150.6, 0.0, 189.0 + 126.14])
+
+
+def test_description_carries_the_zones_the_firmware_checks():
+    z = ARM5.solver.zones
+    drawn = {d["name"]: d for d in geometry.describe(ARM5)["zones"]}
+    assert sorted(drawn) == sorted(z.zone_names)
+    for name, params in zip(z.zone_names, z.params):
+        d = drawn[name]
+        if d["kind"] == "floor":
+            assert [d["height_mm"], d["clearance_mm"]] == params[:2]
+        elif d["kind"] == "cylinder":
+            assert d["centre"] + [d["radius_mm"], d["bottom_mm"], d["top_mm"]] == params[:5]
+        else:
+            assert d["min"] + d["max"] == params[:6]
+
+
+def test_workspace_map_marks_reach_for_the_pitch():
+    m = geometry.workspace(PLANAR, cells=41)
+    s = PLANAR.solver
+    xs = [m["x"][0] + (m["x"][1] - m["x"][0]) * i / 40 for i in range(41)]
+    ys = [m["y"][0] + (m["y"][1] - m["y"][0]) * j / 40 for j in range(41)]
+    names = geometry.STATUS_NAMES
+    for j, row in enumerate(m["rows"]):
+        for i, code in enumerate(row):
+            r = math.hypot(xs[i], ys[j])
+            if r > s.l1 + s.l2 + 1:
+                assert names[code] == "TOO_FAR"
+
+
+# -- the line preview is the firmware's own answer ------------------------------
+
+@pytest.mark.parametrize("board_file, start, target", [
+    ("sim_planar.json", "move 60 0", [-60.0, 0.0]),               # PROTOCOL.md: refused at step 12
+    ("sim_planar.json", "move 60 0", [120.0, 60.0]),
+    ("sim_arm5.json", "move 150 100 150 180", [200.0, -50.0, 120.0, 150.0]),
+    ("sim_arm5.json", "move 150 100 150 180", [0.0, 0.0, 600.0, 0.0]),
+])
+def test_line_preview_matches_the_board(micropython, board_file, start, target):
+    board = boardlib.load(str(BOARDS / board_file))
+    with Simulator(BOARDS / board_file, realtime=False) as sim:
+        pose = sim.request(start)[-1].split()
+        q_deg = [float(v) for v in pose[2:2 + board.solver.n]]
+        final = sim.request("line " + " ".join("%g" % v for v in target))[-1]
+    result = preview.line(board, [v * DEG for v in q_deg], target, board.motion["max_speed_deg_s"])
+    if final.startswith("ok"):
+        assert result["ok"]
+        assert "steps=%d" % result["steps"] in final
+        assert result["points"][-1] == pytest.approx(target, abs=1e-6)
+    else:
+        assert not result["ok"]
+        words = final.split()
+        assert words[1] == result["status"]
+        assert "step %d at" % result["step"] in final
+        at = [float(v) for v in final.split(" at ")[1].split(":")[0].split()]
+        assert result["at"] == pytest.approx(at, abs=1e-3)
+
+
+# -- the server ------------------------------------------------------------------
+
+def test_page_words_that_cannot_be_sent_are_refused():
+    check_words(["move", "150", "0", "200", "90", "elbow=up"])
+    for words in ([], ["move", "1 2"], ["move", "1?"], ["where!"], ["jog", "~"], ["ik", "1\n2"], ["ik", "\x18"],
+                  ["echo", "on"], ["SYNC", "abc"], ["move", 5]):
+        with pytest.raises(Refused) as e:
+            check_words(words)
+        assert str(e.value).split()[0] == "error"
+
+
+def test_status_line_fields():
+    f = parse_status_line("# progress state=run joints=10.000,-5.500,?,0.000,0.000 x=1.5 y=2 z=3 pitch=90 steps=3/40")
+    assert f["kind"] == "progress" and f["state"] == "run" and f["steps"] == "3/40"
+    assert f["joints"] == [10.0, -5.5, None, 0.0, 0.0]
+    assert (f["x"], f["pitch"]) == (1.5, 90.0)
+
+
+class _MovingLink:
+    """A link whose `joints` request runs until the stop bytes arrive; records what was sent."""
+
+    def __init__(self):
+        self.sent = []
+        self.raw = []
+        self.stopped = threading.Event()
+
+    def request(self, line, on_line=None, timeout=None):
+        self.sent.append(line)
+        if line.startswith("joints"):
+            assert self.stopped.wait(10), "no stop came"
+            final = "error ABORTED aborted (Ctrl-X) at step 3 of 90: 3.000 0.000 90.000 0.000 0.000"
+        elif line.endswith("where"):
+            final = "ok OK 3.000 0.000 90.000 0.000 0.000 x=276.360 y=14.480 z=315.140 pitch=90.000 grip=none"
+        else:
+            final = "ok"
+        if on_line is not None:
+            on_line(final)
+        return parse_reply([final])
+
+    def write_raw(self, data):
+        self.raw.append(data)
+
+    def interrupt(self):
+        self.raw.append(STOP_BYTES)
+        self.stopped.set()
+
+
+def test_stop_is_sent_during_a_move_and_drops_what_waits_behind_it():
+    link = _MovingLink()
+
+    async def main():
+        session = Session(link, ARM5)
+        session.live_console = True
+        session.q_deg = [0.0, 0.0, 90.0, 0.0, 0.0]
+        session.tool = {"x": 276.74, "y": 0.0, "z": 315.14, "pitch": 90.0}
+        move = asyncio.create_task(session.send(["joints", "90", "0", "90", "0", "0"]))
+        while not link.sent:
+            await asyncio.sleep(0.01)
+        queued = [asyncio.create_task(session.send(["home"])), asyncio.create_task(session.jog("x", 5))]
+        await asyncio.sleep(0.05)
+        await session.stop()
+        reply = await move
+        dropped = await asyncio.gather(*queued, return_exceptions=True)
+        session.close()
+        return reply, dropped
+
+    reply, dropped = asyncio.run(main())
+    assert reply.final.startswith("error ABORTED")
+    assert all(isinstance(e, Refused) and e.word == "DROPPED" for e in dropped), dropped
+    # Nothing that waited was sent; the pose was read back after the move.
+    assert link.sent == ["joints 90 0 90 0 0", "?where"]
+    assert STOP_BYTES in link.raw
+
+
+def test_a_where_from_the_page_is_the_pose_drawn():
+    link = _MovingLink()
+
+    async def main():
+        session = Session(link, ARM5)
+        queue = session.subscribe()
+        await session.send(["where"])
+        session.close()
+        poses = []
+        while not queue.empty():
+            m = queue.get_nowait()
+            if m["type"] == "pose":
+                poses.append(m)
+        return poses[-1]
+
+    pose = asyncio.run(main())
+    assert pose["q_deg"] == [3.0, 0.0, 90.0, 0.0, 0.0]
+    assert pose["points"][-1] == pytest.approx([276.36, 14.48, 315.14], abs=0.01)
+
+
+@pytest.fixture
+def served(micropython, tmp_path):
+    """(run, sim): run(coro_fn) runs coro_fn(client_factory, session) against a served simulated board."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, realtime=False, flash_dir=tmp_path / "flash") as sim:
+        def run(body):
+            async def main():
+                with Link(sim.port, timeout=10) as link:
+                    link.wait_ready()
+                    session = Session(link, ARM5, sim)
+                    await session.start()
+                    clients = []
+
+                    async def client():
+                        c = TestClient(TestServer(make_app(session)))
+                        await c.start_server()
+                        clients.append(c)
+                        return c
+                    try:
+                        return await body(client, session)
+                    finally:
+                        for c in clients:
+                            await c.close()
+                        session.close()
+            return asyncio.run(main())
+        yield run, sim
+
+
+async def _until(ws, predicate, timeout=10.0):
+    """Messages from ws until predicate(message) holds; returns (that message, all seen)."""
+    seen = []
+    while True:
+        msg = json.loads((await asyncio.wait_for(ws.receive(), timeout)).data)
+        seen.append(msg)
+        if predicate(msg):
+            return msg, seen
+
+
+async def _open_tab(client):
+    """A websocket to the served page, and its hello message."""
+    ws = await (await client()).ws_connect("/ws")
+    return ws, json.loads((await ws.receive()).data)
+
+
+async def _ask(ws, ident, message):
+    """Send message with this id; its answer (other messages on the way are skipped)."""
+    await ws.send_json(dict(message, id=ident))
+    answer, _ = await _until(ws, lambda m: m.get("id") == ident)
+    return answer
+
+
+def test_two_tabs_share_one_board_and_see_each_others_requests(served):
+    run, sim = served
+
+    async def body(client, session):
+        c = await client()
+        a = await c.ws_connect("/ws")
+        b = await c.ws_connect("/ws")
+        hello_a = json.loads((await a.receive()).data)
+        json.loads((await b.receive()).data)
+        assert hello_a["board"]["name"] == "sim_arm5"
+        assert hello_a["pose"]["q_deg"] == pytest.approx([0, 0, 90, 0, 0])
+        # Both tabs ask at once: the link answers one request at a time, each its own reply.
+        await a.send_json({"id": 1, "op": "send", "words": ["move", "150", "100", "150", "180"]})
+        await b.send_json({"id": 2, "op": "send", "words": ["fk", "0", "0", "0", "0", "0"]})
+        reply_a, seen_a = await _until(a, lambda m: m.get("id") == 1)
+        reply_b, seen_b = await _until(b, lambda m: m.get("id") == 2)
+        assert reply_a["final"].startswith("ok OK 33.690 25.427 65.628")
+        assert reply_b["final"] == "ok 0.000 0.000 591.880 0.000"
+        # Tab b saw tab a's request and reply in its transcript, and the new pose.
+        lines_b = [m["text"] for m in seen_b if m["type"] == "line"]
+        assert "move 150 100 150 180" in lines_b
+        _, more = await _until(b, lambda m: m["type"] == "pose" and m["busy"] is None and
+                               m["q_deg"] == pytest.approx([33.69, 25.427, 65.628, 88.945, 0], abs=1e-3))
+        pose = [m for m in seen_b + more if m["type"] == "pose"][-1]
+        assert pose["points"][-1] == pytest.approx([150, 100, 150], abs=0.01)
+
+    run(body)
+
+
+def test_bad_input_from_the_page_moves_nothing(served):
+    run, sim = served
+
+    async def body(client, session):
+        ws, _ = await _open_tab(client)
+        pulses_before = len(sim.pulses())
+        answers = {}
+        cases = {1: {"op": "send", "words": ["move", "abc", "0", "200", "90"]},   # the board judges
+                 2: {"op": "send", "words": ["move", "150", "0", "200"]},
+                 3: {"op": "send", "words": ["move", "150;", "0", "200", "90"]},  # not one word: not sent
+                 4: {"op": "send", "words": ["line", "150", "0", "200", "90!"]},
+                 5: {"op": "send", "words": ["echo", "on"]},
+                 6: {"op": "jog", "axis": "x", "step": "nan"},                      # the board judges
+                 7: {"op": "preview", "words": ["600", "0", "0", "90"]},
+                 8: {"op": "jog", "axis": 2, "step": "5 5"}}                          # not sent
+        for i, message in cases.items():
+            answers[i] = await _ask(ws, i, message)
+        for i in (1, 2, 6):
+            assert answers[i]["final"].startswith("error BAD_INPUT") and answers[i]["sent"], answers[i]
+        for i in (3, 4, 5, 8):
+            assert answers[i]["ok"] is False and answers[i]["sent"] is False, answers[i]
+            assert answers[i]["final"].split()[0] == "error"
+        assert answers[7]["status"] == "TOO_FAR" and "q_deg" not in answers[7]
+        assert answers[7]["line"]["ok"] is False and answers[7]["line"]["status"] == "TOO_FAR"
+        sent = [e["text"] for e in session.transcript if e["dir"] == ">"]
+        assert not any(s.startswith(("move 150;", "line", "echo", "jog j2")) for s in sent)
+        assert len(sim.pulses()) == pulses_before
+
+    run(body)
+
+
+def test_jog_moves_the_tool_by_the_step(served):
+    run, sim = served
+
+    async def body(client, session):
+        ws, hello = await _open_tab(client)
+        x0 = hello["pose"]["tool"]["x"]
+        for i, (axis, step) in enumerate([("x", -5), ("z", 10), (1, 15)], 1):
+            reply = await _ask(ws, i, {"op": "jog", "axis": axis, "step": step})
+            assert reply["ok"], reply
+        where = (await session.request("where")).fields
+        assert where["x"] == pytest.approx((x0 - 5) * math.cos(15 * DEG), abs=2e-3)
+        assert where["z"] == pytest.approx(hello["pose"]["tool"]["z"] + 10, abs=2e-3)
+        assert session.q_deg[0] == pytest.approx(15.0)
+
+    run(body)
+
+
+def test_websocket_from_another_site_is_refused(served):
+    run, sim = served
+
+    async def body(client, session):
+        c = await client()
+        refused = await c.get("/ws", headers={"Origin": "http://elsewhere.example", "Connection": "Upgrade",
+                                              "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                                              "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
+        page = await c.get("/")
+        script = await c.get("/static/view.js")
+        return refused.status, page.status, "<canvas" in await page.text(), script.status
+
+    assert run(body) == (403, 200, True, 200)
+
+
+# -- the command ---------------------------------------------------------------
+
+@pytest.mark.parametrize("args, code, says", [
+    (["--board", "sim_arm6"], 2, "sim_arm5"),                  # names the shipped boards
+    (["--http-port", "70000"], 2, "--http-port"),
+    (["--port", "/dev/no-such-port"], 3, "does not exist"),
+    (["--port", "/dev/no-such-port", "--fast"], 2, "--fast"),
+])
+def test_command_refuses_bad_usage_with_its_exit_code(args, code, says):
+    done = subprocess.run([sys.executable, "-m", "armctl.cli", "ui", "--no-browser", *args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == code and says in done.stderr, done.stderr
+
+
+def test_command_warns_when_listening_beyond_this_computer(micropython):
+    proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "ui", "--no-browser", "--http-port", "0",
+                             "--fast", "--host", "0.0.0.0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert "http://0.0.0.0:" in proc.stdout.readline()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=15)
+    assert proc.returncode == 0
+    assert "warning" in err and "anyone who can reach it can move the arm" in err
+
+
+def _ui_on_port(port, *args):
+    return subprocess.Popen([sys.executable, "-m", "armctl.cli", "ui", "--no-browser", "--http-port", "0",
+                             "--port", port, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_board_on_a_port_is_known_by_the_name_its_info_gives(micropython, tmp_path):
+    with Simulator(BOARDS / "sim_planar.json", pty=True, realtime=False, flash_dir=tmp_path / "flash") as sim:
+        proc = _ui_on_port(sim.port)
+        try:
+            line = proc.stdout.readline()
+            assert "(board sim_planar on %s;" % sim.port in line, line + proc.stderr.read()
+            url = line.split()[2]
+            with urllib.request.urlopen(url, timeout=10) as page:
+                assert page.status == 200
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=15)
+        assert proc.returncode == 0
+
+
+def test_a_board_that_is_not_shipped_needs_its_board_file(micropython, tmp_path):
+    own = json.loads((BOARDS / "sim_planar.json").read_text())
+    own["name"] = "my_arm"
+    board_file = tmp_path / "my_arm.json"
+    board_file.write_text(json.dumps(own))
+    with Simulator(board_file, pty=True, realtime=False, flash_dir=tmp_path / "flash") as sim:
+        proc = _ui_on_port(sim.port)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 2 and "my_arm, not a shipped board: give --board FILE" in err, err
+        proc = _ui_on_port(sim.port, "--board", str(board_file))
+        try:
+            assert "(board my_arm on" in proc.stdout.readline()
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=15)
