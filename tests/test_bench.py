@@ -41,7 +41,7 @@ def fraction(v):
 
 def test_every_section_ran(bench):
     result, text = bench
-    for key in ("meta", "firmware", "numeric", "batch", "protocol", "console", "estimate"):
+    for key in ("meta", "firmware", "numeric", "batch", "protocol", "console", "fallback", "estimate"):
         assert key in result
     # The firmware needs only MicroPython, the batch only numpy: never "not available".
     assert isinstance(result["firmware"], dict), result["firmware"]
@@ -128,6 +128,23 @@ def test_protocol_figures(bench):
     # 400 mm at the board's 2 mm line step: at least 200 steps (shorter where joints would be too fast).
     assert pr["line_steps"] >= 200
     assert positive(pr["line_median_ms"])
+
+
+def test_fallback_figures(bench, report):
+    fb = bench[0]["fallback"]
+    assert isinstance(fb, dict), fb
+    for key in ("chain_fallback_ms", "arm5_free_pitch_fallback_ms", "arm5_board_move_ms"):
+        assert positive(fb[key])
+    # FK-made targets are reachable: every one moved, by the host or by the board.
+    assert fb["chain_moved"] == fb["arm5_free_pitch_moved"] == fb["arm5_board_moved"] == fb["targets"]
+    fk = fb["firmware_chain_fk"]
+    assert positive(fk["fk_per_s"]) and heap(fk["heap_bytes_per_call"])
+    # The script's own FK of the zero pose: the AL5D's tip as Robotics Toolbox puts it (mm).
+    assert fk["check_fk_zero_mm"] == pytest.approx([175.51, 0.0, 215.37], abs=1e-3)
+    report("bench --short: fallback %.1f ms/target (chain), %.1f ms (arm5, pitch free) vs board move %.1f ms; "
+           "chain FK %.0f/s, %d B/call on the Unix port" % (
+               fb["chain_fallback_ms"], fb["arm5_free_pitch_fallback_ms"], fb["arm5_board_move_ms"],
+               fk["fk_per_s"], fk["heap_bytes_per_call"]))
 
 
 def test_console_figures(bench):

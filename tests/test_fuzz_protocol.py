@@ -53,6 +53,7 @@ COMMANDS = {
     "servo": (2, 2), "pick": (3, 2), "place": (3, 2), "speed": (1, 1),
     "where": (0, 0), "home": (0, 0), "help": (0, 0), "info": (0, 0), "grip": None,
     "jog": (3, 2), "relax": (0, 0), "unlock": (0, 0), "progress": None,
+    "path": (5, 2),     # after a subcommand word: add (joint angles), run, clear, or junk
 }
 WORDS = {"grip": ["open", "close", "OPEN", "half", ""], "progress": ["on", "off", "of", ""]}
 # Real-time bytes: inside a line they act at once (idle: only ? shows); sent
@@ -88,6 +89,9 @@ def commands(draw, planar):
         value = st.one_of(st.integers(30, 150).map(str), st.sampled_from(SPECIAL_NUMBERS)) \
             if name == "speed" else numbers
         args = [draw(value) for _ in range(n)]
+        if name == "path":
+            sub = draw(st.sampled_from(["add", "add", "add", "add", "run", "clear", "", "ADD", "go"]))
+            args = [sub] + (args if sub.lower() == "add" else [])
     if name in ("ik", "move") and draw(st.integers(0, 4)) == 0:
         args.append(draw(st.sampled_from(["elbow=up", "elbow=down", "elbow=", "elbow=up=down", "=", "x=1"])))
     if draw(st.booleans()):

@@ -81,6 +81,7 @@ class Solver:
     kind = ""
     targets = ()      # names of the target coordinates, in order
     n_candidates = 0
+    closed_form = True    # ik() solves; False: the host must (armfw.chain)
     zones = None        # armfw.zones.Zones, set by the board loader; None: no zone check
 
     def __init__(self, names, lo, hi, home):

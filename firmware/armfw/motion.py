@@ -41,8 +41,13 @@ MOVE = const(1)            # joint interpolation to the IK solution of a tool ta
 LINE = const(2)            # straight tool line, IK at every step
 GRIP_OPEN = const(3)
 GRIP_CLOSE = const(4)
-WAIT = const(5)            # a dwell (G4): target[0] ms, the arm holds still
-OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "wait")
+PATH = const(5)            # joint interpolation through the waypoints of the path buffer
+WAIT = const(6)            # a dwell (G4): target[0] ms, the arm holds still
+OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path", "wait")
+
+# Joint waypoints a path may hold (the host's straight lines on arms the board
+# cannot solve). float32 storage: 4 bytes per joint per waypoint, allocated once.
+MAX_WAYPOINTS = const(128)
 
 MAX_OPS = const(6)
 
@@ -73,6 +78,7 @@ REASON_PULSE = "pulse outside the servo window"
 REASON_JUMP = "joint would jump"
 REASON_GRIPPER = "no gripper"
 REASON_LIMITS = "outside the joint limits"
+REASON_PATH_FULL = "path full"
 REASON_UNKNOWN_POSE = "servos off, pose unknown: home first"
 REASON_ZONE = "would enter a zone"     # which zone and link: solver.zones.hit_zone, hit_link
 
@@ -179,6 +185,9 @@ class ArmController:
         self._n_kept = 0                  # steps kept
         self._kept_whole = True           # False: the plan had more steps than PATH_STEPS
         self._down = [0.0] * nt
+        # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
+        self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
+        self.path_len = 0
         # The refusal of the last plan that failed.
         self.fail_status = name(OK)       # a status word (armfw.status), e.g. "TOO_FAR"
         self.fail_reason = ""
@@ -297,6 +306,52 @@ class ArmController:
             return self._refuse(JOINT_LIMIT, REASON_LIMITS, 0, 0)
         return True
 
+    def path_clear(self):
+        """Empty the joint path buffer."""
+        self.path_len = 0
+
+    def path_add(self, q):
+        """Append waypoint q (radians) to the path; False (nothing stored, see fail_*) if the
+        buffer is full, an angle is outside its joint limits or its pulse outside its window."""
+        n = self.solver.n
+        self.plan()
+        self.add(PATH)
+        if self.path_len >= MAX_WAYPOINTS:
+            return self._refuse(BAD_INPUT, REASON_PATH_FULL, 0, self.path_len + 1)
+        base = self.path_len * n
+        path = self.path
+        goal = self._goal
+        for i in range(n):
+            path[base + i] = q[i]
+            goal[i] = path[base + i]        # judged as stored (float32)
+        if not self.solver.within_limits(goal):
+            return self._refuse(JOINT_LIMIT, REASON_LIMITS, 0, self.path_len + 1)
+        zones = self.solver.zones
+        if zones is not None and not zones.clear(goal):
+            return self._refuse(COLLISION, REASON_ZONE, 0, self.path_len + 1)
+        bad = self.servos.pulses(goal, self._step_us)
+        if bad >= 0:
+            return self._refuse(JOINT_LIMIT, REASON_PULSE, 0, self.path_len + 1, None, bad)
+        self.path_len += 1
+        return True
+
+    def plan_path(self):
+        """Plan the motion through the path's waypoints (begin() checks it, step() runs it).
+
+        A path runs once: the buffer is emptied when the motion ends or is stopped
+        (and by the caller when begin() refuses it).
+        """
+        self.plan()
+        self.add(PATH)
+
+    def path_run(self):
+        """Run the path from the commanded pose as one motion (every step checked first);
+        False if refused. The buffer is emptied either way."""
+        self.plan_path()
+        ran = self.run()
+        self.path_len = 0
+        return ran
+
     def home(self):
         """Joint-interpolated move to the board's home pose (sent at once if the pose is unknown)."""
         return self.joints(self.solver.home)
@@ -390,6 +445,8 @@ class ArmController:
             return next(self._live)
         except StopIteration:
             self._live = None
+            if self._n_ops and self._ops[0] == PATH:
+                self.path_len = 0       # a path runs once
             return -1
 
     def running(self):
@@ -398,6 +455,8 @@ class ArmController:
 
     def stop(self):
         """Drop the rest of the running plan; the arm stays at the last step sent."""
+        if self._live is not None and self._n_ops and self._ops[0] == PATH:
+            self.path_len = 0       # a path stopped halfway is not run again from elsewhere
         self._live = None
 
     def _refuse(self, status, reason, op, step, point=None, joint=-1):
@@ -444,6 +503,10 @@ class ArmController:
                 continue
             if op == LINE:
                 if not (yield from self._walk_line(k, q, live)):
+                    return False
+                continue
+            if op == PATH:
+                if not (yield from self._walk_path(k, q, live)):
                     return False
                 continue
             goal = self._goal
@@ -560,6 +623,18 @@ class ArmController:
                 return False
             if live:
                 yield self.step_ms
+        return True
+
+    def _walk_path(self, k, q, live):
+        goal = self._goal
+        path = self.path
+        n = self.solver.n
+        for w in range(self.path_len):
+            base = w * n
+            for i in range(n):
+                goal[i] = path[base + i]
+            if not (yield from self._walk_joints(k, q, goal, live)):
+                return False
         return True
 
     def _walk_line(self, k, q, live):

@@ -15,7 +15,7 @@ from armfw.compat import const
 from armfw.console import MAX_LINE, TOO_LONG
 from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
 from armfw.numeric import DEG, finite, wrap_angle
-from armfw.status import ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, INTERNAL, RELAXED
+from armfw.status import ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, INTERNAL, NO_CLOSED_FORM, RELAXED
 from armfw.twolink import SINGULAR_SIN
 
 BAD_INPUT = status.NAMES[status.BAD_INPUT]
@@ -37,6 +37,7 @@ HELP = (
     "move X Y [Z PITCH [ROLL]] [elbow=up|down]  joint-interpolated move to the IK solution",
     "line X Y [Z PITCH [ROLL]] straight tool line (IK every step, whole path checked first)",
     "joints Q1..QN             move to joint angles (deg)",
+    "path add Q1..QN | run | clear  joint waypoints (deg) checked as added; run: one motion through them",
     "servo CH US               raw pulse on one channel (wiring check), inside its window",
     "where                     commanded pose: ok STATUS q1..qn x= y= [z= pitch= roll=] grip= clear_mm= zone= link=",
     "home                      move to the board's home pose",
@@ -145,7 +146,7 @@ class Protocol:
             self._tool = [0.0] * self._nt
         self._commands = {
             "ik": self.ik, "fk": self.fk, "move": self.move, "line": self.line,
-            "joints": self.joints, "servo": self.servo, "where": self.where,
+            "joints": self.joints, "path": self.path, "servo": self.servo, "where": self.where,
             "home": self.home, "grip": self.grip, "pick": self.pick, "place": self.place,
             "speed": self.speed, "info": self.info, "help": self.help, "sync": self.sync,
             "jog": self.jog, "relax": self.relax, "unlock": self.unlock,
@@ -258,6 +259,8 @@ class Protocol:
     # -- replies --------------------------------------------------------
 
     def _pose_status(self, q):
+        if not self.controller.solver.closed_form:
+            return status.OK        # a chain's singular poses are the host solver's business
         # Near full stretch or full fold of the elbow a small tool motion needs
         # a large joint motion: the same SINGULAR warning the solver gives.
         s = sin(q[1] if self._n == 2 else q[2])
@@ -337,7 +340,7 @@ class Protocol:
         if controller.fail_reason == motion.REASON_GRIPPER:
             return "no gripper on this board"
         text = "%s step %d" % (motion.OP_NAMES[controller.fail_kind], controller.fail_step)
-        if controller.fail_kind != motion.JOINTS:
+        if controller.fail_kind == motion.MOVE or controller.fail_kind == motion.LINE:
             p = controller.fail_point
             text += " at " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
         if controller.fail_joint >= 0:
@@ -359,7 +362,14 @@ class Protocol:
 
     # -- commands -------------------------------------------------------
 
+    def _closed_form(self):
+        """Refuse a tool-space command on an arm whose IK only the host can solve."""
+        if not self.controller.solver.closed_form:
+            raise Refused(NO_CLOSED_FORM, "%s arm: no IK on the board; the host solves it "
+                          "(armctl move) and sends joints or a path" % self.controller.solver.kind)
+
     def ik(self, args):
+        self._closed_form()
         rule = self._parse_target(args, True)
         kin = self.controller.solver
         q = self._q
@@ -383,6 +393,7 @@ class Protocol:
         return "ok " + " ".join([_fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self._nt)])
 
     def move(self, args):
+        self._closed_form()
         rule = self._parse_target(args, True)
         self._may_move()
         st = self.controller.solver.ik(self._target, self._q, self._current(), rule)
@@ -394,6 +405,7 @@ class Protocol:
         return self._start()
 
     def line(self, args):
+        self._closed_form()
         self._parse_target(args, False)
         self._may_move()
         self.controller.plan()
@@ -404,6 +416,7 @@ class Protocol:
         """jog DX DY [DZ [DPITCH [DROLL]]] (a straight tool line) or jog jN DEG (one joint)."""
         if args and args[0][:1] in ("j", "J"):
             return self._jog_joint(args)
+        self._closed_form()
         n = self._nt - 1 if self._nt == 4 else self._nt
         if len(args) == self._nt or (self._nt == 4 and len(args) == 5):
             n = len(args)
@@ -463,6 +476,35 @@ class Protocol:
         q = self._parse_joints(args)
         self._check_limits(q)
         return self._go_to(q)
+
+    def path(self, args):
+        controller = self.controller
+        action = args[0].lower() if args else ""
+        if action == "add":
+            q = self._parse_joints(args[1:])
+            self._check_limits(q)
+            if not controller.path_add(q):
+                if controller.fail_reason == motion.REASON_PATH_FULL:
+                    raise Refused(BAD_INPUT, "path full (%d waypoints); run or clear it" % motion.MAX_WAYPOINTS)
+                raise Refused(controller.fail_status, "waypoint %d not added: %s" % (
+                    controller.fail_step, self._refusal()))
+        elif action == "run":
+            self._numbers(args[1:], 0, "none")
+            if controller.path_len == 0:
+                raise Refused(BAD_INPUT, "the path is empty (path add Q1..QN first)")
+            self._may_move()
+            controller.plan_path()
+            try:
+                return self._start()
+            except Refused:
+                controller.path_clear()     # a path runs once, or not at all
+                raise
+        elif action == "clear":
+            self._numbers(args[1:], 0, "none")
+            controller.path_clear()
+        elif action:
+            raise Refused(BAD_INPUT, "path add Q1..QN | path run | path clear")
+        return "ok %d" % controller.path_len
 
     def home(self, args):
         self._numbers(args, 0, "none")
@@ -568,6 +610,7 @@ class Protocol:
     def _pick_place(self, args, pick):
         if self.controller.gripper is None:
             raise Refused(BAD_COMMAND, "no gripper on this board")
+        self._closed_form()
         n = self._nt - 1 if self._nt == 4 else self._nt
         v = self._numbers(args, n, "X Y Z" if n == 3 else "X Y")
         self._may_move()

@@ -46,8 +46,9 @@ ABORTED = "ABORTED"             # final reply of a move stopped before its end (
 DROPPED = "DROPPED"             # a line queued during a move that an abort dropped unrun
 QUEUE_FULL = "QUEUE_FULL"       # a line sent during a move that the queue had no room for
 RELAXED = "RELAXED"             # ok RELAXED: servos off, no pose to report (relax, where)
+NO_CLOSED_FORM = "NO_CLOSED_FORM"   # this arm (kind chain) has no IK on the board: the host solves it
 PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, FLASH, HOME_FIRST, ALARM, ABORTED, DROPPED,
-                  QUEUE_FULL, RELAXED)
+                  QUEUE_FULL, RELAXED, NO_CLOSED_FORM)
 
 WORDS = NAMES + PROTOCOL_WORDS
 

@@ -39,6 +39,23 @@ CYLINDER = const(2)
 TOOL_BOX = const(3)
 
 LINKS = {"planar": ("upper_arm", "forearm"), "arm5": ("upper_arm", "forearm", "tool")}
+# A chain arm (armfw.chain) has one link per joint: link<i> runs from joint i's
+# origin to the next joint's (the last to the tool tip), the points its FK
+# leaves in solver.origins.
+CHAIN_LINK_RADIUS_MM = 10.0
+
+
+def link_names(solver):
+    """The names of the arm's links, in the order of its joint points."""
+    if solver.kind == "chain":
+        return tuple("link%d" % (i + 1) for i in range(solver.n))
+    return LINKS[solver.kind]
+
+
+def _default_radius(solver, name):
+    if solver.kind == "chain":
+        return CHAIN_LINK_RADIUS_MM
+    return DEFAULT_RADII[solver.kind][name]
 
 # Board-file defaults per arm kind (see firmware/PROTOCOL.md, "Workspace").
 # arm5: standing on a table at z = 0; the base and shoulder housing is a column
@@ -56,7 +73,12 @@ POST_BELOW_SHOULDER_MM = 30.0
 
 
 def defaults(kind, solver):
-    """The workspace section a board of this arm kind gets when it has none (a dict)."""
+    """The workspace section a board of this arm kind gets when it has none (a dict).
+
+    A chain arm gets none: where its base stands is the URDF's business, not a default's.
+    """
+    if kind == "chain":
+        return {"floor": None, "link_radius_mm": {}, "zones": []}
     if kind == "arm5":
         return {
             "floor": {"height_mm": 0.0, "clearance_mm": DEFAULT_CLEARANCE_MM},
@@ -89,7 +111,7 @@ class Zones:
     def __init__(self, solver, radii, zones):
         self.kind = solver.kind
         self.solver = solver
-        self.link_names = LINKS[solver.kind]
+        self.link_names = link_names(solver)
         nl = len(self.link_names)
         self.n_links = nl
         self.radii = list(radii)
@@ -133,7 +155,8 @@ class Zones:
             self._grown.append(row)
         # Joint points, x y z each: arm5 J2 axis, elbow, wrist, tip; planar shoulder, elbow, tip.
         self._pts = [0.0] * (3 * (nl + 1))
-        self._tip = [0.0, 0.0, 0.0, 0.0]     # the tool tip of an arm with a tool offset
+        self._tip = [0.0] * 3             # chain FK scratch
+        self._tool_tip = [0.0, 0.0, 0.0, 0.0]     # the tool tip of an arm with a tool offset
         self.hit_zone = -1
         self.hit_link = -1
         self.nearest_zone = -1
@@ -146,7 +169,12 @@ class Zones:
         """Joint points of pose q (radians) into the preallocated list (x, y, z per point)."""
         p = self._pts
         a = self.solver
-        if self.kind == "arm5":
+        if self.kind == "chain":
+            a.fk(q, self._tip)
+            o = a.origins
+            for i in range(len(p)):
+                p[i] = o[i]
+        elif self.kind == "arm5":
             a2 = q[1]
             a3 = a2 + q[2]
             a4 = a3 + q[3]
@@ -171,7 +199,7 @@ class Zones:
             p[11] = z2 + a.l3 * cos(a4)
             if getattr(a, "_offset", False):
                 # A tool offset: the tool link ends at the real tip.
-                tip = a.fk(q, self._tip)
+                tip = a.fk(q, self._tool_tip)
                 p[9] = tip[0]
                 p[10] = tip[1]
                 p[11] = tip[2]
@@ -195,6 +223,8 @@ class Zones:
     @micropython.native
     def clear(self, q):
         """True when no link of pose q (radians) is in any zone; else sets hit_zone, hit_link."""
+        if self.n_zones == 0:
+            return True
         p = self.points(q)
         tip = 3 * self.n_links
         for z in range(self.n_zones):
@@ -443,14 +473,14 @@ def from_description(section, solver, where, number, error):
     for key in section:
         if key not in WORKSPACE_KEYS:
             raise error("%s.%s: unknown setting (known: %s)" % (where, key, ", ".join(WORKSPACE_KEYS)))
-    links = LINKS[kind]
-    dims = 3 if kind == "arm5" else 2
+    links = link_names(solver)
+    dims = 2 if kind == "planar" else 3
 
     radii_d = section.get("link_radius_mm", base["link_radius_mm"])
     if not isinstance(radii_d, dict):
         raise error("%s.link_radius_mm: must be an object" % where)
     _known_links(radii_d, where + ".link_radius_mm", kind, links, error)
-    radii = [num(radii_d, name, where + ".link_radius_mm", DEFAULT_RADII[kind][name])
+    radii = [num(radii_d, name, where + ".link_radius_mm", _default_radius(solver, name))
              for name in links]
     for name, r in zip(links, radii):
         if r < 0:

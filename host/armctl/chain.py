@@ -206,7 +206,7 @@ class Chain:
 
 
 def from_board(board):
-    """The chain of an armfw board's arm (armfw.board.Board or its .solver)."""
+    """The chain of an armfw board's arm (armfw.board.Board or its .solver): planar, arm5 or chain."""
     arm = getattr(board, "solver", board)
     if arm.kind == "planar":
         fixed = [np.eye(4), translation((arm.l1, 0.0, 0.0))]
@@ -225,11 +225,25 @@ def from_board(board):
         t = getattr(arm, "tool", (0.0, 0.0, 0.0))
         tool = translation((t[0], t[1], arm.l3 + t[2]))
         tool_axis = (0.0, 0.0, 1.0)
+    elif arm.kind == "chain":
+        # The numpy twin of armfw.chain.ChainSolver, from the transforms it
+        # built from the board file (tests/test_chain_arm.py holds them together).
+        fixed = [_transform(arm.fixed[9 * i:9 * i + 9], arm.xyz[3 * i:3 * i + 3]) for i in range(arm.n)]
+        axes = [arm.axes[3 * i:3 * i + 3] for i in range(arm.n)]
+        tool = _transform(arm.tool_rot, arm.tool_xyz)
+        tool_axis = arm.tool_axis
     else:
         raise ValueError("chain: unknown arm kind %r" % arm.kind)
     held = (4,) if arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0))) else ()
     return Chain(fixed, axes, tool, arm.lo, arm.hi, arm.home, arm.names, tool_axis,
                  kind=arm.kind, solver=arm, held=held)
+
+
+def _transform(rotation, xyz):
+    """4x4 transform from a row-major 3x3 rotation (9 numbers) and a translation (mm)."""
+    t = translation(xyz)
+    t[:3, :3] = np.reshape(rotation, (3, 3))
+    return t
 
 
 def _vector(d, key, where, default):

@@ -24,7 +24,7 @@ def describe(b):
         "name=%s" % b.name,
         "mcu=%s" % b.mcu,
         "driver=%s" % b.driver["kind"],
-        "arm=%s" % ("arm5" if arm.n == 5 else "planar"),
+        "arm=%s" % arm.kind,
         "joints=%s" % ",".join(arm.names),
         "channels=%s" % ",".join(str(c) for c in b.servos.channels),
         "lo=%s" % ",".join("%.6f" % (v * DEG) for v in arm.lo),

@@ -8,6 +8,8 @@ Sections (each a module with run(short) -> dict of figures):
 - numeric: host numerical IK (armctl.numik DLS and CCD) against IKPy;
 - batch: armctl.batch (numpy) against a Python loop over the firmware solver;
 - protocol: the line protocol end to end through the simulator;
+- fallback: `armctl move`'s numerical fallback end to end per target beside
+  the board's own analytic move, and the firmware's chain FK (rate, heap);
 - console: the live console's step cadence in real time, with and without
   real-time traffic, and what its wait allocates;
 - estimate: the firmware figures scaled to RP2040 and ESP32 boards, clearly
@@ -22,7 +24,7 @@ import platform
 import sys
 import time
 
-SECTIONS = ("firmware", "numeric", "batch", "protocol", "console")
+SECTIONS = ("firmware", "numeric", "batch", "protocol", "console", "fallback")
 
 
 def _section(name):
@@ -32,6 +34,8 @@ def _section(name):
         from armctl.bench import numeric as module
     elif name == "batch":
         from armctl.bench import batch as module
+    elif name == "fallback":
+        from armctl.bench import fallback as module
     elif name == "console":
         from armctl.bench import console as module
     else:

@@ -24,17 +24,24 @@ SOLVES = 10000
 SHORT_SOLVES = 1000
 
 
-def run(short=False):
-    """Run the script; returns its figures plus the command line, or raises RuntimeError."""
-    solves = SHORT_SOLVES if short else SOLVES
-    cmd = [upy.command(), "-X", "heapsize=" + HEAP, str(SCRIPT), str(ROOT), str(solves)]
+def run_script(script, count):
+    """Run a tests/mp script as `micropython -X heapsize=HEAP SCRIPT ROOT count`; returns the JSON
+    object on its last line plus the command line, or raises RuntimeError."""
+    cmd = [upy.command(), "-X", "heapsize=" + HEAP, str(script), str(ROOT), str(count)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=upy.env())
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
-        raise RuntimeError("%s failed (exit %d): %s" % (SCRIPT.name, proc.returncode,
+        raise RuntimeError("%s failed (exit %d): %s" % (script.name, proc.returncode,
                                                         (proc.stderr or proc.stdout).strip()[-800:]))
     figures = json.loads(lines[-1])
-    figures["command"] = "micropython -X heapsize=%s tests/mp/%s ROOT %d" % (HEAP, SCRIPT.name, solves)
+    figures["command"] = "micropython -X heapsize=%s tests/mp/%s ROOT %d" % (HEAP, script.name, count)
+    return figures
+
+
+def run(short=False):
+    """Run the solver script and the line script; returns the solver's figures with the line's as
+    figures["line"] plus the command line, or raises RuntimeError."""
+    figures = run_script(SCRIPT, SHORT_SOLVES if short else SOLVES)
     figures["line"] = line()
     return figures
 

@@ -169,6 +169,22 @@ def protocol_lines(pr):
             ""]
 
 
+def fallback_lines(fb):
+    fk = fb["firmware_chain_fk"]
+    return ["Host fallback driving the simulated board (%d FK-made targets each; %s):" % (fb["targets"], fb["note"]),
+            "  chain arm (sim_al5d): %.1f ms per target end to end (board NO_CLOSED_FORM + where + "
+            "host DLS + firmware FK check + speed + joints + where), %d moved"
+            % (fb["chain_fallback_ms"], fb["chain_moved"]),
+            "  5-joint arm, pitch free: %.1f ms per target on the host (%d moved); the board's own analytic "
+            "move with the pitch given: %.1f ms (%d moved)"
+            % (fb["arm5_free_pitch_fallback_ms"], fb["arm5_free_pitch_moved"], fb["arm5_board_move_ms"],
+               fb["arm5_board_moved"]),
+            "  firmware chain FK (%d joints) on the Unix port: %s, %.1f us per call, %d heap bytes per "
+            "call (boxed float temporaries; buffers are allocated once)"
+            % (fk["joints"], _rate(fk["fk_per_s"]), fk["fk_us"], fk["heap_bytes_per_call"]),
+            ""]
+
+
 def console_lines(co):
     lines = ["Live console, real time (step_ms %d; traffic: `?` every %d ms):" % (co["step_ms"], co["traffic_ms"]),
              "  %-8s %6s %9s %9s %9s %9s" % ("", "steps", "mean", "median", "p99", "max")]
@@ -182,7 +198,8 @@ def console_lines(co):
 
 
 SECTION_LINES = (("firmware", firmware_lines), ("estimate", estimate_lines), ("numeric", numeric_lines),
-                 ("batch", batch_lines), ("protocol", protocol_lines), ("console", console_lines))
+                 ("batch", batch_lines), ("protocol", protocol_lines), ("console", console_lines),
+                 ("fallback", fallback_lines))
 
 
 def text(result):

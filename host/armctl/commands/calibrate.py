@@ -118,6 +118,9 @@ def run(args, keys=None, lines=input, out=sys.stdout):
     board = boardlib.load(args.board)
     if getattr(args, "tcp", False):
         return _calibrate_tool(args, board, keys, out)
+    if args.measure and board.solver.kind not in cal.MEASURE_POSES:
+        raise cli.UsageError("--measure fits the link lengths of a planar or arm5 arm; a %s arm's "
+                             "geometry comes from its description (armctl board import)" % board.solver.kind)
     joints = [j - 1 for j in args.joints] if args.joints else list(range(board.solver.n))
     for j in joints:
         if not 0 <= j < board.solver.n:

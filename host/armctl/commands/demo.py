@@ -4,7 +4,7 @@
 import argparse
 from pathlib import Path
 
-from armctl import BOARDS_DIR
+from armctl import BOARDS_DIR, cli
 from armfw import board as boardlib
 
 NAME = "demo"
@@ -32,7 +32,10 @@ def add_arguments(parser):
 def run(args):
     from armctl import demo
     out = Path(args.output)
-    boardlib.load(args.board)      # a bad board file: exit 2 before anything starts
+    board = boardlib.load(args.board)      # a bad board file: exit 2 before anything starts
+    if not board.solver.closed_form:
+        raise cli.UsageError("the demo's pick and place needs the board's own IK; a %s arm has none "
+                             "(drive it with armctl move)" % board.solver.kind)
     out.parent.mkdir(parents=True, exist_ok=True)
     code, _, _ = demo.run(args.board, out)
     return code

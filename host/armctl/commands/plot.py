@@ -69,6 +69,9 @@ def parse_target(arm, values, what):
 def run(args):
     from armctl import plot
     board = boardlib.load(args.board)
+    if not board.solver.closed_form:
+        raise cli.UsageError("plot maps the board's own IK; a %s arm has none (armctl solve and "
+                             "armctl move solve it on the host)" % board.solver.kind)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.what == "workspace":

@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 
 from armctl import cli
+from armctl.fallback import Mover, board_for, host_solves, tool_request
 from armctl.link import Link
 from armctl.pacing import Pacer
+from armfw.board import BoardError
 
 NAME = "shell"
 HELP = "Type protocol commands at the board interactively (history, line editing, Tab; Ctrl-C stops the arm)."
@@ -26,6 +28,10 @@ Ctrl-C while a command runs stops the arm (GRBL's "!" then Ctrl-X; firmware
 without a real-time stop finishes its motion first) and the shell waits
 until the board answers again; Ctrl-C at the prompt clears the line.
 Ctrl-D or "exit" leaves.
+A `move X Y Z` or `line X Y Z` the board cannot solve (a chain arm; a 5-joint
+arm without a pitch) goes through the host's fallback, as `armctl move`:
+the host solves it and sends `joints` or a joint `path` (--board names the
+board file when it is not a shipped one).
 Exit status: 0 normal exit, 3 the link was lost or never opened, 4 the board
 is at the MicroPython REPL (soft-reset it, or `armctl deploy`).
 """ % HISTORY
@@ -35,6 +41,9 @@ def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     cli.add_link_options(parser)
+    parser.add_argument("--board", "-b", default=None, metavar="NAME|PATH",
+                        help="the board's description, for targets the host solves "
+                             "(default: the shipped board its `info` names)")
 
 
 def _start_readline(words):
@@ -73,6 +82,18 @@ def _save_history(readline):
         print("armctl shell: history not saved: %s" % e, file=sys.stderr)
 
 
+def _mover(link, board_file, interactive):
+    """The host fallback for this board, or None (with a note) when its description is unknown."""
+    try:
+        return Mover(link, board_for(link, board_file))
+    except BoardError as e:
+        if board_file is not None:
+            raise
+        if interactive:
+            print("note: targets the board cannot solve stay with the board (%s)" % e)
+        return None
+
+
 def _command_words(link):
     """The first word of each line of the board's `help`: what Tab completes."""
     reply = link.request("help")
@@ -104,6 +125,7 @@ def run(args):
         with link:
             readline = _start_readline(_command_words(link) if interactive else [])
             pacer = Pacer(link)
+            movers = []         # the fallback, found at the first target it may have to solve
             if interactive:
                 print("connected to %s; \"help\" lists the board's commands, Tab completes, "
                       "Ctrl-C stops the arm, Ctrl-D exits" % args.port)
@@ -123,7 +145,17 @@ def run(args):
                     return cli.EXIT_OK
                 if not interactive:
                     print(PROMPT + line)
+                target = tool_request(line)
+                if target is not None and not movers:
+                    movers.append(_mover(link, args.board, interactive))
                 try:
+                    if target is not None and movers[0] is not None and host_solves(movers[0].solver.kind):
+                        verb, position = target
+                        mover = movers[0]
+                        outcome = (mover.line if verb == "line" else mover.move)(position)
+                        for text in outcome.describe():
+                            _show(text if text.startswith("solver=") else "# " + text)
+                        continue
                     link.request(line, on_line=_show, motion_s=pacer.allowance(line))
                 except KeyboardInterrupt:
                     _stop(link)

@@ -128,8 +128,10 @@ def run(args):
         current = list(arm.home)
     method = args.method
     if method == "auto":
-        method = "dls" if position_only else "analytic"
+        method = "dls" if position_only or not arm.closed_form else "analytic"
     if method == "analytic":
+        if not arm.closed_form:
+            raise cli.UsageError("a %s arm has no analytic solver: use --method dls|ccd" % arm.kind)
         if position_only:
             raise cli.UsageError("the analytic solver needs the pitch; give PITCH or use --method dls|ccd")
         rule = kinematics.rule_code(args.elbow) if args.elbow else kinematics.MIN_MOTION
@@ -146,7 +148,7 @@ def run(args):
         return cli.EXIT_OK
     from armctl import numik
     seed = _elbow_seed(arm, current, args.elbow) if args.elbow else current
-    mode = numik.POSITION if (position_only or arm.kind == "planar") else numik.PITCH
+    mode = numik.POSITION if (position_only or arm.kind != "arm5") else numik.PITCH
     r = numik.solve(board, target, mode=mode, seed=np.array(seed), method=method)
     print("status: %s" % r.name)
     print("method: %s (numerical, %s mode%s), %d iterations"

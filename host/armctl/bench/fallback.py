@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: MIT
+"""The host's numerical fallback driving the simulated board, beside the board's own solver.
+
+Figures:
+- end-to-end time per target of `armctl move`'s fallback (armctl.fallback.Mover):
+  on the chain arm (sim_al5d: the board's NO_CLOSED_FORM refusal, `where`,
+  the host's DLS solve checked by the firmware's FK, `speed` (the motion's
+  allowance), `joints`, `where`) and on the 5-joint arm with the pitch left
+  free (no refusal needed), beside the board's own analytic
+  `move X Y Z PITCH` (with `speed` and `where`) to the same 5-joint targets;
+- the firmware's chain FK on the Unix port (tests/mp/bench_chain.py): calls
+  per second and heap bytes per call.
+Targets are FK of seeded random in-limit poses (all reachable). The simulator
+runs in virtual time: motion steps are not waited for, so these are the costs
+of solving, checking and talking, not of moving.
+"""
+
+import statistics
+import time
+
+import numpy as np
+
+from armctl import BOARDS_DIR, ROOT
+from armctl.bench import firmware
+
+SCRIPT = ROOT / "tests" / "mp" / "bench_chain.py"
+TARGETS = 50
+SHORT_TARGETS = 10
+FK_CALLS = 20000
+SHORT_FK_CALLS = 2000
+
+
+def _timed_moves(board_file, targets, move):
+    """(median ms per target, targets moved) of move(mover, target) through the simulator."""
+    from armctl.fallback import Mover
+    from armctl.link import Link
+    from armctl.sim import Simulator
+    from armfw import board as fw_board
+    b = fw_board.load(str(board_file))
+    times = []
+    moved = 0
+    with Simulator(str(board_file), pty=True) as sim, Link(sim.port, timeout=30.0) as link:
+        link.wait_ready()
+        mover = Mover(link, b)
+        for target in targets:
+            t0 = time.perf_counter()
+            outcome = move(mover, target)
+            times.append(time.perf_counter() - t0)
+            moved += outcome.moved
+    return statistics.median(times) * 1000.0, moved
+
+
+def _protocol_pitch_deg(b, q):
+    """The pitch the protocol speaks for pose q: measured in the direction the tool reaches."""
+    from armfw.numeric import wrap_angle
+    p = b.solver.fk(list(q), [0.0] * 4)
+    pitch = p[3]
+    if p[0] * np.cos(q[0]) + p[1] * np.sin(q[0]) < 0.0:
+        pitch = -pitch
+    return float(np.degrees(wrap_angle(pitch)))
+
+
+def run(short=False):
+    from armctl import chain as chain_mod
+    from armfw import board as fw_board
+    count = SHORT_TARGETS if short else TARGETS
+    rng = np.random.default_rng(7)
+    al5d = BOARDS_DIR / "sim_al5d.json"
+    arm5 = BOARDS_DIR / "sim_arm5.json"
+    c = chain_mod.from_board(fw_board.load(str(al5d)))
+    chain_targets = c.fk(c.random_poses(count, rng))
+    b5 = fw_board.load(str(arm5))
+    c5 = chain_mod.from_board(b5)
+    # 5-joint targets with their pitch, from poses clear of the board's keep-out zones.
+    q5 = c5.random_poses(count * 20, rng)
+    q5[:, 4] = 0.0
+    zones = b5.solver.zones
+    keep = np.array([zones is None or zones.clear(list(q)) for q in q5])
+    q5 = q5[keep][:count]
+    tips = c5.fk(q5)
+    pitches = [_protocol_pitch_deg(b5, q) for q in q5]
+    chain_ms, chain_moved = _timed_moves(al5d, chain_targets, lambda m, t: m.move(t))
+    free_ms, free_moved = _timed_moves(arm5, tips, lambda m, t: m.move(t))
+    board_ms, board_moved = _timed_moves(
+        arm5, list(zip(tips, pitches)), lambda m, t: m.move(t[0], t[1]))
+    return {
+        "targets": count,
+        "chain_fallback_ms": chain_ms, "chain_moved": chain_moved,
+        "arm5_free_pitch_fallback_ms": free_ms, "arm5_free_pitch_moved": free_moved,
+        "arm5_board_move_ms": board_ms, "arm5_board_moved": board_moved,
+        "firmware_chain_fk": firmware.run_script(SCRIPT, SHORT_FK_CALLS if short else FK_CALLS),
+        "note": "simulator in virtual time: solving, checking and talking, not moving",
+    }

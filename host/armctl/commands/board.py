@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: MIT
+"""armctl board import: a board file from a URDF."""
+
+import argparse
+import json
+import re
+import sys
+
+from armctl import cli
+
+NAME = "board"
+HELP = "Make a board file: `armctl board import ARM.urdf --output BOARD.json` (any revolute-joint arm)."
+
+EPILOG = """\
+examples:
+  armctl board import al5d_robot.urdf --output boards/my_al5d.json --name my_al5d
+  armctl sim --board boards/my_al5d.json --pty
+
+The chain from the URDF's root link to its tip link (the only leaf, or --tip)
+becomes the board's arm: revolute joints with their origins, axes and limits,
+continuous joints with the servo's range, fixed joints folded in; prismatic,
+floating, planar and mimic joints are refused. An arm that is exactly the
+two-link planar or the 5-joint teaching arm gets that analytic kind; any other
+gets kind "chain" (FK on the board, IK on the host: `armctl move`).
+Servo fields are defaults to edit: channel = joint index, 270-degree servos
+(1500 us at zero, 424.448 us/rad, 500..2500 us), sign 1, offset 0; the driver
+is the simulator's. Exit status: 0 written, 2 the URDF cannot be a board.
+"""
+
+
+def add_arguments(parser):
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+    p = sub.add_parser("import", help="write a board file from a URDF", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("urdf", metavar="ARM.urdf", help="the URDF file")
+    p.add_argument("--output", "-o", required=True, metavar="BOARD.json", help="board file to write")
+    p.add_argument("--name", help="board name (default: the robot's name in the URDF)")
+    p.add_argument("--tip", metavar="LINK", help="tip link, where the URDF branches (e.g. gripper fingers)")
+
+
+def render(data):
+    """The board file's text: indented like the shipped boards, a list of numbers on one line."""
+    text = json.dumps(data, indent=2)
+    return re.sub(r"\[([-0-9.e+,\s]+)\]",
+                  lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text) + "\n"
+
+
+def run(args):
+    from armctl import urdf
+    try:
+        data, notes = urdf.import_file(args.urdf, name=args.name, tip=args.tip)
+    except urdf.UrdfError as e:
+        raise cli.UsageError(str(e))
+    with open(args.output, "w") as f:
+        f.write(render(data))
+    for note in notes:
+        print("# " + note, file=sys.stderr)
+    print("wrote %s: %s arm, %d joints (%s)" % (args.output, data["arm"]["kind"], len(data["joints"]),
+                                                 ", ".join(j["name"] for j in data["joints"])))
+    return cli.EXIT_OK

@@ -1,0 +1,491 @@
+# SPDX-License-Identifier: MIT
+"""The host's numerical fallback, driving the board: what `armctl move` does.
+
+A point move (Mover.move): the board's analytic solver answers first (`move`,
+or `ik` then `joints` when a roll is given). Where the target leaves the tool
+pitch free, or the board answers NO_CLOSED_FORM (a chain arm), the host
+solves numerically (armctl.numik, DLS) seeded from the pose the board reports
+(`where`), checks the answer with the firmware's own FK (armfw, imported
+here), and moves with `joints`, which the board checks again (limits, pulse
+windows). An unreachable target gets its honest status; the nearest pose found
+is reported and never sent.
+
+A straight line (Mover.line): where the board cannot solve it (free pitch,
+chain arm) every step is solved on the host, each seeded by the one before,
+and a step that would turn a joint further than the board's speed limit allows
+in one control period is split (the tool slows down) until it does not, or the
+line is refused as a jump (a branch flip), as the firmware's own lines do.
+Every step becomes a waypoint moved onto the servos' pulse grid (see
+_on_the_pulse_grid); a line with more steps than the board holds is thinned
+instead to as few waypoints as keep every pose the board will command (its
+joint interpolation at its own speed limit) within LINE_TOLERANCE_MM of the
+line. Every pose the board will command is checked (FK against the line,
+limits, zones, pulse windows) before anything is sent. The board takes them with
+`path add` (each checked as it arrives), checks the whole path again, and
+runs it as one motion (`path run`). A link lost while the path is being sent
+leaves the arm where it was: nothing runs before `path run`.
+"""
+
+import math
+import time
+
+import numpy as np
+
+from armctl import numik
+from armfw import status as fw_status
+from armfw.numeric import DEG
+
+# A host answer must reproduce the target this closely through the firmware's FK (mm).
+FK_TOLERANCE_MM = 0.05
+# Every pose the board commands along a host-solved line stays this close to the line (mm).
+LINE_TOLERANCE_MM = 0.05
+# ... and, where every step is a waypoint on the servos' pulse grid, this close
+# (whole-microsecond pulses included).
+PULSE_GRID_TOLERANCE_MM = 0.3
+# A line step shorter than this (mm) that still turns a joint too fast is a jump.
+MIN_LINE_STEP_MM = 0.001
+# Decimal places of the joint angles sent (degrees): 1e-6 deg moves a 400 mm arm's tip 7 nm.
+ANGLE_DIGITS = 6
+
+# Added to a motion's own duration before its silence counts as a lost link (s).
+MOTION_MARGIN_S = 1.0
+
+SOLVER_BOARD = "board"
+SOLVER_HOST = "host-dls"
+
+
+class Outcome:
+    """What a move or line did.
+
+    moved: True when the arm moved. status: a status word (armfw.status.WORDS). solver: SOLVER_BOARD or SOLVER_HOST. fk_error_mm: how
+    far the firmware's FK of the answer misses the target (None if no answer).
+    q_deg: the joint angles sent, or for a refused target the nearest pose
+    found (never sent). reached: the board's `where` reply after the motion
+    (None if nothing moved). message: the board's or the solver's words.
+    waypoints: joint waypoints sent (lines solved on the host).
+    """
+
+    def __init__(self, moved, status, solver, fk_error_mm=None, q_deg=None, reached=None,
+                 message="", waypoints=0, nearest=None):
+        self.moved = moved
+        self.status = status
+        self.solver = solver
+        self.fk_error_mm = fk_error_mm
+        self.q_deg = q_deg
+        self.reached = reached
+        self.message = message
+        self.waypoints = waypoints
+        self.nearest = nearest      # tool position (mm) of the nearest pose found, for a refusal
+
+    def describe(self):
+        """Lines for a person: solver, status, FK error, pose reached or the refusal."""
+        # A line's figure is the farthest any pose the board commands strays from the line.
+        label = "off_line_mm" if self.waypoints else "fk_err_mm"
+        out = ["solver=%s status=%s%s" % (self.solver, self.status,
+                                         "" if self.fk_error_mm is None else " %s=%.4f" % (label, self.fk_error_mm))]
+        if self.waypoints:
+            out.append("waypoints=%d" % self.waypoints)
+        if self.moved and self.reached is not None:
+            out.append("reached: " + self.reached.final)
+        elif not self.moved:
+            out.append("not moved: %s" % self.message if self.message else "not moved")
+            if self.q_deg is not None:
+                text = "nearest pose found (not sent): " + " ".join("%.3f" % a for a in self.q_deg)
+                if self.nearest is not None:
+                    text += " tool at " + " ".join("%.3f" % v for v in self.nearest)
+                out.append(text)
+        return out
+
+
+class Mover:
+    """Moves the arm of board (an armfw Board, the same file the board runs) over a link.
+
+    link: anything with request(line, motion_s=0.0) -> armctl.link.Reply (armctl.link.Link:
+    motion_s is how long the board may stay silent moving before its reply).
+    """
+
+    def __init__(self, link, board):
+        self.link = link
+        self.board = board
+        self.solver = board.solver
+        self.n = self.solver.n
+        self.step_ms = int(board.motion["step_ms"])
+        self.line_step_mm = float(board.motion["line_step_mm"])
+        self._tip = [0.0] * len(self.solver.targets)
+        self._us = [0] * self.n
+        self._twin = None
+
+    # -- board I/O -------------------------------------------------------
+
+    def request(self, line, motion_s=0.0):
+        return self.link.request(line, motion_s=motion_s)
+
+    def _board_motion(self, line):
+        """Send a motion request the board solves itself: a move may turn a joint by up to a
+        full turn at the speed in force; a line gets armctl.pacing's allowance (its length)."""
+        if line.startswith("move"):
+            return self.request(line, motion_s=MOTION_MARGIN_S + 2.0 * math.pi / self.speed_rad_s())
+        from armctl.pacing import Pacer
+        return self.request(line, motion_s=Pacer(self.link).allowance(line))
+
+    def pose(self):
+        """(joint angles in radians, the `where` reply) of the pose the board commands;
+        (None, reply) while the servos are off (relaxed: no pose to start from)."""
+        reply = self.request("where")
+        if not reply.ok:
+            raise RuntimeError("where: " + reply.final)
+        values = reply.values
+        if reply.status == fw_status.RELAXED or len(values) < self.n:
+            return None, reply
+        return np.radians(values[:self.n]), reply
+
+    def _pose_unknown(self, solver):
+        return Outcome(False, fw_status.HOME_FIRST, solver,
+                       message="servos off, pose unknown: send home (or joints) first")
+
+    def speed_rad_s(self):
+        reply = self.request("speed")
+        return reply.values[0] * DEG if reply.ok and reply.values else self.board.motion["max_speed_deg_s"] * DEG
+
+    def _joints_line(self, verb, q):
+        return verb + " " + " ".join("%.*f" % (ANGLE_DIGITS, math.degrees(a)) for a in q)
+
+    def _motion_s(self, steps):
+        """How long a motion of `steps` control periods keeps the board silent, with a margin."""
+        return MOTION_MARGIN_S + steps * self.step_ms / 1000.0
+
+    # -- firmware FK ---------------------------------------------------------
+
+    def tip(self, q):
+        """Tool position (x, y[, z]) in mm of joints q (radians), by the firmware's FK."""
+        self.solver.fk(list(q), self._tip)
+        return np.array(self._tip[:3] if len(self._tip) > 2 else self._tip[:2])
+
+    def twin(self):
+        """The numpy twin of the board's FK (armctl.chain), built once."""
+        if self._twin is None:
+            from armctl import chain as chain_mod
+            self._twin = chain_mod.from_board(self.board)
+        return self._twin
+
+    def _pulses_ok(self, q):
+        return self.board.servos.pulses(list(q), self._us) < 0
+
+    # -- point moves ---------------------------------------------------------
+
+    def move(self, target, pitch_deg=None, roll_deg=None):
+        """Move the tool to target (x, y[, z]) mm; arm5: pitch (deg) or None (free), roll (deg) or None."""
+        kind = self.solver.kind
+        if kind == "arm5" and pitch_deg is not None:
+            return self._board_move(target, pitch_deg, roll_deg)
+        if kind == "planar":
+            return self._board_move(target, None, None)
+        if kind == "chain":
+            # The board's answer first: a chain arm says NO_CLOSED_FORM.
+            reply = self.request("move " + " ".join("%.6f" % v for v in target))
+            if reply.ok or reply.status != fw_status.NO_CLOSED_FORM:
+                return self._board_outcome(reply, target)
+        return self._host_move(target, roll_deg)
+
+    def _board_move(self, target, pitch_deg, roll_deg):
+        words = " ".join("%.6f" % v for v in target)
+        if pitch_deg is not None:
+            words += " %.6f" % pitch_deg
+        if roll_deg is None:
+            return self._board_outcome(self._board_motion("move " + words), target)
+        reply = self.request("ik " + words)
+        if not reply.ok:
+            return Outcome(False, reply.status, SOLVER_BOARD, message=reply.final)
+        q = np.radians(reply.values[:self.n])
+        q[4] = math.radians(roll_deg)
+        err = float(np.linalg.norm(self.tip(q) - np.asarray(target, dtype=float)))
+        q0 = self.pose()[0]
+        if q0 is None:
+            return self._pose_unknown(SOLVER_BOARD)
+        return self._send_joints(q, SOLVER_BOARD, err, q0)
+
+    def _board_outcome(self, reply, target):
+        """The outcome of a motion the board solved; the FK error is that of the pose it reports."""
+        if not reply.ok:
+            return Outcome(False, reply.status, SOLVER_BOARD, message=reply.final)
+        q, where = self.pose()
+        err = float(np.linalg.norm(self.tip(q) - np.asarray(target, dtype=float)[:len(self.tip(q))]))
+        return Outcome(True, reply.status, SOLVER_BOARD, err, np.degrees(q), where)
+
+    def _host_move(self, target, roll_deg):
+        q0, _ = self.pose()
+        if q0 is None:
+            return self._pose_unknown(SOLVER_HOST)
+        seed = q0.copy()
+        if roll_deg is not None:
+            seed[4] = min(max(math.radians(roll_deg), self.solver.lo[4]), self.solver.hi[4])
+        target = np.asarray(target, dtype=float)
+        result = numik.solve(self.board, target, mode=numik.POSITION, seed=seed)
+        q = np.asarray(result.q, dtype=float)
+        if roll_deg is not None:
+            q[4] = math.radians(roll_deg)
+        if not result.ok:
+            return Outcome(False, result.name, SOLVER_HOST, result.error_mm, np.degrees(q),
+                           message="%s: no pose within %.3f mm (nearest misses by %.3f mm)"
+                           % (result.name, numik.TOL_MM, result.error_mm), nearest=self.tip(q))
+        # The firmware's FK is the judge of the host's answer.
+        err = float(np.linalg.norm(self.tip(q) - target))
+        if err > FK_TOLERANCE_MM or not self.solver.within_limits(list(q)) or not self._pulses_ok(q):
+            return Outcome(False, fw_status.name(fw_status.JOINT_LIMIT if err <= FK_TOLERANCE_MM
+                                                 else fw_status.NOT_CONVERGED), SOLVER_HOST, err, np.degrees(q),
+                           message="the firmware refuses the host's answer", nearest=self.tip(q))
+        return self._send_joints(q, SOLVER_HOST, err, q0)
+
+    def _send_joints(self, q, solver, err, q0):
+        steps = float(np.max(np.abs(q - q0))) / (self.speed_rad_s() * self.step_ms / 1000.0)
+        reply = self.request(self._joints_line("joints", q), motion_s=self._motion_s(steps + 1))
+        if not reply.ok:
+            return Outcome(False, reply.status, solver, err, np.degrees(q), message=reply.final)
+        _, where = self.pose()
+        return Outcome(True, reply.status, solver, err, np.degrees(q), where)
+
+    # -- straight lines ------------------------------------------------------
+
+    def line(self, target, pitch_deg=None):
+        """Straight tool line from the current pose to target (mm); arm5: pitch (deg) or None (free)."""
+        kind = self.solver.kind
+        if kind == "planar" or (kind == "arm5" and pitch_deg is not None):
+            words = " ".join("%.6f" % v for v in target)
+            if pitch_deg is not None:
+                words += " %.6f" % pitch_deg
+            return self._board_outcome(self._board_motion("line " + words), target)
+        if kind == "chain":
+            reply = self.request("line " + " ".join("%.6f" % v for v in target))
+            if reply.ok or reply.status != fw_status.NO_CLOSED_FORM:
+                return self._board_outcome(reply, target)
+        q0, _ = self.pose()
+        if q0 is None:
+            return self._pose_unknown(SOLVER_HOST)
+        plan = plan_line(self, q0, np.asarray(target, dtype=float), self.speed_rad_s())
+        if not plan.ok:
+            return Outcome(False, plan.status, SOLVER_HOST, plan.error_mm,
+                           None if plan.nearest_q is None else np.degrees(plan.nearest_q),
+                           message=plan.message,
+                           nearest=None if plan.nearest_q is None else self.tip(plan.nearest_q))
+        return self._send_path(plan)
+
+    def _send_path(self, plan):
+        reply = self.request("path clear")
+        if not reply.ok:
+            return Outcome(False, reply.status, SOLVER_HOST, plan.error_mm, message=reply.final)
+        for q in plan.waypoints:
+            reply = self.request(self._joints_line("path add", q))
+            if not reply.ok:
+                self.request("path clear")
+                return Outcome(False, reply.status, SOLVER_HOST, plan.error_mm, np.degrees(q),
+                               message="waypoint refused by the board: " + reply.final)
+        reply = self.request("path run", motion_s=self._motion_s(plan.steps))
+        if not reply.ok:
+            return Outcome(False, reply.status, SOLVER_HOST, plan.error_mm, message=reply.final)
+        _, where = self.pose()
+        return Outcome(True, reply.status, SOLVER_HOST, plan.error_mm, np.degrees(plan.waypoints[-1]),
+                       where, waypoints=len(plan.waypoints))
+
+
+def board_for(link, board_file=None):
+    """The description of the board at the other end of link: board_file (a path or a shipped
+    board's name) if given, else the shipped board its `info` names. BoardError if neither."""
+    from armctl import shipped
+    from armfw import board as boardlib
+    if board_file is not None:
+        return boardlib.load(str(shipped.board_path(str(board_file))))
+    reply = link.request("info")
+    name = reply.fields.get("name") if reply.ok else None
+    if not name:
+        raise boardlib.BoardError("the board did not say its name (%s): give --board" % reply.final)
+    return boardlib.load(str(shipped.board_path(str(name))))
+
+
+def tool_request(line):
+    """(verb, [X, Y, Z]) for a typed `move X Y Z` or `line X Y Z` (three finite numbers), else None."""
+    words = line.split()
+    if len(words) != 4 or words[0].lower() not in ("move", "line"):
+        return None
+    try:
+        values = [float(w) for w in words[1:]]
+    except ValueError:
+        return None         # typos: the board's to answer
+    if not all(math.isfinite(v) for v in values):
+        return None
+    return words[0].lower(), values
+
+
+def host_solves(kind):
+    """True when an X Y Z target on an arm of this kind is the host's to solve (chain: no IK on
+    the board; arm5: the pitch is free)."""
+    return kind in ("chain", "arm5")
+
+
+class LinePlan:
+    """A host-solved line: ok, status, waypoints (radians, list of arrays), steps (the board's
+    control periods), error_mm (largest distance of a commanded pose from the line),
+    nearest_q and message for a refusal."""
+
+    def __init__(self, ok, status, waypoints=(), steps=0, error_mm=None, nearest_q=None, message=""):
+        self.ok = ok
+        self.status = status
+        self.waypoints = list(waypoints)
+        self.steps = steps
+        self.error_mm = error_mm
+        self.nearest_q = nearest_q
+        self.message = message
+
+
+def _distance_to_segment(p, a, b):
+    ab = b - a
+    length2 = float(ab @ ab)
+    t = 0.0 if length2 == 0.0 else min(max(float((p - a) @ ab) / length2, 0.0), 1.0)
+    return float(np.linalg.norm(p - (a + t * ab)))
+
+
+def _board_steps(qa, qb, max_step):
+    """The poses the firmware commands going from qa to qb (its _walk_joints), qa excluded."""
+    biggest = float(np.max(np.abs(qb - qa)))
+    steps = int(biggest / max_step + 1.0 - 1e-9)
+    return [qa + (qb - qa) * (s / steps) for s in range(1, steps + 1)]
+
+
+def _as_stored(q):
+    """q as the board stores a waypoint (float32), so the host judges what the board will run."""
+    return np.asarray(np.asarray(q, dtype=np.float32), dtype=float)
+
+
+def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
+    """Solve and check a straight line from the pose q0 (radians) to p1 (mm); a LinePlan."""
+    from armfw import motion
+    solver = mover.solver
+    max_waypoints = max_waypoints or motion.MAX_WAYPOINTS
+    max_step = speed_rad_s * mover.step_ms / 1000.0
+    p0 = mover.tip(q0)
+    length = float(np.linalg.norm(p1 - p0))
+    if not np.all(np.isfinite(p1)):
+        return LinePlan(False, fw_status.name(fw_status.BAD_INPUT), message="target is not finite")
+    if length == 0.0:
+        return LinePlan(True, "OK", [np.array(q0)], 0, 0.0)
+    dt_nominal = mover.line_step_mm / length
+    dt_floor = MIN_LINE_STEP_MM / length
+    poses = [np.array(q0, dtype=float)]
+    q = poses[0]
+    t = 0.0
+    while t < 1.0:
+        dt = dt_nominal
+        while True:
+            tn = min(t + dt, 1.0) if t + dt < 1.0 - 1e-9 else 1.0
+            point = p0 + (p1 - p0) * tn
+            r = numik.solve(mover.board, point, mode=numik.POSITION, seed=q, restarts=0)
+            if not r.ok:
+                return LinePlan(False, r.name, error_mm=r.error_mm, nearest_q=np.asarray(r.q),
+                                message="step at %s: %s (misses by %.3f mm)" % (
+                                    " ".join("%.3f" % v for v in point), r.name, r.error_mm))
+            if float(np.max(np.abs(r.q - q))) <= max_step:
+                break
+            dt = (tn - t) * 0.5
+            if dt < dt_floor:
+                return LinePlan(False, fw_status.name(fw_status.SINGULAR), nearest_q=np.asarray(r.q),
+                                message="joint would jump at %s" % " ".join("%.3f" % v for v in point))
+        q = np.asarray(r.q, dtype=float)
+        poses.append(q)
+        t = tn
+    if len(poses) - 1 <= max_waypoints:
+        waypoints, steps, worst = _on_the_pulse_grid(mover, poses, p0, p1, max_step)
+        if worst <= PULSE_GRID_TOLERANCE_MM:
+            return LinePlan(True, "OK", waypoints, steps, worst)
+    waypoints, steps, worst = _thin(mover, poses, p0, p1, max_step)
+    if worst > LINE_TOLERANCE_MM:
+        return LinePlan(False, fw_status.name(fw_status.JOINT_LIMIT if worst == math.inf else fw_status.SINGULAR),
+                        error_mm=worst, message="the board's steps between two solved poses leave %s"
+                        % ("the joint limits, the zones or the pulse windows" if worst == math.inf
+                           else "the line by %.3f mm" % worst))
+    if len(waypoints) > max_waypoints:
+        return LinePlan(False, fw_status.name(fw_status.BAD_INPUT), error_mm=worst,
+                        message="the line needs %d waypoints; the board holds %d (split it)"
+                        % (len(waypoints), max_waypoints))
+    return LinePlan(True, "OK", waypoints, steps, worst)
+
+
+def _on_the_pulse_grid(mover, poses, p0, p1, max_step):
+    """Every solved step a waypoint, moved onto the servos' pulse grid (whole microseconds).
+
+    The board turns angles into whole-microsecond pulses; rounding each joint
+    on its own moves the tip up to ~0.35 mm per joint at 424 us/rad and 300 mm
+    of reach. Of the 2^n poses whose pulses are the floor or the ceiling of a
+    step's, the one whose tip lies nearest the line is sent, so the pulses the
+    servos get are the pose the host chose. The last waypoint stays the exact
+    solution (the target, as `where` reports it). Returns (waypoints, steps,
+    worst distance from the line of every pose the board commands).
+    """
+    servos = mover.board.servos
+    n = mover.n
+    corners = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1      # (2^n, n) of 0/1
+    zero = np.array([servos.exact_us(i, 0.0) for i in range(n)])
+    slope = np.array([servos.exact_us(i, 1.0) for i in range(n)]) - zero
+    lo_us = np.array(servos.min_us, dtype=float)
+    hi_us = np.array(servos.max_us, dtype=float)
+    twin = mover.twin()
+    waypoints = []
+    for q in poses[1:-1]:
+        us = np.floor(zero + slope * q)[None, :] + corners
+        grid = (us - zero) / slope
+        ok = np.all((us >= lo_us) & (us <= hi_us), axis=1) & twin.within_limits(grid, eps=1e-9)
+        tips = twin.fk(grid)
+        ab = p1 - p0
+        t = np.clip((tips - p0) @ ab / float(ab @ ab), 0.0, 1.0)
+        miss = np.linalg.norm(tips - (p0 + t[:, None] * ab), axis=1)
+        miss[~ok] = np.inf
+        waypoints.append(_as_stored(grid[int(np.argmin(miss))]))
+    waypoints.append(_as_stored(poses[-1]))
+    worst = 0.0
+    steps = 0
+    previous = _as_stored(poses[0])
+    for q in waypoints:
+        err, count = _segment_error(mover, previous, q, p0, p1, max_step)
+        worst = max(worst, err)
+        steps += count
+        previous = q
+    return waypoints, steps, worst
+
+
+def _segment_error(mover, qa, qb, p0, p1, max_step):
+    """(worst distance from the line of the poses the board commands from qa to qb, their count),
+    inf if one is outside the limits, in a keep-out zone or outside the pulse windows."""
+    worst = 0.0
+    poses = _board_steps(qa, qb, max_step)
+    zones = mover.solver.zones
+    for q in poses:
+        pose = list(q)
+        if (not mover.solver.within_limits(pose) or not mover._pulses_ok(q)
+                or (zones is not None and not zones.clear(pose))):
+            return math.inf, len(poses)
+        worst = max(worst, _distance_to_segment(mover.tip(q), p0, p1))
+    return worst, len(poses)
+
+
+def _thin(mover, poses, p0, p1, max_step):
+    """Keep as few solved poses as waypoints as hold every commanded pose within
+    LINE_TOLERANCE_MM of the line (greedy: the farthest reachable next waypoint)."""
+    kept = [_as_stored(poses[0])]
+    steps = 0
+    worst = 0.0
+    i = 0
+    last = len(poses) - 1
+    while i < last:
+        j = i + 1
+        err, count = _segment_error(mover, kept[-1], _as_stored(poses[j]), p0, p1, max_step)
+        best = (j, err, count)
+        while j < last:
+            err, count = _segment_error(mover, kept[-1], _as_stored(poses[j + 1]), p0, p1, max_step)
+            if err > LINE_TOLERANCE_MM:
+                break
+            j += 1
+            best = (j, err, count)
+        j, err, count = best
+        kept.append(_as_stored(poses[j]))
+        steps += count
+        worst = max(worst, err)
+        i = j
+    return kept[1:], steps, worst
