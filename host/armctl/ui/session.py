@@ -359,10 +359,12 @@ class Session:
                            "with armctl deploy", "refused")
             raise Refused("BAD_COMMAND", "this firmware cannot stop a move in the middle")
         self._stops += 1
+        # A request in flight reads the pose itself when it ends; its end may come before the interrupt returns.
+        idle = self.busy is None
         self._log(">", "! Ctrl-X  (stop: hold, abort)", "stop")
         # Not through the link's worker thread: that one is busy with the move.
         await asyncio.to_thread(self.link.interrupt)
-        if self.busy is None:
+        if idle:
             async with self._lock:
                 await self._refresh()
             self._emit(self.pose())
