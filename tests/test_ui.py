@@ -8,6 +8,7 @@ through real websockets.
 """
 
 import asyncio
+import contextlib
 import json
 import math
 import subprocess
@@ -30,6 +31,7 @@ from conftest import BOARDS
 
 ARM5 = boardlib.load(str(BOARDS / "sim_arm5.json"))
 PLANAR = boardlib.load(str(BOARDS / "sim_planar.json"))
+AL5D = boardlib.load(str(BOARDS / "sim_al5d.json"))
 
 
 def _dist(a, b):
@@ -240,17 +242,17 @@ def test_a_where_from_the_page_is_the_pose_drawn():
     assert pose["points"][-1] == pytest.approx([276.36, 14.48, 315.14], abs=0.01)
 
 
-@pytest.fixture
-def served(micropython, tmp_path):
+@contextlib.contextmanager
+def _served(board, tmp_path):
     """(run, sim): run(coro_fn) runs coro_fn(client_factory, session) against a served simulated board."""
     from aiohttp.test_utils import TestClient, TestServer
 
-    with Simulator(BOARDS / "sim_arm5.json", pty=True, realtime=False, flash_dir=tmp_path / "flash") as sim:
+    with Simulator(BOARDS / (board.name + ".json"), pty=True, realtime=False, flash_dir=tmp_path / "flash") as sim:
         def run(body):
             async def main():
                 with Link(sim.port, timeout=10) as link:
                     link.wait_ready()
-                    session = Session(link, ARM5, sim)
+                    session = Session(link, board, sim)
                     await session.start()
                     clients = []
 
@@ -267,6 +269,18 @@ def served(micropython, tmp_path):
                         session.close()
             return asyncio.run(main())
         yield run, sim
+
+
+@pytest.fixture
+def served(micropython, tmp_path):
+    with _served(ARM5, tmp_path) as both:
+        yield both
+
+
+@pytest.fixture
+def served_al5d(micropython, tmp_path):
+    with _served(AL5D, tmp_path) as both:
+        yield both
 
 
 async def _until(ws, predicate, timeout=10.0):
@@ -329,7 +343,7 @@ def test_bad_input_from_the_page_moves_nothing(served):
         pulses_before = len(sim.pulses())
         answers = {}
         cases = {1: {"op": "send", "words": ["move", "abc", "0", "200", "90"]},   # the board judges
-                 2: {"op": "send", "words": ["move", "150", "0", "200"]},
+                 2: {"op": "send", "words": ["move", "150", "0"]},
                  3: {"op": "send", "words": ["move", "150;", "0", "200", "90"]},  # not one word: not sent
                  4: {"op": "send", "words": ["line", "150", "0", "200", "90!"]},
                  5: {"op": "send", "words": ["echo", "on"]},
@@ -365,6 +379,72 @@ def test_jog_moves_the_tool_by_the_step(served):
         assert where["x"] == pytest.approx((x0 - 5) * math.cos(15 * DEG), abs=2e-3)
         assert where["z"] == pytest.approx(hello["pose"]["tool"]["z"] + 10, abs=2e-3)
         assert session.q_deg[0] == pytest.approx(15.0)
+
+    run(body)
+
+
+# A chain arm (the board answers NO_CLOSED_FORM) and a 5-joint arm with its pitch left free:
+# targets the host's fallback solves, as `armctl move` does.
+HOST_SOLVED = [("served_al5d", [25.0, 30.0, -40.0, 20.0]),
+               ("served", [-20.0, 15.0, 60.0, 40.0, 0.0])]
+
+
+def _sent(session):
+    return [e["text"] for e in session.transcript if e["dir"] == ">"]
+
+
+@pytest.mark.parametrize("fixture, pose_deg", HOST_SOLVED)
+def test_a_target_the_board_cannot_solve_is_previewed_and_moved_by_the_host(request, fixture, pose_deg):
+    run, sim = request.getfixturevalue(fixture)
+
+    async def body(client, session):
+        assert session.solver.within_limits([v * DEG for v in pose_deg])
+        ws, _ = await _open_tab(client)
+        # The target: the board's own FK of an in-limit pose (x y z; the pitch is left free).
+        fk = await _ask(ws, 1, {"op": "send", "words": ["fk"] + ["%g" % v for v in pose_deg]})
+        target = [float(v) for v in fk["final"].split()[1:4]]
+        words = ["%.3f" % v for v in target]
+        pulses_before = len(sim.pulses())
+        shown = await _ask(ws, 2, {"op": "preview", "words": words, "elbow": None})
+        assert shown["status"] == "OK" and shown["ok"] and shown["solver"] == "host-dls", shown
+        assert shown["err_mm"] <= 0.05
+        # The answer shown reaches the target by the firmware's FK, within the limits.
+        q = [v * DEG for v in shown["q_deg"]]
+        assert session.solver.within_limits(q)
+        tip = [0.0] * len(session.solver.targets)
+        session.solver.fk(q, tip)
+        assert _dist(tip[:3], target) <= 0.05
+        assert shown["points"][-1] == pytest.approx(target, abs=0.05)
+        assert None not in shown["pulses"]
+        assert len(sim.pulses()) == pulses_before          # a preview moves nothing
+        moved = await _ask(ws, 3, {"op": "send", "words": ["move"] + words})
+        assert moved["ok"] and "solver=host-dls" in moved["final"], moved
+        # Moved by `joints`, which the board validated; the board reports the target reached.
+        assert any(s.startswith("joints ") for s in _sent(session))
+        where = (await session.request("where")).fields
+        assert _dist([float(where[k]) for k in ("x", "y", "z")], target) <= 0.1
+        assert len(sim.pulses()) > pulses_before
+
+    run(body)
+
+
+@pytest.mark.parametrize("fixture", ["served_al5d", "served"])
+def test_an_unreachable_target_the_host_solves_shows_its_status_and_moves_nothing(request, fixture):
+    run, sim = request.getfixturevalue(fixture)
+
+    async def body(client, session):
+        ws, hello = await _open_tab(client)
+        reach = hello["board"]["arm"]["reach_mm"]
+        words = ["%.1f" % (2 * reach), "0", "100"]
+        pulses_before = len(sim.pulses())
+        shown = await _ask(ws, 1, {"op": "preview", "words": words, "elbow": None})
+        assert shown["solver"] == "host-dls" and not shown["ok"] and "q_deg" not in shown, shown
+        assert shown["status"] != "OK" and shown["final"].startswith("error " + shown["status"])
+        moved = await _ask(ws, 2, {"op": "send", "words": ["move"] + words})
+        assert not moved["ok"] and moved["status"] == shown["status"], moved
+        assert not any(s.startswith(("joints", "path")) for s in _sent(session))
+        assert len(sim.pulses()) == pulses_before
+        assert session.q_deg == pytest.approx(hello["pose"]["q_deg"])
 
     run(body)
 

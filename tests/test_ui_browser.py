@@ -224,3 +224,20 @@ def test_planar_arm_page(browser):
         page.wait_for_function("(document.getElementById('line-preview') || {}).textContent === "
                                "'straight line: JOINT_LIMIT at line step 12 (36.0, 0.0): unreachable'")
         assert page.is_disabled("#go-line")
+
+
+def test_chain_arm_target_is_solved_and_moved_by_the_host(browser):
+    with armctl_ui("--board", "sim_al5d", "--fast") as url, open_page(browser, url) as page:
+        # The target: the board's own FK of an in-limit pose; the board has no IK for this arm.
+        target = send(page, "fk 25 30 -40 20").split()[1:4]
+        for name, value in zip(("x", "y", "z"), target):
+            page.fill('#target-fields input[name="%s"]' % name, value)
+        page.wait_for_function("document.getElementById('preview-status') && "
+                               "document.getElementById('preview-status').textContent === 'OK'")
+        assert "host dls" in page.inner_text("#preview")
+        page.click("#go-move")
+        page.wait_for_function("(t) => document.getElementById('view3d').dataset.tool.split(',')"
+                               ".every((v, i) => Math.abs(v - t[i]) < 0.1)", arg=[float(v) for v in target])
+        wait_idle(page)
+        where = fields(send(page, "where"))
+        assert [where["x"], where["y"], where["z"]] == pytest.approx([float(v) for v in target], abs=0.1)

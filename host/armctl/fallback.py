@@ -213,9 +213,25 @@ class Mover:
         return Outcome(True, reply.status, SOLVER_BOARD, err, np.degrees(q), where)
 
     def _host_move(self, target, roll_deg):
+        q, err, q0, refusal = self._host_answer(target, roll_deg)
+        if refusal is not None:
+            return refusal
+        return self._send_joints(q, SOLVER_HOST, err, q0)
+
+    def host_preview(self, target, roll_deg=None):
+        """What move() would do where the host solves target, nothing moved: an Outcome with
+        moved False and status OK when the answer would be sent (q_deg, fk_error_mm), else
+        its refusal."""
+        q, err, _, refusal = self._host_answer(target, roll_deg)
+        return refusal or Outcome(False, fw_status.name(fw_status.OK), SOLVER_HOST, err, np.degrees(q),
+                                  message="solved on the host, not sent")
+
+    def _host_answer(self, target, roll_deg):
+        """(q radians, FK error mm, seed, None): the host's answer seeded from the pose the board
+        reports; or (None, None, seed, the refusing Outcome)."""
         q0, _ = self.pose()
         if q0 is None:
-            return self._pose_unknown(SOLVER_HOST)
+            return None, None, None, self._pose_unknown(SOLVER_HOST)
         seed = q0.copy()
         if roll_deg is not None:
             seed[4] = min(max(math.radians(roll_deg), self.solver.lo[4]), self.solver.hi[4])
@@ -225,16 +241,16 @@ class Mover:
         if roll_deg is not None:
             q[4] = math.radians(roll_deg)
         if not result.ok:
-            return Outcome(False, result.name, SOLVER_HOST, result.error_mm, np.degrees(q),
-                           message="%s: no pose within %.3f mm (nearest misses by %.3f mm)"
-                           % (result.name, numik.TOL_MM, result.error_mm), nearest=self.tip(q))
+            return None, None, q0, Outcome(False, result.name, SOLVER_HOST, result.error_mm, np.degrees(q),
+                                           message="%s: no pose within %.3f mm (nearest misses by %.3f mm)"
+                                           % (result.name, numik.TOL_MM, result.error_mm), nearest=self.tip(q))
         # The firmware's FK is the judge of the host's answer.
         err = float(np.linalg.norm(self.tip(q) - target))
         if err > FK_TOLERANCE_MM or not self.solver.within_limits(list(q)) or not self._pulses_ok(q):
-            return Outcome(False, fw_status.name(fw_status.JOINT_LIMIT if err <= FK_TOLERANCE_MM
-                                                 else fw_status.NOT_CONVERGED), SOLVER_HOST, err, np.degrees(q),
-                           message="the firmware refuses the host's answer", nearest=self.tip(q))
-        return self._send_joints(q, SOLVER_HOST, err, q0)
+            status = fw_status.JOINT_LIMIT if err <= FK_TOLERANCE_MM else fw_status.NOT_CONVERGED
+            return None, None, q0, Outcome(False, fw_status.name(status), SOLVER_HOST, err, np.degrees(q),
+                                           message="the firmware refuses the host's answer", nearest=self.tip(q))
+        return q, err, q0, None
 
     def _send_joints(self, q, solver, err, q0):
         steps = float(np.max(np.abs(q - q0))) / (self.speed_rad_s() * self.step_ms / 1000.0)

@@ -14,6 +14,13 @@ that come back move the drawn arm. The stop button is the link's interrupt
 the move in flight ends with its error reply, the board refuses motion
 until `unlock` or `home`, and the link resynchronises before its next request.
 
+A `move X Y Z` or `line X Y Z` the board cannot solve itself (a chain arm,
+which answers NO_CLOSED_FORM; a 5-joint arm with the pitch left free) goes
+through the host's fallback, as `armctl move` and `armctl shell` do
+(armctl.fallback.Mover): the host solves it and sends `joints` or a joint
+`path`, which the board checks again; every request it makes is in the
+transcript, and the preview of such a target is the host's answer.
+
 Requests from a page are protocol words. The board judges them and answers
 as it answers a person at a terminal; only what cannot go over the line at
 all is refused here, with an error in the same form (`error WORD message`)
@@ -31,8 +38,10 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from armctl.link import LinkError
+from armctl.fallback import SOLVER_BOARD, Mover, host_solves, tool_request
+from armctl.link import LinkError, parse as parse_reply
 from armctl.ui import geometry, preview
+from armfw import status as fw_status
 from armfw.numeric import DEG
 
 # GRBL's real-time status request (the live console's `?`).
@@ -97,6 +106,31 @@ def _number(word):
     except ValueError:
         return None
     return v if math.isfinite(v) else None
+
+
+class _TranscribedLink:
+    """The session's link as the host's fallback (fallback.Mover) uses it, from the link's worker
+    thread: every line sent and received goes into the transcript."""
+
+    def __init__(self, session, loop):
+        self.session = session
+        self.loop = loop
+
+    def request(self, line, motion_s=0.0):
+        self.loop.call_soon_threadsafe(self.session._log, ">", line)
+        return self.session.link.request(
+            line, motion_s=motion_s, on_line=lambda text: self.loop.call_soon_threadsafe(self.session._received, text))
+
+
+def _outcome_reply(outcome):
+    """A fallback Outcome as the final line of a reply (a Reply, as the page's other requests get)."""
+    # A line's figure is the farthest any pose the board commands strays from the line (Outcome.describe).
+    label = "off_line_mm" if outcome.waypoints else "fk_err_mm"
+    figure = "" if outcome.fk_error_mm is None else " %s=%.4f" % (label, outcome.fk_error_mm)
+    if outcome.moved:
+        return parse_reply(["ok %s solver=%s%s" % (outcome.status, outcome.solver, figure)])
+    return parse_reply(["error %s %s (solver=%s%s)" % (outcome.status, outcome.message or "not moved",
+                                                       outcome.solver, figure)])
 
 
 class Session:
@@ -299,6 +333,9 @@ class Session:
             self._log("x", "%s  (%s)" % (e, " ".join(str(w) for w in words)[:80]), "refused")
             raise
         command = words[0].lower()
+        target = self._host_target(words)
+        if target is not None:
+            return await self._host_motion(" ".join(words), target)
         reply = await self.request(" ".join(words), moves=command in MOVING)
         if reply.ok and command == "speed" and reply.values:
             self.speed_deg_s = reply.values[0]
@@ -328,21 +365,83 @@ class Session:
             words = ["jog"] + [step if name == axis else "0" for name in names]
         return await self.send(words)
 
+    # -- targets the host solves (armctl.fallback) ---------------------------
+
+    def _host_target(self, words):
+        """(verb, [x, y, z]) when words are a `move`/`line` the host may have to solve, else None."""
+        if not host_solves(self.solver.kind) or not all(isinstance(w, str) for w in words):
+            return None
+        return tool_request(" ".join(words))
+
+    async def _with_mover(self, what, work, moves):
+        """work(Mover) in the link's worker thread, holding the link; its Outcome."""
+        async with self._turn(what):
+            self.busy = what
+            self._emit(self.pose())
+            loop = asyncio.get_running_loop()
+            mover = Mover(_TranscribedLink(self, loop), self.board)
+            try:
+                outcome = await loop.run_in_executor(self._worker, work, mover)
+            except LinkError as e:
+                self._log("!", "link: %s" % e, "link")
+                raise
+            finally:
+                self.busy = None
+            if moves:
+                await self._refresh()
+            self._emit(self.pose())
+            return outcome
+
+    async def _host_motion(self, line, target):
+        """A typed or clicked `move`/`line` through the host's fallback, as `armctl move`."""
+        verb, position = target
+        outcome = await self._with_mover(line, lambda m: (m.line if verb == "line" else m.move)(position), True)
+        for text in outcome.describe():
+            self._log("#", "host: " + text, "host")
+        return _outcome_reply(outcome)
+
+    async def _host_preview(self, position):
+        """The host's answer for a target (fallback.Mover.host_preview), as a preview answer."""
+        outcome = await self._with_mover("preview " + " ".join("%g" % v for v in position),
+                                         lambda m: m.host_preview(position), False)
+        ok = outcome.status == fw_status.name(fw_status.OK)
+        final = ("ok OK solver=%s fk_err_mm=%.4f" % (outcome.solver, outcome.fk_error_mm) if ok
+                 else _outcome_reply(outcome).final)
+        self._log("#", "host preview: " + final, "host")
+        out = {"final": final, "ok": ok, "status": outcome.status, "solver": outcome.solver, "elbow": None,
+               "err_mm": None if outcome.fk_error_mm is None else round(outcome.fk_error_mm, 4)}
+        if ok:
+            q = [math.radians(v) for v in outcome.q_deg]
+            out.update(q_deg=[float(v) for v in outcome.q_deg], pulses=geometry.pulses(self.board, q),
+                       points=geometry.link_points(self.solver, q))
+        return out
+
     async def preview(self, words, elbow=None):
-        """The board's IK answer for a target (nothing moves), with pulses, link points and a line check."""
-        words = list(words) + (["elbow=" + elbow] if elbow else [])
-        reply = await self.send(["ik"] + words)
+        """The IK answer for a target (nothing moves), with pulses, link points and a line check:
+        the board's, or the host's where the board cannot solve it (as Move then moves)."""
+        words = list(words)
+        host = self._host_target(["move"] + words)
+        reply = None
+        if host is None or self.solver.kind == "chain":
+            # A chain board is asked first: its NO_CLOSED_FORM is the honest reason the host solves.
+            reply = await self.send(["ik"] + words + (["elbow=" + elbow] if elbow and host is None else []))
+        if host is not None and (reply is None or reply.status == fw_status.NO_CLOSED_FORM):
+            return await self._host_preview(host[1])   # no firmware line check: the board has no solver here
+        out = self._board_preview(reply)
+        target = [_number(w) for w in words[:len(self.solver.targets)]]
+        if self.q_deg is not None and len(target) == len(self.solver.targets) and None not in target:
+            out["line"] = await asyncio.to_thread(preview.line, self.board, [v * DEG for v in self.q_deg],
+                                                  target, self.speed_deg_s)
+        return out
+
+    def _board_preview(self, reply):
         n = self.solver.n
-        out = {"final": reply.final, "ok": reply.ok, "status": reply.status, "elbow": reply.fields.get("elbow"),
-               "err_mm": reply.fields.get("err_mm")}
+        out = {"final": reply.final, "ok": reply.ok, "status": reply.status, "solver": SOLVER_BOARD,
+               "elbow": reply.fields.get("elbow"), "err_mm": reply.fields.get("err_mm")}
         if reply.ok and len(reply.values) >= n:
             q = [v * DEG for v in reply.values[:n]]
             out.update(q_deg=reply.values[:n], pulses=geometry.pulses(self.board, q),
                        points=geometry.link_points(self.solver, q))
-        target = [_number(w) for w in words[:len(self.solver.targets)]]
-        if self.q_deg is not None and len(words) >= len(target) and None not in target:
-            out["line"] = await asyncio.to_thread(preview.line, self.board, [v * DEG for v in self.q_deg],
-                                                  target, self.speed_deg_s)
         return out
 
     async def workspace(self, pitch_deg):
@@ -359,10 +458,12 @@ class Session:
                            "with armctl deploy", "refused")
             raise Refused("BAD_COMMAND", "this firmware cannot stop a move in the middle")
         self._stops += 1
+        # A request in flight reads the pose itself when it ends; its end may come before the interrupt returns.
+        idle = self.busy is None
         self._log(">", "! Ctrl-X  (stop: hold, abort)", "stop")
         # Not through the link's worker thread: that one is busy with the move.
         await asyncio.to_thread(self.link.interrupt)
-        if self.busy is None:
+        if idle:
             async with self._lock:
                 await self._refresh()
             self._emit(self.pose())

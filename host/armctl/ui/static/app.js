@@ -212,7 +212,11 @@ function showPose(p) {
 let previewTimer = null;
 
 function targetWords() {
-  return ui.board.targets.map((n) => document.querySelector('#target-fields input[name="' + n + '"]').value.trim());
+  const words = ui.board.targets.map((n) => document.querySelector('#target-fields input[name="' + n + '"]').value.trim());
+  // A 5-joint arm's pitch left empty is free: the host solves the target (armctl move's fallback).
+  const pitchIndex = ui.board.targets.indexOf("pitch");
+  if (pitchIndex === words.length - 1 && words[pitchIndex] === "") words.pop();
+  return words;
 }
 
 function schedulePreview() {
@@ -247,9 +251,11 @@ function showPreview(a, words) {
   word.style.color = statusColour(status);
   box.append(word);
   const detail = document.createElement("div");
+  const host = a.solver === "host-dls";
   if (a.q_deg) {
-    detail.innerHTML = "elbow <b></b> · err <code></code> mm<br>joints <code class=q></code><br>pulses <code class=us></code>";
-    detail.querySelector("b").textContent = a.elbow;
+    detail.innerHTML = (host ? "solver: <b></b> · FK err <code></code> mm" : "elbow <b></b> · err <code></code> mm") +
+      "<br>joints <code class=q></code><br>pulses <code class=us></code>";
+    detail.querySelector("b").textContent = host ? "host dls (the board has no answer)" : a.elbow;
     detail.querySelector("code").textContent = a.err_mm;
     detail.querySelector(".q").textContent = a.q_deg.map((v) => fixed(v, 1)).join("  ") + " °";
     detail.querySelector(".us").textContent = a.pulses.map((v) => (v === null ? "refused" : v)).join("  ") + " µs";
@@ -294,7 +300,8 @@ async function go(mode) {
   const elbow = $("elbow").value;
   clearPreview();
   const request = [mode].concat(words);
-  if (mode === "move" && elbow) request.push("elbow=" + elbow);
+  const host = ui.preview && ui.preview.solver === "host-dls";
+  if (mode === "move" && elbow && !host) request.push("elbow=" + elbow);
   await ask({ op: "send", words: request });
   schedulePreview();
 }
