@@ -359,6 +359,7 @@ def test_planar_any_finite_target_is_honest(x, y, current):
        current=st.none() | st.lists(angle, min_size=5, max_size=5),
        rule=st.sampled_from([MIN_MOTION, PREFER_UP, PREFER_DOWN]))
 @example(target=[0.0, 0.0, 0.0, 2.0], current=[38943960474.0, 0.0, 0.0, 0.0, 0.0], rule=MIN_MOTION)
+@example(target=[0.0, 0.0, 0.0, 124.0], current=[0.0, 0.0, 0.0, 0.0, -1.8054182390964496e+16], rule=MIN_MOTION)
 def test_arm5_any_finite_numbers_never_crash_or_nan(target, current, rule):
     out = [7.0] * 5
     s = ARM5.ik(target, out, current, rule)

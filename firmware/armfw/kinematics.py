@@ -62,7 +62,9 @@ def fit_angle(q, lo, hi):
         q -= TWO_PI * int((q - hi - LIMIT_EPS) / TWO_PI + 1.0)
     if q < lo - LIMIT_EPS:
         q += TWO_PI * int((lo - LIMIT_EPS - q) / TWO_PI + 1.0)
-    if q > hi + LIMIT_EPS:
+    # An angle of 1e16 rad has no digits left below a turn: the turns taken off
+    # can land it anywhere, below lo too (found by the property tests).
+    if q > hi + LIMIT_EPS or q < lo - LIMIT_EPS:
         return None
     return q
 

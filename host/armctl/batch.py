@@ -79,7 +79,7 @@ def fit_angles(q, lo, hi):
         q = np.where(above, q - TWO_PI * np.floor((q - hi - LIMIT_EPS) / TWO_PI + 1.0), q)
         below = q < lo - LIMIT_EPS
         q = np.where(below, q + TWO_PI * np.floor((lo - LIMIT_EPS - q) / TWO_PI + 1.0), q)
-        fits = ~(q > hi + LIMIT_EPS)
+        fits = ~((q > hi + LIMIT_EPS) | (q < lo - LIMIT_EPS))
     return q, fits
 
 
@@ -295,7 +295,7 @@ def _fit_column(a, i, arm, lo_eps, hi_eps):
         a = a - TWO_PI * (np.floor((a - arm.hi[i] - LIMIT_EPS) / TWO_PI + 1.0) * above)
         below = a < lo_eps[i]
         a = a + TWO_PI * (np.floor((lo_eps[i] - a) / TWO_PI + 1.0) * below)
-    return a, ~(a > hi_eps[i])
+    return a, ~((a > hi_eps[i]) | (a < lo_eps[i]))
 
 
 def _rule(rule):
