@@ -235,6 +235,11 @@ def test_a_joint_move_between_safe_poses_that_dips_through_the_floor_is_refused(
     z = arm.solver.zones
     assert z.zone_names[z.hit_zone] == "floor" and z.link_names[z.hit_link] == "tool"
     assert 1 < arm.fail_step < arm.steps + 100
+    # The refusal's tool point is that of the failing step (base at 60 deg, tip within the
+    # floor's 5 mm clearance plus the tool's 8 mm radius), not an earlier failure's.
+    x, y, zt = arm.fail_point[:3]
+    assert math.degrees(math.atan2(y, x)) == pytest.approx(60.0, abs=1e-6)
+    assert -6.7 < zt < 13.0
 
 
 def test_pick_whose_descent_enters_the_fixture_is_refused_whole():

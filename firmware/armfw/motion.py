@@ -459,6 +459,11 @@ class ArmController:
             self.path_len = 0       # a path stopped halfway is not run again from elsewhere
         self._live = None
 
+    def _failing_point(self, q, point):
+        """The tool target of a refused step: the line's point, or for a joint-interpolated
+        step the tool where pose q puts it (so a refusal never reports an older failure's)."""
+        return point if point is not None else self.tool_of(q, self.fail_point)
+
     def _refuse(self, status, reason, op, step, point=None, joint=-1):
         self.fail_status = name(status)
         self.fail_reason = reason
@@ -511,7 +516,7 @@ class ArmController:
                 continue
             goal = self._goal
             if op == MOVE:
-                st = self.solver.ik(self._tools[k], goal, self._with_roll(q, self._rolls[k]), self._rules[k])
+                st = self.solver.ik(self._tools[k], goal, self.with_roll(q, self._rolls[k]), self._rules[k])
                 if not solved(st):
                     return self._refuse(st, REASON_SOLVER, k, 1, self._tools[k])
             else:
@@ -522,7 +527,7 @@ class ArmController:
                 return False
         return True
 
-    def _with_roll(self, q, roll):
+    def with_roll(self, q, roll):
         """q, or a copy of it with the wrist roll set (what IK keeps as the roll)."""
         if roll is None:
             return q
@@ -545,10 +550,10 @@ class ArmController:
         # Zone hook (armfw.zones): every step of every motion, in the check run.
         zones = self.solver.zones
         if zones is not None and not zones_checked and not zones.clear(q):
-            return self._refuse(COLLISION, REASON_ZONE, k, step, point)
+            return self._refuse(COLLISION, REASON_ZONE, k, step, self._failing_point(q, point))
         bad = self.servos.pulses(q, self._step_us)
         if bad >= 0:
-            return self._refuse(JOINT_LIMIT, REASON_PULSE, k, step, point, bad)
+            return self._refuse(JOINT_LIMIT, REASON_PULSE, k, step, self._failing_point(q, point), bad)
         self.steps += 1
         if live:
             self._send_pulses()
@@ -681,7 +686,7 @@ class ArmController:
                     p[i] = p0[i] + (p1[i] - p0[i]) * tn if tn < 1.0 else p1[i]
                 current = q
                 if roll1 != roll0:
-                    current = self._with_roll(q, roll0 + (roll1 - roll0) * tn)
+                    current = self.with_roll(q, roll0 + (roll1 - roll0) * tn)
                 st = self.solver.ik(p, goal, current, MIN_MOTION)
                 if not solved(st):
                     return self._refuse(st, REASON_SOLVER, k, step, p)
