@@ -19,13 +19,13 @@ that follow are answered but move nothing until M999 or $X clears it, so the
 rest of a stream cannot move the arm on from the wrong place.
 """
 
+import armfw
 from armfw import status
 from armfw.numeric import DEG
 
 # The first letters of G-code words and what each means here.
 AXES = "XYZAB"
 FIRMWARE = "armfw"
-VERSION = "0.1.0"
 
 MOTION_CODES = ("G0", "G1", "G4", "G28", "M3", "M5")
 
@@ -305,7 +305,7 @@ class GCode:
     def _firmware(self, args):
         p = self.protocol
         p.write("FIRMWARE_NAME:%s %s PROTOCOL_VERSION:1.0 MACHINE_TYPE:%s EXTRUDER_COUNT:0"
-                % (FIRMWARE, VERSION, p.controller.board.name))
+                % (FIRMWARE, armfw.VERSION, p.controller.board.name))
         return "ok"
 
     def _temperature(self, args):

@@ -213,12 +213,7 @@ class Protocol:
 
     def _current(self):
         """The IK's current pose: the commanded one, with the roll a target sets."""
-        q = self.controller.q
-        if self._roll is None:
-            return q
-        c = list(q)
-        c[4] = self._roll
-        return c
+        return self.controller.with_roll(self.controller.q, self._roll)
 
     def _parse_target(self, args, allow_elbow):
         """Tool target from X Y [Z PITCH [ROLL]] (mm, deg) into self._target, the roll
