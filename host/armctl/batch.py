@@ -106,8 +106,6 @@ def _planar_candidates(arm, targets, current):
 
 def _arm5_candidates(arm, targets, current):
     """The four candidates as armfw.kinematics.Arm5Solver builds them, for the general choice in ik()."""
-    x, y, z, pitch = targets.T
-    n = len(targets)
     yaw, roll, r, pitch, phi, beta, gamma, st = _arm5_pair(arm, targets, current)
     back = np.where(yaw > 0, yaw - np.pi, yaw + np.pi)
     candidates = []

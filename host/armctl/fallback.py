@@ -27,11 +27,11 @@ leaves the arm where it was: nothing runs before `path run`.
 """
 
 import math
-import time
 
 import numpy as np
 
 from armctl import numik
+from armctl.pacing import MARGIN_S, Pacer
 from armfw import status as fw_status
 from armfw.numeric import DEG
 
@@ -46,9 +46,6 @@ PULSE_GRID_TOLERANCE_MM = 0.3
 MIN_LINE_STEP_MM = 0.001
 # Decimal places of the joint angles sent (degrees): 1e-6 deg moves a 400 mm arm's tip 7 nm.
 ANGLE_DIGITS = 6
-
-# Added to a motion's own duration before its silence counts as a lost link (s).
-MOTION_MARGIN_S = 1.0
 
 SOLVER_BOARD = "board"
 SOLVER_HOST = "host-dls"
@@ -124,8 +121,8 @@ class Mover:
         """Send a motion request the board solves itself: a move may turn a joint by up to a
         full turn at the speed in force; a line gets armctl.pacing's allowance (its length)."""
         if line.startswith("move"):
-            return self.request(line, motion_s=MOTION_MARGIN_S + 2.0 * math.pi / self.speed_rad_s())
-        from armctl.pacing import Pacer
+            return self.request(line, motion_s=MARGIN_S + 2.0 * math.pi / self.speed_rad_s())
+        # A new Pacer each time: the speed may have been changed by another request since.
         return self.request(line, motion_s=Pacer(self.link).allowance(line))
 
     def pose(self):
@@ -152,7 +149,7 @@ class Mover:
 
     def _motion_s(self, steps):
         """How long a motion of `steps` control periods keeps the board silent, with a margin."""
-        return MOTION_MARGIN_S + steps * self.step_ms / 1000.0
+        return MARGIN_S + steps * self.step_ms / 1000.0
 
     # -- firmware FK ---------------------------------------------------------
 
@@ -209,7 +206,8 @@ class Mover:
         if not reply.ok:
             return Outcome(False, reply.status, SOLVER_BOARD, message=reply.final)
         q, where = self.pose()
-        err = float(np.linalg.norm(self.tip(q) - np.asarray(target, dtype=float)[:len(self.tip(q))]))
+        tip = self.tip(q)
+        err = float(np.linalg.norm(tip - np.asarray(target, dtype=float)[:len(tip)]))
         return Outcome(True, reply.status, SOLVER_BOARD, err, np.degrees(q), where)
 
     def _host_move(self, target, roll_deg):
@@ -312,8 +310,9 @@ def board_for(link, board_file=None):
         return boardlib.load(str(shipped.board_path(str(board_file))))
     reply = link.request("info")
     name = reply.fields.get("name") if reply.ok else None
-    if not name:
-        raise boardlib.BoardError("the board did not say its name (%s): give --board" % reply.final)
+    if name is None or str(name) not in shipped.board_names():
+        raise boardlib.BoardError("the board on %s is %s, not a shipped board: give --board FILE (its board file)"
+                                  % (link.port, name or reply.final))
     return boardlib.load(str(shipped.board_path(str(name))))
 
 

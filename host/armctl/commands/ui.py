@@ -8,7 +8,7 @@ import signal
 import sys
 import webbrowser
 
-from armctl import cli, shipped
+from armctl import cli, fallback, shipped
 from armctl.link import Link
 from armctl.sim import Simulator, SimulatorError
 from armfw import board as boardlib
@@ -59,18 +59,6 @@ def _is_loopback(host):
         return False
 
 
-def _board_of(link, board_file):
-    """The board description: the file given, else the shipped board the board's `info` names."""
-    if board_file is not None:
-        return boardlib.load(str(board_file))
-    reply = link.request("info")
-    name = reply.fields.get("name") if reply.ok else None
-    if name is None or str(name) not in shipped.board_names():
-        raise cli.UsageError("the board on %s is %s, not a shipped board: give --board FILE (its board file)"
-                             % (link.port, name or reply.final))
-    return boardlib.load(str(shipped.board_path(str(name))))
-
-
 def run(args):
     if not 0 <= args.http_port <= 65535:
         raise cli.UsageError("--http-port must be 0..65535")
@@ -93,7 +81,7 @@ def run(args):
             port = sim.port
         with Link(port, args.baud, args.timeout) as link:
             link.wait_ready()
-            board = _board_of(link, board_file)
+            board = fallback.board_for(link, board_file)
             return asyncio.run(_serve(args, link, board, sim))
     finally:
         if sim is not None:
