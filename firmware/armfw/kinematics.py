@@ -20,7 +20,7 @@ from math import atan2, cos, sin, sqrt, pi, isfinite
 from armfw import twolink
 from armfw.compat import const, micropython
 from armfw.numeric import TWO_PI, finite
-from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, COLLISION, NEAR_AXIS, solved
+from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, COLLISION, NEAR_AXIS
 
 # Branch rules. MIN_MOTION picks the valid solution nearest the current pose
 # (a silent branch flip mid-path swings the arm violently); PREFER_UP and
@@ -82,6 +82,7 @@ class Solver:
 
     kind = ""
     targets = ()      # names of the target coordinates, in order
+    n_targets = 0
     n_candidates = 0
     closed_form = True    # ik() solves; False: the host must (armfw.chain)
     zones = None        # armfw.zones.Zones, set by the board loader; None: no zone check
@@ -282,9 +283,7 @@ class Solver:
         None. rule: MIN_MOTION, PREFER_UP or PREFER_DOWN. On a failing status
         out is left untouched.
         """
-        if not _finite_vector(target, len(self.targets)):
-            return BAD_INPUT
-        if current is not None and not _finite_vector(current, self.n):
+        if not _finite_inputs(target, self.n_targets, current, self.n):
             return BAD_INPUT
         self._candidates(target, current)
         return self._choose(current, rule, out)
@@ -303,6 +302,7 @@ class PlanarSolver(Solver):
 
     kind = "planar"
     targets = ("x", "y")
+    n_targets = 2
     n_candidates = 2
 
     def __init__(self, l1, l2, names, lo, hi, home):
@@ -316,20 +316,61 @@ class PlanarSolver(Solver):
         self._elbow[1] = DOWN
 
     @micropython.native
-    def _candidates(self, target, current):
-        pair = self._pair
+    def ik(self, target, out, current=None, rule=MIN_MOTION):
+        """Solver.ik for the planar arm: its two candidates and their choice in one call
+        (zones present: Solver's choice, which checks them)."""
+        if not _finite_inputs(target, 2, current, 2):
+            return BAD_INPUT
         status = self._status
+        pair = self._pair
         st = self._links.solve_pair(target[0], target[1], pair)
+        if st > SINGULAR:
+            status[0] = st
+            status[1] = st
+            return st
+        # Up (candidate 0) is the branch with t2 <= 0: pair[2], pair[3].
+        lo = self._lo_eps
+        hi = self._hi_eps
         for c in range(2):
-            if solved(st):
-                # Up (candidate 0) is the branch with t2 <= 0: pair[2], pair[3].
-                q = self._q[c]
-                k = 2 - 2 * c
-                q[0] = pair[k]
-                q[1] = pair[k + 1]
-                status[c] = st if self._fit_stored(q, 1, 0, 2) else JOINT_LIMIT
-            else:
+            a1 = pair[2 - 2 * c]
+            a2 = pair[3 - 2 * c]
+            q = self._q[c]
+            q[0] = a1
+            q[1] = a2
+            if (lo[0] <= a1 <= hi[0] and lo[1] <= a2 <= hi[1]) or self._fit_stored(q, 1, 0, 2):
                 status[c] = st
+            else:
+                status[c] = JOINT_LIMIT
+        if self.zones is not None:
+            return self._choose(current, rule, out)
+        if status[0] > SINGULAR:
+            if status[1] > SINGULAR:
+                return JOINT_LIMIT
+            best = 1
+        elif status[1] > SINGULAR:
+            best = 0
+        elif current is None:
+            best = 1 if rule == PREFER_DOWN else 0
+        else:
+            # Solver._cheapest's costs, each summed in the same order.
+            q = self._q[0]
+            d = q[0] - current[0]
+            e = q[1] - current[1]
+            up = d * d + e * e
+            if rule == PREFER_DOWN:
+                up += 1e9
+            q = self._q[1]
+            d = q[0] - current[0]
+            e = q[1] - current[1]
+            down = d * d + e * e
+            if rule == PREFER_UP:
+                down += 1e9
+            best = 1 if down < up else 0
+        q = self._q[best]
+        out[0] = q[0]
+        out[1] = q[1]
+        self.elbow = self._elbow[best]
+        return status[best]
 
     def fk(self, q, out):
         """Tool (x, y) in mm for joints q (radians), into out."""
@@ -365,6 +406,7 @@ class Arm5Solver(Solver):
 
     kind = "arm5"
     targets = ("x", "y", "z", "pitch")
+    n_targets = 4
     n_candidates = 4
 
     def __init__(self, l1, l2, l3, base, names, lo, hi, home, tool=None):
@@ -398,7 +440,9 @@ class Arm5Solver(Solver):
         cp = cos(target[3])
         # Whole turns off the pitch first: q4 = pitch - q2 - q3 must not lose
         # the digits of a large pitch that sin() and cos() keep.
-        pitch = atan2(sp, cp)
+        pitch = target[3]
+        if not -pi < pitch <= pi:
+            pitch = atan2(sp, cp)
         r = sqrt(x * x + y * y)
         status = self._status
         if not isfinite(r):
@@ -409,8 +453,9 @@ class Arm5Solver(Solver):
             return
         roll = current[4] if current is not None else 0.0
         if self._offset:
-            self._candidates_offset(target, current, pitch, roll, r)
+            self._candidates_offset(target, current, pitch, roll, r, sp, cp)
             return
+        roll = self._fit_roll(roll)
         if r < AXIS_EPS:
             yaw = current[0] if current is not None else 0.0
         else:
@@ -418,8 +463,10 @@ class Arm5Solver(Solver):
         # Wrist point in the arm's vertical plane, relative to the J2 axis; the
         # planar solver's x axis is vertical here, its y axis horizontal.
         pair = self._pair
-        st = self._links.solve_pair(target[2] - self.base - self.l3 * cp, r - self.l3 * sp, pair)
-        if not solved(st):
+        qs = self._q
+        l3 = self.l3
+        st = self._links.solve_pair(target[2] - self.base - l3 * cp, r - l3 * sp, pair)
+        if st > SINGULAR:
             for c in range(4):
                 status[c] = st
             return
@@ -428,31 +475,176 @@ class Arm5Solver(Solver):
         # two-link answers are the exact mirrors: every pitch joint negated,
         # which the stored values leave to _pose (Solver's _sign).
         back = yaw - pi if yaw > 0 else yaw + pi
-        # Base yaw (facing, turned) and wrist roll: fitted once for all candidates.
+        # Base yaw, facing and turned: fitted once for both candidates of each.
         lo = self._lo_eps
         hi = self._hi_eps
         facing = yaw if lo[0] <= yaw <= hi[0] else self._refit(0, yaw, 1)
         turned = back if lo[0] <= back <= hi[0] else self._refit(0, back, 1)
-        if not lo[4] <= roll <= hi[4]:
-            roll = self._refit(4, roll, 1)
         if roll is None:
             facing = turned = None
         q4_up = pitch - pair[0] - pair[1]
         q4_down = pitch - pair[2] - pair[3]
-        for c in range(4):
-            # 0, 1: facing the target, elbow up, down; 2, 3: the same turned.
-            k = 2 * (c & 1)
-            base_yaw = facing if c < 2 else turned
-            q = self._q[c]
-            q[0] = base_yaw
-            q[1] = pair[k]
-            q[2] = pair[k + 1]
-            q[3] = q4_down if c & 1 else q4_up
+        # Each elbow's pitch joints, checked against the limits as they are (facing)
+        # and negated (turned); only a candidate outside them pays for _fit_stored.
+        lo1 = lo[1]
+        hi1 = hi[1]
+        lo2 = lo[2]
+        hi2 = hi[2]
+        lo3 = lo[3]
+        hi3 = hi[3]
+        nlo = self._neg_lo_eps
+        nhi = self._neg_hi_eps
+        nlo1 = nlo[1]
+        nhi1 = nhi[1]
+        nlo2 = nlo[2]
+        nhi2 = nhi[2]
+        nlo3 = nlo[3]
+        nhi3 = nhi[3]
+        for e in range(2):
+            a1 = pair[2 * e]
+            a2 = pair[2 * e + 1]
+            a3 = q4_down if e else q4_up
+            q = qs[e]
+            q[0] = facing
+            q[1] = a1
+            q[2] = a2
+            q[3] = a3
             q[4] = roll
-            if base_yaw is not None and self._fit_stored(q, 1 if c < 2 else -1, 1, 4):
-                status[c] = st
+            if facing is None:
+                status[e] = JOINT_LIMIT
+            elif (lo1 <= a1 <= hi1 and lo2 <= a2 <= hi2 and lo3 <= a3 <= hi3) or self._fit_stored(q, 1, 1, 4):
+                status[e] = st
             else:
-                status[c] = JOINT_LIMIT
+                status[e] = JOINT_LIMIT
+            q = qs[e + 2]
+            q[0] = turned
+            q[1] = a1
+            q[2] = a2
+            q[3] = a3
+            q[4] = roll
+            if turned is None:
+                status[e + 2] = JOINT_LIMIT
+            elif (nlo1 <= a1 <= nhi1 and nlo2 <= a2 <= nhi2 and nlo3 <= a3 <= nhi3) or self._fit_stored(q, -1, 1, 4):
+                status[e + 2] = st
+            else:
+                status[e + 2] = JOINT_LIMIT
+
+    @micropython.native
+    def _cheapest(self, current, rule):
+        """Solver._cheapest for the four arm5 candidates, the same choice with less work.
+
+        The facing pair shares the yaw term and the turned pair its own; the
+        roll term is the same for all four (ik keeps the roll); the pitch
+        joints are summed with the sign their candidates are stored with. The
+        sum order is Solver's, so a completed cost is Solver's to the bit.
+        """
+        status = self._status
+        valid = 0
+        first = -1
+        for c in range(4):
+            if status[c] <= SINGULAR:
+                valid += 1
+                if first < 0:
+                    first = c
+        if valid < 2 or (current is None and rule == MIN_MOTION):
+            return first
+        elbow = self._elbow
+        if current is None:
+            # Every cost is 0 or the rule's penalty: the first candidate the rule likes.
+            for c in range(first, 4):
+                if status[c] <= SINGULAR and not ((rule == PREFER_UP and elbow[c] != UP) or
+                                                  (rule == PREFER_DOWN and elbow[c] != DOWN)):
+                    return c
+            return first
+        qs = self._q
+        b0 = current[0]
+        b1 = current[1]
+        b2 = current[2]
+        b3 = current[3]
+        a = qs[first][4]
+        b = current[4]
+        roll_term = 0.0     # the roll's term, 0 when ik kept the roll as it is
+        if a != b:
+            d = a - b
+            roll_term = d * d
+        negated = not self._offset      # turned candidates store their pitch joints negated
+        best = -1
+        best_cost = 0.0
+        yaw = None
+        yaw_term = 0.0
+        for c in range(4):
+            if status[c] > SINGULAR:
+                continue
+            q = qs[c]
+            a = q[0]
+            if a != yaw:
+                yaw = a
+                if a == b0:
+                    yaw_term = 0.0
+                elif b0 == 0.0:
+                    yaw_term = a * a
+                else:
+                    d = a - b0
+                    yaw_term = d * d
+            cost = yaw_term
+            if best >= 0 and cost >= best_cost:
+                continue
+            # Joints 1-3: (-a - b)^2 is (a + b)^2 bit for bit for a stored negated.
+            if c >= 2 and negated:
+                d = q[1] + b1
+            else:
+                d = q[1] - b1
+            term = d * d
+            if best >= 0 and term >= best_cost:
+                continue
+            cost = term if cost == 0.0 else cost + term
+            if best >= 0 and cost >= best_cost:
+                continue
+            if c >= 2 and negated:
+                d = q[2] + b2
+            else:
+                d = q[2] - b2
+            term = d * d
+            if best >= 0 and term >= best_cost:
+                continue
+            cost = term if cost == 0.0 else cost + term
+            if best >= 0 and cost >= best_cost:
+                continue
+            if c >= 2 and negated:
+                d = q[3] + b3
+            else:
+                d = q[3] - b3
+            term = d * d
+            if best >= 0 and term >= best_cost:
+                continue
+            cost = term if cost == 0.0 else cost + term
+            if roll_term != 0.0:
+                cost = cost + roll_term
+            if best >= 0 and cost >= best_cost:
+                continue
+            if (rule == PREFER_UP and elbow[c] != UP) or (rule == PREFER_DOWN and elbow[c] != DOWN):
+                cost += 1e9
+            if best < 0 or cost < best_cost:
+                best = c
+                best_cost = cost
+        return best
+
+    def _fit_roll(self, roll):
+        """The wrist roll ik keeps, fitted into its limits once for all candidates (None: it cannot)."""
+        return roll if self._lo_eps[4] <= roll <= self._hi_eps[4] else self._refit(4, roll, 1)
+
+    @micropython.native
+    def _store(self, c, yaw, q2, q3, q4, roll, st):
+        """Stores candidate c with status st, or JOINT_LIMIT when a joint does not fit
+        (the yaw and the roll come fitted: None when they cannot)."""
+        q = self._q[c]
+        q[0] = yaw
+        q[1] = q2
+        q[2] = q3
+        q[3] = q4
+        q[4] = roll
+        fits = yaw is not None and roll is not None and self._fit_stored(q, 1, 1, 4)
+        self._status[c] = st if fits else JOINT_LIMIT
 
     def _plane_offset(self, a4, roll, v):
         """The tool offset Ry(a4) Rz(roll) t in the arm's plane frame: v = [along the
@@ -468,51 +660,71 @@ class Arm5Solver(Solver):
         v[2] = t[2] * ca - u * sa
         return v
 
-    def _candidates_offset(self, target, current, pitch, roll, r):
+    @micropython.native
+    def _candidates_offset(self, target, current, pitch, roll, r, sp, cp):
         """Candidates with a tool offset: per half turn of the base, the lateral
-        offset fixes the base angle, the rest fixes the flange point in the plane."""
+        offset fixes the base angle, the rest fixes the flange point in the plane.
+
+        Turned half a turn and leaning back, the tool has the same orientation as
+        facing the target with the roll half a turn on: the offset's components
+        across the tool and lateral change sign, so the turned two-link problem is
+        not the facing one mirrored (unless the offset lies on the tool axis) and
+        is solved on its own. What the two halves share is computed once: the
+        trigonometry, the lateral offset (the same on both), the reach, the fits.
+        """
         status = self._status
-        v = self._v
+        t = self.tool
+        cr = cos(roll)
+        sr = sin(roll)
+        across = t[0] * cr - t[1] * sr
+        b = t[0] * sr + t[1] * cr       # lateral, the same facing and turned
+        rr = r * r
+        bb = b * b
+        if rr < bb:
+            for c in range(4):
+                status[c] = NEAR_AXIS
+            return
+        reach = sqrt(rr - bb)
+        if r < AXIS_EPS:
+            yaw = current[0] if current is not None else 0.0
+            back = yaw - pi if yaw > 0 else yaw + pi
+        else:
+            phi = atan2(target[1], target[0])
+            yaw = phi - atan2(b, reach)
+            back = phi - atan2(b, -reach)
+        roll = self._fit_roll(roll)
+        lo = self._lo_eps
+        hi = self._hi_eps
+        if not lo[0] <= yaw <= hi[0]:
+            yaw = self._refit(0, yaw, 1)
+        if not lo[0] <= back <= hi[0]:
+            back = self._refit(0, back, 1)
+        # The offset in the arm's plane, Ry(a4) (across, b, t[2]) with a4 = +-pitch:
+        # along the reach across*cos a4 + t[2]*sin a4, up t[2]*cos a4 - across*sin a4.
+        along_c = across * cp
+        along_s = t[2] * sp
+        up_c = t[2] * cp
+        up_s = across * sp
+        l3 = self.l3
+        l3_s = l3 * sp
+        # Wrist height above J2 before the offset: the same on both halves.
+        z = target[2] - self.base - l3 * cp
         pair = self._pair
-        x = target[0]
-        y = target[1]
-        for side in range(2):
-            # Facing the target (side 0) the tool pitches forward (a4 = pitch);
-            # turned half a turn and leaning back (side 1), a4 = -pitch.
-            a4 = pitch if side == 0 else -pitch
-            self._plane_offset(a4, roll, v)
-            b = v[1]
-            if r * r < b * b:
-                status[2 * side] = NEAR_AXIS
-                status[2 * side + 1] = NEAR_AXIS
-                continue
-            reach = sqrt(r * r - b * b)
-            if side == 1:
-                reach = -reach
-            if r < AXIS_EPS:
-                yaw = current[0] if current is not None else 0.0
-                if side == 1:
-                    yaw = yaw - pi if yaw > 0 else yaw + pi
-            else:
-                yaw = atan2(y, x) - atan2(b, reach)
-            # Flange (l3 tip) and then wrist point in the plane, relative to J2.
-            u = reach - v[0] - self.l3 * sin(a4)
-            w = target[2] - v[2] - self.base - self.l3 * cos(a4)
-            st = self._links.solve_pair(w, u, pair)
-            for e in range(2):
-                c = 2 * side + e
-                if not solved(st):
-                    status[c] = st
-                    continue
-                # Facing: up is q3 >= 0 (pair[0:2]); leaning back the mirror, q3 <= 0 (pair[2:4]).
-                k = 2 * e if side == 0 else 2 - 2 * e
-                q = self._q[c]
-                q[0] = yaw
-                q[1] = pair[k]
-                q[2] = pair[k + 1]
-                q[3] = a4 - pair[k] - pair[k + 1]
-                q[4] = roll
-                status[c] = st if self._fit_stored(q, 1, 0, 5) else JOINT_LIMIT
+        # Facing (a4 = pitch): the flange at reach - along, the wrist l3 further back.
+        st = self._links.solve_pair(z - (up_c - up_s), reach - (along_c + along_s) - l3_s, pair)
+        if st > SINGULAR:
+            status[0] = status[1] = st
+        else:
+            self._store(0, yaw, pair[0], pair[1], pitch - pair[0] - pair[1], roll, st)
+            self._store(1, yaw, pair[2], pair[3], pitch - pair[2] - pair[3], roll, st)
+        # Turned and leaning back (a4 = -pitch): reach -reach; up is now the mirror, q3 <= 0.
+        st = self._links.solve_pair(z - (up_c + up_s), l3_s - reach - (along_c - along_s), pair)
+        if st > SINGULAR:
+            status[2] = status[3] = st
+        else:
+            a4 = -pitch
+            self._store(2, back, pair[2], pair[3], a4 - pair[2] - pair[3], roll, st)
+            self._store(3, back, pair[0], pair[1], a4 - pair[0] - pair[1], roll, st)
 
     def fk(self, q, out):
         """Tool (x, y, z mm, pitch rad) for joints q (radians), into out.
@@ -570,14 +782,21 @@ class Arm5Solver(Solver):
 
 
 @micropython.native
-def _finite_vector(values, n):
-    """True when values is a sequence of n finite numbers."""
+def _finite_inputs(target, n_target, current, n):
+    """True when target is a sequence of n_target finite numbers and current is None
+    or a sequence of n."""
     try:
-        if len(values) != n:
+        if len(target) != n_target:
             return False
-        for i in range(n):
-            if not isfinite(values[i]):
+        for i in range(n_target):
+            if not isfinite(target[i]):
                 return False
+        if current is not None:
+            if len(current) != n:
+                return False
+            for i in range(n):
+                if not isfinite(current[i]):
+                    return False
     except TypeError:
         return False
     return True
