@@ -82,7 +82,6 @@ class Solver:
 
     kind = ""
     targets = ()      # names of the target coordinates, in order
-    n_targets = 0
     n_candidates = 0
     closed_form = True    # ik() solves; False: the host must (armfw.chain)
     zones = None        # armfw.zones.Zones, set by the board loader; None: no zone check
@@ -275,19 +274,6 @@ class Solver:
         self.elbow = self._elbow[best]
         return status[best]
 
-    @micropython.native
-    def ik(self, target, out, current=None, rule=MIN_MOTION):
-        """Solve target into out (radians); returns the status.
-
-        current: the pose the arm is in (radians) for minimum-motion choice, or
-        None. rule: MIN_MOTION, PREFER_UP or PREFER_DOWN. On a failing status
-        out is left untouched.
-        """
-        if not _finite_inputs(target, self.n_targets, current, self.n):
-            return BAD_INPUT
-        self._candidates(target, current)
-        return self._choose(current, rule, out)
-
     def fk_error(self, target, q, current=None):
         """How far FK of q misses target: (position error mm, pitch error rad).
 
@@ -302,7 +288,6 @@ class PlanarSolver(Solver):
 
     kind = "planar"
     targets = ("x", "y")
-    n_targets = 2
     n_candidates = 2
 
     def __init__(self, l1, l2, names, lo, hi, home):
@@ -317,9 +302,20 @@ class PlanarSolver(Solver):
 
     @micropython.native
     def ik(self, target, out, current=None, rule=MIN_MOTION):
-        """Solver.ik for the planar arm: its two candidates and their choice in one call
-        (zones present: Solver's choice, which checks them)."""
-        if not _finite_inputs(target, 2, current, 2):
+        """Solve target (x, y mm) into out (radians); returns the status.
+
+        current: the pose the arm is in (radians) for minimum-motion choice, or
+        None. rule: MIN_MOTION, PREFER_UP or PREFER_DOWN. On a failing status
+        out is left untouched. Both candidates and their choice in one call
+        (with zones, Solver's choice, which checks them).
+        """
+        # Finite numbers only, unrolled (a loop costs as much as the checks).
+        try:
+            if len(target) != 2 or not (isfinite(target[0]) and isfinite(target[1])):
+                return BAD_INPUT
+            if current is not None and (len(current) != 2 or not (isfinite(current[0]) and isfinite(current[1]))):
+                return BAD_INPUT
+        except TypeError:
             return BAD_INPUT
         status = self._status
         pair = self._pair
@@ -406,7 +402,6 @@ class Arm5Solver(Solver):
 
     kind = "arm5"
     targets = ("x", "y", "z", "pitch")
-    n_targets = 4
     n_candidates = 4
 
     def __init__(self, l1, l2, l3, base, names, lo, hi, home, tool=None):
@@ -433,6 +428,28 @@ class Arm5Solver(Solver):
                     self._sign[c][i] = -1
 
     @micropython.native
+    def ik(self, target, out, current=None, rule=MIN_MOTION):
+        """Solve target (x, y, z mm, pitch rad) into out (radians); returns the status.
+
+        current: the pose the arm is in (radians) for minimum-motion choice and
+        the wrist roll to keep, or None. rule: MIN_MOTION, PREFER_UP or
+        PREFER_DOWN. On a failing status out is left untouched.
+        """
+        # Finite numbers only, unrolled (a loop costs as much as the checks).
+        try:
+            if len(target) != 4 or not (isfinite(target[0]) and isfinite(target[1]) and
+                                        isfinite(target[2]) and isfinite(target[3])):
+                return BAD_INPUT
+            if current is not None and (len(current) != 5 or not (
+                    isfinite(current[0]) and isfinite(current[1]) and isfinite(current[2]) and
+                    isfinite(current[3]) and isfinite(current[4]))):
+                return BAD_INPUT
+        except TypeError:
+            return BAD_INPUT
+        self._candidates(target, current)
+        return self._choose(current, rule, out)
+
+    @micropython.native
     def _candidates(self, target, current):
         x = target[0]
         y = target[1]
@@ -455,7 +472,10 @@ class Arm5Solver(Solver):
         if self._offset:
             self._candidates_offset(target, current, pitch, roll, r, sp, cp)
             return
-        roll = self._fit_roll(roll)
+        lo = self._lo_eps
+        hi = self._hi_eps
+        if not lo[4] <= roll <= hi[4]:
+            roll = self._refit(4, roll, 1)     # None: no turn fits, no candidate either
         if r < AXIS_EPS:
             yaw = current[0] if current is not None else 0.0
         else:
@@ -476,8 +496,6 @@ class Arm5Solver(Solver):
         # which the stored values leave to _pose (Solver's _sign).
         back = yaw - pi if yaw > 0 else yaw + pi
         # Base yaw, facing and turned: fitted once for both candidates of each.
-        lo = self._lo_eps
-        hi = self._hi_eps
         facing = yaw if lo[0] <= yaw <= hi[0] else self._refit(0, yaw, 1)
         turned = back if lo[0] <= back <= hi[0] else self._refit(0, back, 1)
         if roll is None:
@@ -528,6 +546,23 @@ class Arm5Solver(Solver):
                 status[e + 2] = st
             else:
                 status[e + 2] = JOINT_LIMIT
+
+    @micropython.native
+    def _pose(self, c, out):
+        """Candidate c's joint angles into out (Solver._pose unrolled: the pitch joints
+        share one sign, the yaw and the roll are stored as they are)."""
+        q = self._q[c]
+        out[0] = q[0]
+        if c >= 2 and not self._offset:
+            out[1] = -q[1]
+            out[2] = -q[2]
+            out[3] = -q[3]
+        else:
+            out[1] = q[1]
+            out[2] = q[2]
+            out[3] = q[3]
+        out[4] = q[4]
+        return out
 
     @micropython.native
     def _cheapest(self, current, rule):
@@ -590,31 +625,31 @@ class Arm5Solver(Solver):
             if best >= 0 and cost >= best_cost:
                 continue
             # Joints 1-3: (-a - b)^2 is (a + b)^2 bit for bit for a stored negated.
-            if c >= 2 and negated:
-                d = q[1] + b1
+            if b1 == 0.0:
+                term = q[1] * q[1]
             else:
-                d = q[1] - b1
-            term = d * d
+                d = q[1] + b1 if c >= 2 and negated else q[1] - b1
+                term = d * d
             if best >= 0 and term >= best_cost:
                 continue
             cost = term if cost == 0.0 else cost + term
             if best >= 0 and cost >= best_cost:
                 continue
-            if c >= 2 and negated:
-                d = q[2] + b2
+            if b2 == 0.0:
+                term = q[2] * q[2]
             else:
-                d = q[2] - b2
-            term = d * d
+                d = q[2] + b2 if c >= 2 and negated else q[2] - b2
+                term = d * d
             if best >= 0 and term >= best_cost:
                 continue
             cost = term if cost == 0.0 else cost + term
             if best >= 0 and cost >= best_cost:
                 continue
-            if c >= 2 and negated:
-                d = q[3] + b3
+            if b3 == 0.0:
+                term = q[3] * q[3]
             else:
-                d = q[3] - b3
-            term = d * d
+                d = q[3] + b3 if c >= 2 and negated else q[3] - b3
+                term = d * d
             if best >= 0 and term >= best_cost:
                 continue
             cost = term if cost == 0.0 else cost + term
@@ -628,10 +663,6 @@ class Arm5Solver(Solver):
                 best = c
                 best_cost = cost
         return best
-
-    def _fit_roll(self, roll):
-        """The wrist roll ik keeps, fitted into its limits once for all candidates (None: it cannot)."""
-        return roll if self._lo_eps[4] <= roll <= self._hi_eps[4] else self._refit(4, roll, 1)
 
     @micropython.native
     def _store(self, c, yaw, q2, q3, q4, roll, st):
@@ -692,9 +723,10 @@ class Arm5Solver(Solver):
             phi = atan2(target[1], target[0])
             yaw = phi - atan2(b, reach)
             back = phi - atan2(b, -reach)
-        roll = self._fit_roll(roll)
         lo = self._lo_eps
         hi = self._hi_eps
+        if not lo[4] <= roll <= hi[4]:
+            roll = self._refit(4, roll, 1)
         if not lo[0] <= yaw <= hi[0]:
             yaw = self._refit(0, yaw, 1)
         if not lo[0] <= back <= hi[0]:
@@ -779,27 +811,6 @@ class Arm5Solver(Solver):
         ez = cos(p[3]) - cos(target[3])
         chord = sqrt(ex * ex + ey * ey + ez * ez)
         return sqrt(dx * dx + dy * dy + dz * dz), 2.0 * _asin_clamped(chord / 2.0)
-
-
-@micropython.native
-def _finite_inputs(target, n_target, current, n):
-    """True when target is a sequence of n_target finite numbers and current is None
-    or a sequence of n."""
-    try:
-        if len(target) != n_target:
-            return False
-        for i in range(n_target):
-            if not isfinite(target[i]):
-                return False
-        if current is not None:
-            if len(current) != n:
-                return False
-            for i in range(n):
-                if not isfinite(current[i]):
-                    return False
-    except TypeError:
-        return False
-    return True
 
 
 def _asin_clamped(v):

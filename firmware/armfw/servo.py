@@ -76,13 +76,16 @@ class ServoMap:
             a = q[i]
             if a == 0.0:
                 us2 = zero2[i]      # what the line gives at 0 (home, the wrist roll ik keeps)
-            elif isfinite(a):
-                us2 = zero2[i] + slope2[i] * a
             else:
-                us2 = -1.0
+                us2 = zero2[i] + slope2[i] * a      # NaN and inf fail the range test below
             # pulse()'s common case inline; anything else (NaN, below 1 us) asks pulse()
-            us = (int(us2) + 1) >> 1 if 2.0 <= us2 < 1e18 else self.pulse(i, a)
-            if us == REFUSED or us < lo[i] or us > hi[i]:
+            if 2.0 <= us2 < 1e18:
+                us = (int(us2) + 1) >> 1
+            else:
+                us = self.pulse(i, a)
+                if us == REFUSED:
+                    return i
+            if us < lo[i] or us > hi[i]:
                 return i
             out[i] = us
         return -1
