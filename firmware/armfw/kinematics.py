@@ -426,6 +426,10 @@ class Arm5Solver(Solver):
             for c in (2, 3):
                 for i in (1, 2, 3):
                     self._sign[c][i] = -1
+        # Pitch limits symmetric about 0: a turned candidate's (negated) pitch joints
+        # are inside exactly when the facing one's are.
+        self._symmetric = all(self._neg_lo_eps[i] == self._lo_eps[i] and self._neg_hi_eps[i] == self._hi_eps[i]
+                              for i in (1, 2, 3))
 
     @micropython.native
     def ik(self, target, out, current=None, rule=MIN_MOTION):
@@ -510,6 +514,7 @@ class Arm5Solver(Solver):
         hi2 = hi[2]
         lo3 = lo[3]
         hi3 = hi[3]
+        symmetric = self._symmetric
         nlo = self._neg_lo_eps
         nhi = self._neg_hi_eps
         nlo1 = nlo[1]
@@ -528,9 +533,8 @@ class Arm5Solver(Solver):
             q[2] = a2
             q[3] = a3
             q[4] = roll
-            if facing is None:
-                status[e] = JOINT_LIMIT
-            elif (lo1 <= a1 <= hi1 and lo2 <= a2 <= hi2 and lo3 <= a3 <= hi3) or self._fit_stored(q, 1, 1, 4):
+            inside = lo1 <= a1 <= hi1 and lo2 <= a2 <= hi2 and lo3 <= a3 <= hi3
+            if facing is not None and (inside or self._fit_stored(q, 1, 1, 4)):
                 status[e] = st
             else:
                 status[e] = JOINT_LIMIT
@@ -540,9 +544,9 @@ class Arm5Solver(Solver):
             q[2] = a2
             q[3] = a3
             q[4] = roll
-            if turned is None:
-                status[e + 2] = JOINT_LIMIT
-            elif (nlo1 <= a1 <= nhi1 and nlo2 <= a2 <= nhi2 and nlo3 <= a3 <= nhi3) or self._fit_stored(q, -1, 1, 4):
+            if not symmetric:
+                inside = nlo1 <= a1 <= nhi1 and nlo2 <= a2 <= nhi2 and nlo3 <= a3 <= nhi3
+            if turned is not None and (inside or self._fit_stored(q, -1, 1, 4)):
                 status[e + 2] = st
             else:
                 status[e + 2] = JOINT_LIMIT

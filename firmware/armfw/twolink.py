@@ -47,6 +47,8 @@ class TwoLink:
         self._c2_scale = 1.0 / (2.0 * l1 * l2)
         self._c2_shift = (l1 * l1 + l2 * l2) / (2.0 * l1 * l2)
         self._l1_over_l2 = l1 / l2
+        # Equal links (an isosceles triangle): beta is exactly half of t2's angle.
+        self._equal = l1 == l2
         # Squared radii inside which both reach checks certainly pass without
         # the square root (a relative 1e-9 clear of the rounding at the edges).
         self._surely_near_enough = self._far * self._far * (1.0 - 1e-9)
@@ -81,8 +83,11 @@ class TwoLink:
             c2 = -1.0
         s2 = sqrt(1.0 - c2 * c2)
         phi = atan2(y, x)
-        beta = atan2(s2, self._l1_over_l2 + c2)
         gamma = atan2(s2, c2)
+        if self._equal:
+            beta = 0.5 * gamma      # tan(beta) = sin t2 / (1 + cos t2) = tan(t2 / 2)
+        else:
+            beta = atan2(s2, self._l1_over_l2 + c2)
         out[0] = phi - beta
         out[1] = gamma
         out[2] = phi + beta
