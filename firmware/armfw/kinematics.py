@@ -50,6 +50,8 @@ TURN_MARGIN = 1e-9
 # A target closer than this (mm) to the base axis has no yaw of its own.
 AXIS_EPS = 1e-6
 
+_INF = float("inf")
+
 
 def rule_code(rule_name):
     """Rule code for "min", "up" or "down" (ValueError if unknown)."""
@@ -588,11 +590,12 @@ class Arm5Solver(Solver):
         if valid < 2 or (current is None and rule == MIN_MOTION):
             return first
         elbow = self._elbow
+        # The branch the rule prefers (0: none); the others pay its penalty.
+        want = UP if rule == PREFER_UP else (DOWN if rule == PREFER_DOWN else 0)
         if current is None:
-            # Every cost is 0 or the rule's penalty: the first candidate the rule likes.
+            # Every cost is 0 or the penalty: the first valid candidate the rule likes.
             for c in range(first, 4):
-                if status[c] <= SINGULAR and not ((rule == PREFER_UP and elbow[c] != UP) or
-                                                  (rule == PREFER_DOWN and elbow[c] != DOWN)):
+                if status[c] <= SINGULAR and elbow[c] == want:
                     return c
             return first
         qs = self._q
@@ -607,8 +610,10 @@ class Arm5Solver(Solver):
             d = a - b
             roll_term = d * d
         negated = not self._offset      # turned candidates store their pitch joints negated
+        # The bound a candidate must stay below; infinite until one is complete
+        # (a cost that overflows to inf is left to the end: the first valid one).
         best = -1
-        best_cost = 0.0
+        best_cost = _INF
         yaw = None
         yaw_term = 0.0
         for c in range(4):
@@ -626,47 +631,49 @@ class Arm5Solver(Solver):
                     d = a - b0
                     yaw_term = d * d
             cost = yaw_term
-            if best >= 0 and cost >= best_cost:
+            if cost >= best_cost:
                 continue
             # Joints 1-3: (-a - b)^2 is (a + b)^2 bit for bit for a stored negated.
+            neg = negated and c >= 2
+            a = q[1]
             if b1 == 0.0:
-                term = q[1] * q[1]
+                term = a * a
             else:
-                d = q[1] + b1 if c >= 2 and negated else q[1] - b1
+                d = a + b1 if neg else a - b1
                 term = d * d
-            if best >= 0 and term >= best_cost:
+            if term >= best_cost:
                 continue
             cost = term if cost == 0.0 else cost + term
-            if best >= 0 and cost >= best_cost:
+            if cost >= best_cost:
                 continue
+            a = q[2]
             if b2 == 0.0:
-                term = q[2] * q[2]
+                term = a * a
             else:
-                d = q[2] + b2 if c >= 2 and negated else q[2] - b2
+                d = a + b2 if neg else a - b2
                 term = d * d
-            if best >= 0 and term >= best_cost:
+            if term >= best_cost:
                 continue
             cost = term if cost == 0.0 else cost + term
-            if best >= 0 and cost >= best_cost:
+            if cost >= best_cost:
                 continue
+            a = q[3]
             if b3 == 0.0:
-                term = q[3] * q[3]
+                term = a * a
             else:
-                d = q[3] + b3 if c >= 2 and negated else q[3] - b3
+                d = a + b3 if neg else a - b3
                 term = d * d
-            if best >= 0 and term >= best_cost:
+            if term >= best_cost:
                 continue
             cost = term if cost == 0.0 else cost + term
             if roll_term != 0.0:
                 cost = cost + roll_term
-            if best >= 0 and cost >= best_cost:
-                continue
-            if (rule == PREFER_UP and elbow[c] != UP) or (rule == PREFER_DOWN and elbow[c] != DOWN):
+            if want and elbow[c] != want:
                 cost += 1e9
-            if best < 0 or cost < best_cost:
+            if cost < best_cost:
                 best = c
                 best_cost = cost
-        return best
+        return first if best < 0 else best
 
     @micropython.native
     def _store(self, c, yaw, q2, q3, q4, roll, st):

@@ -564,6 +564,9 @@ def check_arm(arm, seed):
     safe = None
     textbook = None
     for chunk in range(max(1, N_SOLVES // SET_SIZE)):
+        # A collection per chunk: the timed runs left the board-sized heap too
+        # fragmented for a 100-item list to be found lazily (MemoryError at 10,000).
+        gc.collect()
         targets = make_targets(arm, SET_SIZE, seed + chunk)[0]
         safe = merge(safe, check_answers(arm, targets, safe_answer(arm)))
         textbook = merge(textbook, check_answers(arm, targets, textbook_answer(arm)))
