@@ -476,7 +476,7 @@ class Arm5Solver(Solver):
             return
         roll = current[4] if current is not None else 0.0
         if self._offset:
-            self._candidates_offset(target, current, pitch, roll, r, sp, cp)
+            self._candidates_offset(target, current, atan2(sp, cp), roll, r)
             return
         lo = self._lo_eps
         hi = self._hi_eps
@@ -703,7 +703,7 @@ class Arm5Solver(Solver):
         return v
 
     @micropython.native
-    def _candidates_offset(self, target, current, pitch, roll, r, sp, cp):
+    def _candidates_offset(self, target, current, pitch, roll, r):
         """Candidates with a tool offset: per half turn of the base, the lateral
         offset fixes the base angle, the rest fixes the flange point in the plane.
 
@@ -744,24 +744,30 @@ class Arm5Solver(Solver):
             back = self._refit(0, back, 1)
         # The offset in the arm's plane, Ry(a4) (across, b, t[2]) with a4 = +-pitch:
         # along the reach across*cos a4 + t[2]*sin a4, up t[2]*cos a4 - across*sin a4.
-        along_c = across * cp
-        along_s = t[2] * sp
-        up_c = t[2] * cp
-        up_s = across * sp
+        # Every term is rounded as the general form rounds it on each half (sin(-a)
+        # is -sin(a), cos(-a) cos(a), exactly): at full stretch the angles go with
+        # the square root of the wrist point's rounding, which must not move.
+        sa = sin(pitch)
+        ca = cos(pitch)
+        along_c = across * ca
+        along_s = t[2] * sa
+        up_c = t[2] * ca
+        up_s = across * sa
         l3 = self.l3
-        l3_s = l3 * sp
-        # Wrist height above J2 before the offset: the same on both halves.
-        z = target[2] - self.base - l3 * cp
+        l3_s = l3 * sa
+        l3_c = l3 * ca
+        z = target[2]
+        base = self.base
         pair = self._pair
         # Facing (a4 = pitch): the flange at reach - along, the wrist l3 further back.
-        st = self._links.solve_pair(z - (up_c - up_s), reach - (along_c + along_s) - l3_s, pair)
+        st = self._links.solve_pair(z - (up_c - up_s) - base - l3_c, reach - (along_c + along_s) - l3_s, pair)
         if st > SINGULAR:
             status[0] = status[1] = st
         else:
             self._store(0, yaw, pair[0], pair[1], pitch - pair[0] - pair[1], roll, st)
             self._store(1, yaw, pair[2], pair[3], pitch - pair[2] - pair[3], roll, st)
         # Turned and leaning back (a4 = -pitch): reach -reach; up is now the mirror, q3 <= 0.
-        st = self._links.solve_pair(z - (up_c + up_s), l3_s - reach - (along_c - along_s), pair)
+        st = self._links.solve_pair(z - (up_c + up_s) - base - l3_c, -reach - (along_c - along_s) + l3_s, pair)
         if st > SINGULAR:
             status[2] = status[3] = st
         else:

@@ -42,13 +42,11 @@ class TwoLink:
         margin = REACH_EPS * (l1 + l2)
         self._far = l1 + l2 + margin            # beyond: TOO_FAR
         self._near = abs(l1 - l2) - margin      # inside: TOO_CLOSE
-        # The law of cosines as one line in r^2, cos t2 = r^2 * _c2_scale - _c2_shift,
-        # and tan(beta) = sin t2 / (l1 / l2 + cos t2): two float results fewer each.
-        self._c2_scale = 1.0 / (2.0 * l1 * l2)
-        self._c2_shift = (l1 * l1 + l2 * l2) / (2.0 * l1 * l2)
+        self._l1_sq = l1 * l1
+        self._l2_sq = l2 * l2
+        self._twice_l1_l2 = 2.0 * l1 * l2
+        # tan(beta) = l2 sin t2 / (l1 + l2 cos t2) = sin t2 / (l1 / l2 + cos t2): two float results fewer.
         self._l1_over_l2 = l1 / l2
-        # Equal links (an isosceles triangle): beta is exactly half of t2's angle.
-        self._equal = l1 == l2
         # Squared radii inside which both reach checks certainly pass without
         # the square root (a relative 1e-9 clear of the rounding at the edges).
         self._surely_near_enough = self._far * self._far * (1.0 - 1e-9)
@@ -75,7 +73,10 @@ class TwoLink:
                 return TOO_FAR
             if r < self._near:
                 return TOO_CLOSE
-        c2 = r2 * self._c2_scale - self._c2_shift
+        # The law of cosines exactly as written: near the annulus edges sin t2 goes
+        # with the square root of cos t2's rounding, so cos t2 must not move by an ulp
+        # (the numpy twin, armctl.batch, computes it this way too).
+        c2 = (r2 - self._l1_sq - self._l2_sq) / self._twice_l1_l2
         # Inside the margin only: keeps the square root below from seeing a negative.
         if c2 > 1.0:
             c2 = 1.0
@@ -83,11 +84,8 @@ class TwoLink:
             c2 = -1.0
         s2 = sqrt(1.0 - c2 * c2)
         phi = atan2(y, x)
+        beta = atan2(s2, self._l1_over_l2 + c2)
         gamma = atan2(s2, c2)
-        if self._equal:
-            beta = 0.5 * gamma      # tan(beta) = sin t2 / (1 + cos t2) = tan(t2 / 2)
-        else:
-            beta = atan2(s2, self._l1_over_l2 + c2)
         out[0] = phi - beta
         out[1] = gamma
         out[2] = phi + beta
