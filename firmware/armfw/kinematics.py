@@ -517,14 +517,15 @@ class Arm5Solver(Solver):
         lo3 = lo[3]
         hi3 = hi[3]
         symmetric = self._symmetric
-        nlo = self._neg_lo_eps
-        nhi = self._neg_hi_eps
-        nlo1 = nlo[1]
-        nhi1 = nhi[1]
-        nlo2 = nlo[2]
-        nhi2 = nhi[2]
-        nlo3 = nlo[3]
-        nhi3 = nhi[3]
+        if not symmetric:
+            nlo = self._neg_lo_eps
+            nhi = self._neg_hi_eps
+            nlo1 = nlo[1]
+            nhi1 = nhi[1]
+            nlo2 = nlo[2]
+            nhi2 = nhi[2]
+            nlo3 = nlo[3]
+            nhi3 = nhi[3]
         for e in range(2):
             a1 = pair[2 * e]
             a2 = pair[2 * e + 1]
