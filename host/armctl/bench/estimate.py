@@ -42,7 +42,7 @@ BOARDS = {
 # Per-solve rates of the firmware figures that are scaled.
 RATES = (("twolink", "safe_per_s"), ("twolink", "textbook_per_s"),
          ("planar", "safe_per_s"), ("planar", "textbook_per_s"),
-         ("arm5", "safe_per_s"), ("arm5", "textbook_per_s"),
+         ("arm5", "safe_per_s"), ("arm5", "textbook_per_s"), ("tool_offset", "with_per_s"),
          ("move_step", "servo_map_per_s"), ("move_step", "move_step_per_s"))
 HEAPS = (("twolink", "safe_heap_bytes"), ("planar", "safe_heap_bytes"),
          ("arm5", "safe_heap_bytes"), ("move_step", "servo_map_heap_bytes"),

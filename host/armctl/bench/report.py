@@ -106,7 +106,8 @@ def estimate_lines(est):
             continue
         parts = []
         for key, label in (("twolink.safe_per_s", "two-link"), ("planar.safe_per_s", "planar ik"),
-                           ("arm5.safe_per_s", "5-joint ik+map")):
+                           ("arm5.safe_per_s", "5-joint ik+map"),
+                           ("tool_offset.with_per_s", "5-joint ik, tool offset")):
             if key in e:
                 lo, hi = e[key + "_range"]
                 parts.append("%s ~%s (%s..%s)" % (label, _rate(e[key]), _num(lo), _num(hi)))
