@@ -2,6 +2,7 @@
 """armctl.calibrate: servo and link-length fits, and the guided session end to end on the simulator."""
 
 import argparse
+import contextlib
 import io
 import json
 import math
@@ -512,3 +513,25 @@ def test_reset_tool_with_tcp_is_a_usage_error(tmp_path):
                               max_residual=None, save=str(tmp_path / "tcp.json"), baud=115200)
     with pytest.raises(cli.UsageError, match="--tcp measures a new tool offset"):
         calibrate_command.run(args, keys=Script([]), out=io.StringIO())
+
+
+def test_a_fit_that_breaks_a_pulse_window_writes_nothing_and_leaves_the_board_running(micropython, tmp_path):
+    """The board's file was read (its loop stopped) when the check refuses: it is restarted, unchanged."""
+    earlier = _earlier_calibration(tmp_path)
+    # wrist_roll: 1500 us at 0 deg, then 3 x +100 us past the board's 2167 us at +90 deg:
+    # 967 us over pi/2 rad is 615.6 us/rad, and -135 deg would need 1500 - 1451 us < 500 us.
+    script = Script(["\n", "c", "c", "c", "\n"])
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, calibration=earlier) as sim:
+        err = io.StringIO()
+        out = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = calibrate_command.run(_args(sim, tmp_path, [5]), keys=script, out=out)
+        assert code == cli.EXIT_REFUSED, out.getvalue()
+        assert "pulse window" in err.getvalue() and "nothing written" in err.getvalue()
+        assert (sim.flash_dir / "calibration.json").read_text() == earlier.read_text()
+        with Link(sim.port, timeout=10) as link:
+            reply = link.request("fk 0 0 90 0 0")
+    assert reply.ok                                  # the protocol answers again, on the earlier tool offset
+    arm = boardlib.load(str(BOARDS / "sim_arm5.json")).solver
+    assert reply.values[:3] == pytest.approx([arm.l2 + arm.l3 + 35.0, 8.0, arm.base + arm.l1], abs=0.01)
+    assert not (tmp_path / "cal.json").exists()
