@@ -301,19 +301,24 @@ class Mover:
                        where, waypoints=len(plan.waypoints))
 
 
-def board_for(link, board_file=None):
+def board_for(link, board_file=None, calibration=None):
     """The description of the board at the other end of link: board_file (a path or a shipped
-    board's name) if given, else the shipped board its `info` names. BoardError if neither."""
+    board's name) if given, else the shipped board its `info` names. BoardError if neither.
+
+    calibration: a calibration file (the board's calibration.json, or the host
+    copy armctl calibrate saves) laid over it as the board lays its own.
+    """
     from armctl import shipped
     from armfw import board as boardlib
+    cal = None if calibration is None else str(calibration)
     if board_file is not None:
-        return boardlib.load(str(shipped.board_path(str(board_file))))
+        return boardlib.load(str(shipped.board_path(str(board_file))), calibration=cal)
     reply = link.request("info")
     name = reply.fields.get("name") if reply.ok else None
     if name is None or str(name) not in shipped.board_names():
         raise boardlib.BoardError("the board on %s is %s, not a shipped board: give --board FILE (its board file)"
                                   % (link.port, name or reply.final))
-    return boardlib.load(str(shipped.board_path(str(name))))
+    return boardlib.load(str(shipped.board_path(str(name))), calibration=cal)
 
 
 def tool_request(line):
