@@ -180,6 +180,20 @@ def _physical_deg(person, board):
     return [person.truth.angle(j, person.servo_now(ch)) / RAD for j, ch in enumerate(board.servos.channels)]
 
 
+def assert_true_servos(joints):
+    """joints (calibration.json's) are the physical arm's servo maps, TRUE_SERVOS.
+
+    The recorded pulses are the whole microseconds nearest the true ones (at
+    most 0.5 us off each): the slope over pi/2 rad is then within 1 us / (pi/2)
+    = 0.64 us/rad, the offset within about 0.5 us / 400 us/rad = 0.07 deg.
+    """
+    for j in range(5):
+        offset_deg, sign, us_per_rad = TRUE_SERVOS.get(j, (0.0, 1, 424.448))
+        assert joints[j]["sign"] == sign
+        assert joints[j]["us_per_rad"] == pytest.approx(us_per_rad, abs=0.64)
+        assert joints[j]["offset_deg"] == pytest.approx(offset_deg, abs=0.1)
+
+
 def test_guided_calibration_recovers_a_known_miscalibration(micropython, tmp_path, report):
     board_path = BOARDS / "sim_arm5.json"
     truth = true_board()
@@ -205,15 +219,7 @@ def test_guided_calibration_recovers_a_known_miscalibration(micropython, tmp_pat
         on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
         assert on_flash == {"joints": saved["joints"]}
         assert not (sim.flash_dir / "calibration.json.tmp").exists()
-        # The recorded pulses are the whole microseconds nearest the true ones
-        # (at most 0.5 us off each): the slope over pi/2 rad is then within
-        # 1 us / (pi/2) = 0.64 us/rad, the offset within about 0.5 us / 400 us/rad = 0.07 deg.
-        for j in range(5):
-            offset_deg, sign, us_per_rad = TRUE_SERVOS.get(j, (0.0, 1, 424.448))
-            fit = saved["joints"][j]
-            assert fit["sign"] == sign
-            assert fit["us_per_rad"] == pytest.approx(us_per_rad, abs=0.64)
-            assert fit["offset_deg"] == pytest.approx(offset_deg, abs=0.1)
+        assert_true_servos(saved["joints"])
         # The length fit found the physical links (pose quantisation: ~0.1 deg, ~1 mm).
         lengths = saved["lengths"]
         for name, true in zip(("l1_mm", "l2_mm", "l3_mm", "base_mm"), TRUE_LENGTHS):
@@ -313,6 +319,18 @@ def _earlier_calibration(tmp_path):
     return path
 
 
+def assert_tip_of_the_earlier_tool(fk_reply):
+    """fk_reply, the board's `fk 0 0 90 0 0`, puts the tip EARLIER_TOOL_MM past the wrist's tool end.
+
+    Elbow at 90 deg, everything else 0: the forearm points along +x at the top
+    of the upper arm, so the l3 tool end is at x = l2 + l3, z = base + l1; the
+    offset adds 35 mm along the tool (+x) and 8 mm to its left (+y).
+    """
+    arm = boardlib.load(str(BOARDS / "sim_arm5.json")).solver
+    assert fk_reply.ok, fk_reply.final
+    assert fk_reply.values[:3] == pytest.approx([arm.l2 + arm.l3 + 35.0, 8.0, arm.base + arm.l1], abs=0.01)
+
+
 def test_full_recalibration_measures_every_joint_anew_and_keeps_the_tool_offset(micropython, tmp_path):
     truth = true_board()
     with Simulator(BOARDS / "sim_arm5.json", pty=True, calibration=_earlier_calibration(tmp_path)) as sim:
@@ -324,23 +342,13 @@ def test_full_recalibration_measures_every_joint_anew_and_keeps_the_tool_offset(
         assert code == cli.EXIT_OK, out.getvalue()
         on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
         assert "kept tool offset 0 / 8 / 35 mm from the earlier calibration" in out.getvalue()
-        # The board restarted with it: its solver puts the tool tip, 35 mm past the wrist's
-        # tool end and 8 mm to its left, on the target (pitch 90: the tool horizontal, along +x).
+        # The board restarted with it: its solver puts the tool tip on the target.
         with Link(sim.port, timeout=10) as link:
             reply = link.request("fk 0 0 90 0 0")
     assert on_flash["tool_mm"] == EARLIER_TOOL_MM
-    # Every joint is the physical arm's (the earlier shoulder and elbow entries are gone),
-    # within the whole-microsecond bounds of test_guided_calibration_recovers_a_known_miscalibration.
-    for j in range(5):
-        offset_deg, sign, us_per_rad = TRUE_SERVOS.get(j, (0.0, 1, 424.448))
-        fit = on_flash["joints"][j]
-        assert fit["sign"] == sign
-        assert fit["us_per_rad"] == pytest.approx(us_per_rad, abs=0.64)
-        assert fit["offset_deg"] == pytest.approx(offset_deg, abs=0.1)
-    # Elbow at 90 deg, everything else 0: the forearm points along +x at the top of the upper
-    # arm, so the l3 tool end is at x = l2 + l3, z = base + l1; the offset adds 35 along x, 8 along y.
-    arm = boardlib.load(str(BOARDS / "sim_arm5.json")).solver
-    assert reply.values[:3] == pytest.approx([arm.l2 + arm.l3 + 35.0, 8.0, arm.base + arm.l1], abs=0.01)
+    # Every joint is the physical arm's: the earlier shoulder and elbow entries are gone.
+    assert_true_servos(on_flash["joints"])
+    assert_tip_of_the_earlier_tool(reply)
 
 
 def test_reset_tool_drops_the_earlier_tool_offset(micropython, tmp_path):
@@ -531,7 +539,5 @@ def test_a_fit_that_breaks_a_pulse_window_writes_nothing_and_leaves_the_board_ru
         assert (sim.flash_dir / "calibration.json").read_text() == earlier.read_text()
         with Link(sim.port, timeout=10) as link:
             reply = link.request("fk 0 0 90 0 0")
-    assert reply.ok                                  # the protocol answers again, on the earlier tool offset
-    arm = boardlib.load(str(BOARDS / "sim_arm5.json")).solver
-    assert reply.values[:3] == pytest.approx([arm.l2 + arm.l3 + 35.0, 8.0, arm.base + arm.l1], abs=0.01)
+    assert_tip_of_the_earlier_tool(reply)            # the protocol answers again, on the earlier tool offset
     assert not (tmp_path / "cal.json").exists()

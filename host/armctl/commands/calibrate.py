@@ -90,8 +90,8 @@ def _save_on_board(args, board, merge, out):
 
     merge(previous) returns the new calibration and the lines that say what
     it took from previous. Called after the measuring, never before: reading
-    the file stops the board's loop and needs a restart, which would move the
-    arm the person jogs. Returns the calibration and the board loaded with
+    the file stops the board's loop and needs a restart, which sends the arm
+    to its boot pose (home, or limp) under the person jogging it. Returns the calibration and the board loaded with
     it, or None when it would break a joint limit's pulse window (nothing
     written; the board restarted on its old calibration).
     """
