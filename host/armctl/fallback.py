@@ -74,12 +74,16 @@ class Outcome:
         self.waypoints = waypoints
         self.nearest = nearest      # tool position (mm) of the nearest pose found, for a refusal
 
+    def figure(self):
+        """The figure for a reply: fk_err_mm=E (a move) or off_line_mm=E (a line), space first; "" if none."""
+        if self.fk_error_mm is None:
+            return ""
+        # A line's figure is the farthest any pose the board commands strays from the line.
+        return " %s=%.4f" % ("off_line_mm" if self.waypoints else "fk_err_mm", self.fk_error_mm)
+
     def describe(self):
         """Lines for a person: solver, status, FK error, pose reached or the refusal."""
-        # A line's figure is the farthest any pose the board commands strays from the line.
-        label = "off_line_mm" if self.waypoints else "fk_err_mm"
-        out = ["solver=%s status=%s%s" % (self.solver, self.status,
-                                         "" if self.fk_error_mm is None else " %s=%.4f" % (label, self.fk_error_mm))]
+        out = ["solver=%s status=%s%s" % (self.solver, self.status, self.figure())]
         if self.waypoints:
             out.append("waypoints=%d" % self.waypoints)
         if self.moved and self.reached is not None:
