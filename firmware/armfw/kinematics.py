@@ -74,12 +74,16 @@ def fit_angle(q, lo, hi):
 class Solver:
     """What both arm kinds share: limits, candidate buffers, branch choice.
 
-    A subclass's _candidates(target, current) fills, per candidate c,
-    _status[c] and the stored pose _q[c]: the joint angles, except that where
-    _sign[c][i] is -1 the stored value is minus the angle (a turned-base arm5
-    candidate is the facing one mirrored, so its pitch joints are kept as they
-    were solved and negated only when the pose is handed out). _choose then
-    picks one and writes its angles to the caller's list.
+    A subclass's ik(target, out, current=None, rule=MIN_MOTION) fills, per
+    candidate c, _status[c] and the stored pose _q[c]: the joint angles, except
+    that where _sign[c][i] is -1 the stored value is minus the angle (a
+    turned-base arm5 candidate is the facing one mirrored, so its pitch joints
+    are kept as they were solved and negated only when the pose is handed out).
+    Its _cheapest(current, rule) names the valid candidate of least cost (the
+    first of equals) or -1: the cost is the squared joint motion from current,
+    summed in joint order, plus 1e9 when the rule prefers the other branch.
+    _choose then picks one (checking the zones, if any) and writes its angles
+    to the caller's list.
     """
 
     kind = ""
@@ -184,74 +188,6 @@ class Solver:
         return out
 
     @micropython.native
-    def _cheapest(self, current, rule):
-        """The valid candidate of least cost (the first of equals), or -1.
-
-        Cost: the squared joint motion from current, plus 1e9 when the rule
-        prefers the other branch. Nothing is summed when one candidate is
-        valid or every cost is 0; a term two candidates share (arm5's yaw) is
-        computed once; a candidate stops being summed once a term or its
-        partial sum reaches the best so far (the terms are >= 0 and a float sum
-        of them never shrinks below any of them, so it cannot win).
-        """
-        status = self._status
-        nc = self.n_candidates
-        valid = 0
-        best = -1
-        for c in range(nc):
-            if status[c] <= SINGULAR:
-                valid += 1
-                if best < 0:
-                    best = c
-        if valid < 2 or (current is None and rule == MIN_MOTION):
-            return best
-        elbow = self._elbow
-        n = self.n
-        best = -1
-        best_cost = 0.0
-        shared_angle = None
-        shared_term = 0.0
-        for c in range(nc):
-            if status[c] > SINGULAR:
-                continue
-            cost = 0.0
-            lost = False
-            if current is not None:
-                q = self._q[c]
-                sign = self._sign[c]
-                for i in range(n):
-                    a = q[i]
-                    b = current[i]
-                    if sign[i] < 0:
-                        d = a + b           # the angle is -a: (-a - b)^2 is (a + b)^2, bit for bit
-                        term = d * d
-                    elif a == b:
-                        continue            # a zero term: the sum stays as it is
-                    elif i == 0 and a == shared_angle:
-                        term = shared_term
-                    else:
-                        d = a - b
-                        term = d * d
-                        if i == 0:
-                            shared_angle = a
-                            shared_term = term
-                    if best >= 0 and term >= best_cost:
-                        lost = True         # one term already loses: the sum is not needed
-                        break
-                    cost = term if cost == 0.0 else cost + term
-                    if best >= 0 and cost >= best_cost:
-                        lost = True
-                        break
-            if lost:
-                continue
-            if (rule == PREFER_UP and elbow[c] != UP) or (rule == PREFER_DOWN and elbow[c] != DOWN):
-                cost += 1e9
-            if best < 0 or cost < best_cost:
-                best = c
-                best_cost = cost
-        return best
-
-    @micropython.native
     def _choose(self, current, rule, out):
         """Copy the best valid candidate into out; return its status or the honest failure."""
         status = self._status
@@ -341,34 +277,39 @@ class PlanarSolver(Solver):
                 status[c] = JOINT_LIMIT
         if self.zones is not None:
             return self._choose(current, rule, out)
-        if status[0] > SINGULAR:
-            if status[1] > SINGULAR:
-                return JOINT_LIMIT
-            best = 1
-        elif status[1] > SINGULAR:
-            best = 0
-        elif current is None:
-            best = 1 if rule == PREFER_DOWN else 0
-        else:
-            # Solver._cheapest's costs, each summed in the same order.
-            q = self._q[0]
-            d = q[0] - current[0]
-            e = q[1] - current[1]
-            up = d * d + e * e
-            if rule == PREFER_DOWN:
-                up += 1e9
-            q = self._q[1]
-            d = q[0] - current[0]
-            e = q[1] - current[1]
-            down = d * d + e * e
-            if rule == PREFER_UP:
-                down += 1e9
-            best = 1 if down < up else 0
+        best = self._cheapest(current, rule)
+        if best < 0:
+            return JOINT_LIMIT
         q = self._q[best]
         out[0] = q[0]
         out[1] = q[1]
         self.elbow = self._elbow[best]
         return status[best]
+
+    @micropython.native
+    def _cheapest(self, current, rule):
+        """The valid candidate of least cost (the first of equals), or -1 (see Solver)."""
+        status = self._status
+        if status[0] > SINGULAR:
+            return 1 if status[1] <= SINGULAR else -1
+        if status[1] > SINGULAR or (current is None and rule == MIN_MOTION):
+            return 0
+        if current is None:
+            return 1 if rule == PREFER_DOWN else 0
+        elbow = self._elbow
+        best = 0
+        best_cost = 0.0
+        for c in range(2):
+            q = self._q[c]
+            d = q[0] - current[0]
+            e = q[1] - current[1]
+            cost = d * d + e * e
+            if (rule == PREFER_UP and elbow[c] != UP) or (rule == PREFER_DOWN and elbow[c] != DOWN):
+                cost += 1e9
+            if c == 0 or cost < best_cost:
+                best = c
+                best_cost = cost
+        return best
 
     def fk(self, q, out):
         """Tool (x, y) in mm for joints q (radians), into out."""
@@ -510,22 +451,14 @@ class Arm5Solver(Solver):
         q4_down = pitch - pair[2] - pair[3]
         # Each elbow's pitch joints, checked against the limits as they are (facing)
         # and negated (turned); only a candidate outside them pays for _fit_stored.
-        lo1 = lo[1]
-        hi1 = hi[1]
-        lo2 = lo[2]
-        hi2 = hi[2]
-        lo3 = lo[3]
-        hi3 = hi[3]
+        lo1, lo2, lo3 = lo[1], lo[2], lo[3]
+        hi1, hi2, hi3 = hi[1], hi[2], hi[3]
         symmetric = self._symmetric
         if not symmetric:
             nlo = self._neg_lo_eps
             nhi = self._neg_hi_eps
-            nlo1 = nlo[1]
-            nhi1 = nhi[1]
-            nlo2 = nlo[2]
-            nhi2 = nhi[2]
-            nlo3 = nlo[3]
-            nhi3 = nhi[3]
+            nlo1, nlo2, nlo3 = nlo[1], nlo[2], nlo[3]
+            nhi1, nhi2, nhi3 = nhi[1], nhi[2], nhi[3]
         for e in range(2):
             a1 = pair[2 * e]
             a2 = pair[2 * e + 1]
@@ -573,12 +506,15 @@ class Arm5Solver(Solver):
 
     @micropython.native
     def _cheapest(self, current, rule):
-        """Solver._cheapest for the four arm5 candidates, the same choice with less work.
+        """The valid candidate of least cost (the first of equals), or -1 (see Solver).
 
-        The facing pair shares the yaw term and the turned pair its own; the
-        roll term is the same for all four (ik keeps the roll); the pitch
-        joints are summed with the sign their candidates are stored with. The
-        sum order is Solver's, so a completed cost is Solver's to the bit.
+        Nothing is summed when one candidate is valid or every cost is 0. The
+        facing pair shares the yaw term and the turned pair its own; the roll
+        term is the same for all four (ik keeps the roll); the pitch joints are
+        summed with the sign their candidates are stored with. A candidate stops
+        being summed once a term or its partial sum reaches the best so far (the
+        terms are >= 0 and a float sum of them never shrinks below any of them,
+        so it cannot win).
         """
         status = self._status
         valid = 0
@@ -601,9 +537,6 @@ class Arm5Solver(Solver):
             return first
         qs = self._q
         b0 = current[0]
-        b1 = current[1]
-        b2 = current[2]
-        b3 = current[3]
         a = qs[first][4]
         b = current[4]
         roll_term = 0.0     # the roll's term, 0 when ik kept the roll as it is
@@ -636,37 +569,24 @@ class Arm5Solver(Solver):
                 continue
             # Joints 1-3: (-a - b)^2 is (a + b)^2 bit for bit for a stored negated.
             neg = negated and c >= 2
-            a = q[1]
-            if b1 == 0.0:
-                term = a * a
-            else:
-                d = a + b1 if neg else a - b1
-                term = d * d
-            if term >= best_cost:
+            lost = False
+            for i in range(1, 4):
+                a = q[i]
+                b = current[i]
+                if b == 0.0:
+                    term = a * a
+                else:
+                    d = a + b if neg else a - b
+                    term = d * d
+                if term >= best_cost:
+                    lost = True         # one term already loses: the sum is not needed
+                    break
+                cost = term if cost == 0.0 else cost + term
+                if cost >= best_cost:
+                    lost = True
+                    break
+            if lost:
                 continue
-            cost = term if cost == 0.0 else cost + term
-            if cost >= best_cost:
-                continue
-            a = q[2]
-            if b2 == 0.0:
-                term = a * a
-            else:
-                d = a + b2 if neg else a - b2
-                term = d * d
-            if term >= best_cost:
-                continue
-            cost = term if cost == 0.0 else cost + term
-            if cost >= best_cost:
-                continue
-            a = q[3]
-            if b3 == 0.0:
-                term = a * a
-            else:
-                d = a + b3 if neg else a - b3
-                term = d * d
-            if term >= best_cost:
-                continue
-            cost = term if cost == 0.0 else cost + term
             if roll_term != 0.0:
                 cost = cost + roll_term
             if want and elbow[c] != want:
