@@ -186,6 +186,11 @@ def _one_float(x):
     return x * 1.5
 
 
+def heap_free():
+    gc.collect()
+    return gc.mem_free()
+
+
 def gc_block_bytes():
     gc.collect()
     gc.disable()
@@ -626,6 +631,9 @@ def main():
                     "float_bits": 64 if 1.0 + 2.0 ** -40 != 1.0 else 32,
                     "gc_block_bytes": gc_block_bytes()},
            "heap_total_bytes": gc.mem_alloc() + gc.mem_free(),
+           # What the timed loops have to allocate in: the firmware, its bytecode
+           # build and the targets are loaded by now. Less of it means more collections.
+           "heap_free_bytes": heap_free(),
            "n_solves": N_SOLVES, "set_size": SET_SIZE, "heap_items": HEAP_ITEMS}
 
     # Two-link core: safe, textbook, the safe one compiled native / viper, all
