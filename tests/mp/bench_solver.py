@@ -420,21 +420,26 @@ def compiled(path, emitter, only=None):
     """Execute a firmware module's source with its own @micropython decorators
     replaced: by @micropython.<emitter> on the functions named in only (None:
     every def), or by nothing at all (emitter None: the bytecode build)."""
-    with open(path) as f:
-        src = f.read()
+    # Line by line, comment lines left out, the list let go before the compiler
+    # runs: the whole text as one string and its lines besides did not fit the
+    # board-sized heap once kinematics.py passed 30 KB.
     lines = []
-    for line in src.split("\n"):
-        body = line.lstrip()
-        if body.startswith("@micropython."):
-            lines.append("")
-            continue
-        if body.startswith("def "):
-            name = body[4:body.index("(")]
-            if emitter is not None and (only is None or name in only):
-                lines.append(line[:len(line) - len(body)] + "@micropython." + emitter)
-        lines.append(line)
+    with open(path) as f:
+        for line in f:
+            body = line.lstrip()
+            if body.startswith("@micropython.") or body.startswith("#"):
+                continue
+            if body.startswith("def "):
+                name = body[4:body.index("(")]
+                if emitter is not None and (only is None or name in only):
+                    lines.append(line[:len(line) - len(body)] + "@micropython." + emitter + "\n")
+            lines.append(line)
+    gc.collect()
+    text = "".join(lines)
+    lines = None
+    gc.collect()
     ns = {"micropython": micropython, "__name__": "armfw_%s" % emitter}
-    exec("\n".join(lines), ns)
+    exec(text, ns)
     return ns
 
 
