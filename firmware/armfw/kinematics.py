@@ -302,8 +302,11 @@ class PlanarSolver(Solver):
         for c in range(2):
             q = self._q[c]
             d = q[0] - current[0]
+            cost = d * d
+            if c and cost >= best_cost:
+                break       # its first term already loses: the sum is not needed
             e = q[1] - current[1]
-            cost = d * d + e * e
+            cost = cost + e * e
             if (rule == PREFER_UP and elbow[c] != UP) or (rule == PREFER_DOWN and elbow[c] != DOWN):
                 cost += 1e9
             if c == 0 or cost < best_cost:
