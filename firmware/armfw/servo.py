@@ -40,11 +40,6 @@ class ServoMap:
         # int(us + 0.5) is (int(2 * us) + 1) // 2: one float result fewer per joint.
         self._zero_us2 = [2.0 * z for z in self._zero_us]
         self._slope2 = [2.0 * k for k in self._slope]
-        # The window in doubled microseconds: 2 * us in [_us2_lo, _us2_hi) rounds to a
-        # pulse inside [min_us, max_us] (and is >= 2, where the doubled rounding holds),
-        # so one comparison stands for the rounding's range test and the window's.
-        self._us2_lo = [max(2.0, 2.0 * m - 1.0) for m in min_us]
-        self._us2_hi = [2.0 * m + 1.0 for m in max_us]
 
     def exact_us(self, joint, q):
         """The pulse (microseconds, unrounded float) for joint at angle q (radians)."""
@@ -75,20 +70,22 @@ class ServoMap:
         """
         zero2 = self._zero_us2
         slope2 = self._slope2
-        lo2 = self._us2_lo
-        hi2 = self._us2_hi
+        lo = self.min_us        # read on every call: a caller may narrow the window
+        hi = self.max_us
         for i in range(self.n):
             a = q[i]
             if a == 0.0:
                 us2 = zero2[i]      # what the line gives at 0 (home, the wrist roll ik keeps)
             else:
-                us2 = zero2[i] + slope2[i] * a
-            if lo2[i] <= us2 < hi2[i]:
-                out[i] = (int(us2) + 1) >> 1
-                continue
-            # Outside the window, NaN, inf, below 1 us: pulse() decides (REFUSED or inside).
-            us = self.pulse(i, a)
-            if us == REFUSED:
+                us2 = zero2[i] + slope2[i] * a      # NaN and inf fail the range test below
+            # pulse()'s common case inline; anything else (NaN, below 1 us) asks pulse()
+            if 2.0 <= us2 < 1e18:
+                us = (int(us2) + 1) >> 1
+            else:
+                us = self.pulse(i, a)
+                if us == REFUSED:
+                    return i
+            if us < lo[i] or us > hi[i]:
                 return i
             out[i] = us
         return -1

@@ -46,7 +46,8 @@ class TwoLink:
         self._l2_sq = l2 * l2
         self._twice_l1_l2 = 2.0 * l1 * l2
         # tan(beta) = l2 sin t2 / (l1 + l2 cos t2) = sin t2 / (l1 / l2 + cos t2): two float results fewer.
-        self._l1_over_l2 = l1 / l2
+        # (A zero l2 - calibration builds such arms for their FK - gives beta 0 either way.)
+        self._l1_over_l2 = l1 / l2 if l2 != 0.0 else float("inf")
         # Squared radii inside which both reach checks certainly pass without
         # the square root (a relative 1e-9 clear of the rounding at the edges).
         self._surely_near_enough = self._far * self._far * (1.0 - 1e-9)
