@@ -103,6 +103,13 @@ class Session:
 
     def serve(self):
         """Answer lines and step motions until the input ends."""
+        self.console.begin()
+        try:
+            self._serve()
+        finally:
+            self.console.end()
+
+    def _serve(self):
         p = self.protocol
         c = self.console
         if p.moving:
