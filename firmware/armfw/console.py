@@ -23,7 +23,10 @@ before it.
 
 The console also owns the output: write_line(text) sends one line, and with
 echo on, typed characters are echoed and a "> " prompt follows every final
-(ok/error) line.
+(ok/error) line. While serving, output is gathered and sent in one write
+just before the console next waits for input (at the latest after
+GATHER_LINES lines): a pipelined batch's replies leave together, never later
+than the console's next look at its input.
 """
 
 import select
@@ -54,6 +57,8 @@ CR = const(13)
 MAX_LINE = const(128)
 # Bytes one read may take (a host pipelines at most 128 bytes ahead).
 READ_BYTES = const(256)
+# Output lines gathered at most before they are sent.
+GATHER_LINES = const(16)
 # Linux termios: the lflag bit of line-buffered input, the c_cc indices of VTIME and VMIN.
 _LINUX_ICANON = const(2)
 _LINUX_VTIME = const(5)
@@ -114,6 +119,8 @@ class Console:
         self._done = 0                    # of which acted on
         self._terminal = None             # (fd, own settings) while begin() holds it
         self.reads_all_waiting = False    # True while one read takes every waiting byte
+        self._gather = False              # True while serving: output waits in _outbox
+        self._outbox = []
         self._typing = bytearray(MAX_LINE)
         self._typed = 0
         self._overflow = False
@@ -133,15 +140,33 @@ class Console:
 
     def write_line(self, text):
         """Send one output line; with echo on, a prompt follows a final line."""
-        out = self._out
-        out(text + "\n")           # one write: on the Unix port each is a system call
+        self._send(text + "\n")
         if self.echo and text.split(" ", 1)[0] in FINAL_WORDS:
-            out(PROMPT)
+            self._send(PROMPT)
+
+    def _send(self, text):
+        if not self._gather:
+            self._out(text)
+            return
+        box = self._outbox
+        box.append(text)
+        if len(box) >= GATHER_LINES:
+            self.flush()
+
+    def flush(self):
+        """Send the gathered output now, in one write (each is a system call on the Unix port)."""
+        box = self._outbox
+        if box:
+            text = box[0] if len(box) == 1 else "".join(box)
+            box.clear()
+            self._out(text)
 
     # -- input ----------------------------------------------------------
 
     def begin(self):
-        """Serve with reads that take every waiting byte, where the port's terminal allows it."""
+        """Start serving: output gathered; reads that take every waiting byte, where
+        the port's terminal allows it."""
+        self._gather = True
         if self._terminal is not None:
             return
         try:
@@ -159,6 +184,8 @@ class Console:
     def end(self):
         """Back to the terminal's own settings (the REPL's, after Ctrl-C); bytes read but
         not yet acted on are dropped, as the terminal drops its input on Ctrl-C."""
+        self.flush()
+        self._gather = False
         self._got = self._done = 0
         self._read_into = self._one_byte
         self.reads_all_waiting = False
@@ -174,12 +201,17 @@ class Console:
         returns (the caller looks at what changed: hold, abort); returns at
         once when (until_line) a line is queued, or at the end of input.
         Bytes read earlier and not yet acted on come first, without a wait.
-        Allocates nothing.
+        Gathered output is sent before input is waited for. Allocates nothing
+        (sending gathered lines makes the one string they go out in).
         """
         poll = self._poll
         timeout = timeout_ms
-        while not self.closed:
+        while True:
             if self._done >= self._got:
+                if self._outbox:
+                    self.flush()
+                if self.closed:
+                    return
                 ready = False
                 for _ in poll.ipoll(timeout):
                     ready = True
@@ -235,7 +267,7 @@ class Console:
                 return
             self._after_cr = c == CR
             if self.echo:
-                self._out("\n")
+                self._send("\n")
             self._end_line()
             return
         self._after_cr = False
@@ -243,17 +275,17 @@ class Console:
             if self._typed and not self._overflow:
                 self._typed -= 1
                 if self.echo:
-                    self._out("\b \b")
+                    self._send("\b \b")
             return
         if c == KILL_LINE:
             if self.echo:
                 for _ in range(self._typed):
-                    self._out("\b \b")
+                    self._send("\b \b")
             self._typed = 0
             self._overflow = False
             return
         if self.echo and 32 <= c < 127:
-            self._out(chr(c))
+            self._send(chr(c))
         if self._overflow:
             return
         if self._typed >= MAX_LINE:

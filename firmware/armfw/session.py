@@ -177,6 +177,7 @@ class Session:
         while True:
             left = ticks_diff(self._next, ticks_ms())
             if c.closed and left > 0:
+                c.flush()
                 sleep_ms(left)          # no input left to wait on
                 left = 0
             if left <= 0:
