@@ -162,8 +162,13 @@ def protocol_lines(pr):
     return ["Protocol through the simulator (%s):" % pr["transport"],
             "  ik: %s replies (round trip median %.2f ms, p99 %.2f ms)"
             % (_rate(pr["ik_replies_per_s"]), pr["ik_round_trip_median_ms"], pr["ik_round_trip_p99_ms"]),
-            "  ik pipelined, %d ahead: %s replies"
-            % (pr["ik_pipelined_window"], _rate(pr["ik_pipelined_replies_per_s"])),
+            "  ik pipelined, %d ahead: %s replies (median of %d batches); CPU per ik: firmware %s, "
+            "host %.0f us (link and pty relay)"
+            % (pr["ik_pipelined_window"], _rate(pr["ik_pipelined_replies_per_s"]), pr["ik_pipelined_runs"],
+               "not measured" if pr["ik_pipelined_firmware_cpu_us"] is None
+               else "%.0f us (its bound: %s)" % (pr["ik_pipelined_firmware_cpu_us"],
+                                                 _rate(1e6 / pr["ik_pipelined_firmware_cpu_us"])),
+               pr["ik_pipelined_host_cpu_us"]),
             "  line of %g mm, %d steps: %.1f ms end to end (%.3f ms per step); %s"
             % (pr["line_mm"], pr["line_steps"], pr["line_median_ms"], pr["line_ms_per_step"], pr["note"]),
             ""]
