@@ -226,6 +226,25 @@ def test_abort_replies_error_with_the_pose_reached_and_drops_queued_lines(consol
     assert port.request("move 150 0 150 180")[-1].startswith("ok OK")
 
 
+def test_real_time_bytes_inside_a_pipelined_batch_act_where_they_stand(console):
+    # One write, so the firmware takes it in one read: each real-time byte acts when
+    # the console reaches it, after the lines before it are answered, before the ones after.
+    sim, port = console
+    ik = "ik 150 30 300 90"
+    alone = port.request(ik)[-1]
+    assert alone.startswith("ok OK")
+    port.write((ik + "\n") * 3 + "?" + (ik + "\n") * 2 + "!~" + "fk 1 2\x18where\n")
+    lines = [port.line() for _ in range(7)]
+    assert lines[:3] == [alone] * 3
+    status = fields(lines[3])
+    assert lines[3].startswith("# status ") and status["state"] == "idle"
+    assert lines[4:6] == [alone] * 2
+    # Idle, hold and resume change nothing; Ctrl-X drops the half-typed line: `where` is answered alone.
+    assert lines[6].startswith("ok OK") and "clear_mm=" in lines[6]
+    assert joints_of(lines[6]) == [float(v) for v in status["joints"].split(",")]
+    assert port.request("info")[-1].startswith("ok name=")      # nothing left over
+
+
 def test_lines_sent_during_a_move_are_answered_in_order_after_it(console):
     sim, port = console
     port.write(LINE_200 + "\n" + "".join("fk 0 0 %d 0 0\n" % k for k in range(10)))

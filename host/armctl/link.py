@@ -45,7 +45,8 @@ REPL_LINES = (">>> ", "Traceback (most recent call last)", "raw REPL; CTRL-B to 
 RESYNC_REPEAT_S = 1.0
 # Pipelined requests: at most this many, and this many bytes, sent ahead of
 # their replies (GRBL's senders keep under its 128-byte receive buffer; the
-# firmware reads one line at a time, the rest waits in the port's buffer).
+# firmware answers one line at a time, the rest waits in the port's buffer or
+# in the firmware's read buffer, armfw.console.READ_BYTES).
 PIPELINE_WINDOW = 8
 PIPELINE_BYTES = 128
 
