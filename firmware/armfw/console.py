@@ -57,7 +57,7 @@ CR = const(13)
 MAX_LINE = const(128)
 # Bytes one read may take (a host pipelines at most 128 bytes ahead).
 READ_BYTES = const(256)
-# Output lines gathered at most before they are sent.
+# Output pieces (lines, echoed characters, prompts) gathered at most before they are sent.
 GATHER_LINES = const(16)
 # Linux termios: the lflag bit of line-buffered input, the c_cc indices of VTIME and VMIN.
 _LINUX_ICANON = const(2)
