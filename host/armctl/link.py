@@ -94,41 +94,39 @@ class Reply:
         self.final = final
         self.info_lines = info_lines
         self.raw = raw
-        self._fields = None
+        self._parts = None
 
-    def _parse_final(self):
-        # On first use: a pipelined batch that only prints its replies never pays for it.
-        self._fields = {}
-        self._words = []
-        self._status = None
-        for word in self.final.partition(" ")[2].split():
-            key, eq, value = word.partition("=")
-            if eq and key:
-                self._fields[key] = _value(value)
-            elif self._status is None and not self._words and word in STATUS_WORDS:
-                self._status = word
-            else:
-                self._words.append(word)
-        if self._status is None:
-            self._status = "OK" if self.ok else "ERROR"
+    def _parsed(self):
+        """(fields, words, status) of the final line, parsed on first use: a
+        pipelined batch that only prints its replies never pays for it."""
+        if self._parts is None:
+            fields = {}
+            words = []
+            status = None
+            for word in self.final.partition(" ")[2].split():
+                key, eq, value = word.partition("=")
+                if eq and key:
+                    fields[key] = _value(value)
+                elif status is None and not words and word in STATUS_WORDS:
+                    status = word
+                else:
+                    words.append(word)
+            if status is None:
+                status = "OK" if self.ok else "ERROR"
+            self._parts = (fields, words, status)
+        return self._parts
 
     @property
     def fields(self):
-        if self._fields is None:
-            self._parse_final()
-        return self._fields
+        return self._parsed()[0]
 
     @property
     def words(self):
-        if self._fields is None:
-            self._parse_final()
-        return self._words
+        return self._parsed()[1]
 
     @property
     def status(self):
-        if self._fields is None:
-            self._parse_final()
-        return self._status
+        return self._parsed()[2]
 
     @property
     def values(self):
