@@ -125,6 +125,9 @@ def test_protocol_figures(bench):
         return
     assert positive(pr["ik_replies_per_s"]) and positive(pr["ik_round_trip_median_ms"])
     assert positive(pr["ik_pipelined_replies_per_s"]) and pr["ik_pipelined_window"] > 1
+    assert pr["ik_pipelined_runs"] >= 1 and positive(pr["ik_pipelined_host_cpu_us"])
+    # The firmware's CPU needs enough /proc clock ticks: --short may leave it unmeasured.
+    assert pr["ik_pipelined_firmware_cpu_us"] is None or positive(pr["ik_pipelined_firmware_cpu_us"])
     # 400 mm at the board's 2 mm line step: at least 200 steps (shorter where joints would be too fast).
     assert pr["line_steps"] >= 200
     assert positive(pr["line_median_ms"])

@@ -21,6 +21,8 @@ from armctl import BOARDS_DIR
 IK_REQUESTS = 1000
 SHORT_IK_REQUESTS = 100
 PIPELINED_RUNS = 3
+# Fewer clock ticks (10 ms each) than this are too coarse for a per-request figure.
+MIN_CPU_TICKS = 10
 LINES = 10
 SHORT_LINES = 2
 REQUEST_TIMEOUT_S = 30.0
@@ -43,13 +45,13 @@ def _field(reply, name):
     return None
 
 
-def _cpu_s(pid):
-    """CPU seconds (user + system) process pid has used, or None where /proc does not say."""
+def _cpu_ticks(pid):
+    """Clock ticks of CPU (user + system) process pid has used, or None where /proc does not say."""
     try:
         with open("/proc/%d/stat" % pid) as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, AttributeError):
+        return int(fields[11]) + int(fields[12])
+    except (OSError, ValueError, IndexError, TypeError):
         return None
 
 
@@ -76,7 +78,7 @@ def run(short=False):
                 round_trips.append(time.perf_counter() - t0)
             ik_elapsed = time.perf_counter() - t_all
             pipelined_rates = []
-            firmware_cpu = _cpu_s(sim.pid)
+            firmware_ticks = _cpu_ticks(sim.pid)
             host_cpu = time.process_time()
             for _ in range(1 if short else PIPELINED_RUNS):
                 t_all = time.perf_counter()
@@ -86,10 +88,11 @@ def run(short=False):
                     raise RuntimeError("pipelined ik replies differ from the single request's")
             n_piped = n_ik * len(pipelined_rates)
             host_cpu = time.process_time() - host_cpu
-            if firmware_cpu is not None and _cpu_s(sim.pid) is not None:
-                firmware_cpu = _cpu_s(sim.pid) - firmware_cpu
-            else:
-                firmware_cpu = None
+            firmware_cpu = None
+            if firmware_ticks is not None and _cpu_ticks(sim.pid) is not None:
+                firmware_ticks = _cpu_ticks(sim.pid) - firmware_ticks
+                if firmware_ticks >= MIN_CPU_TICKS:
+                    firmware_cpu = firmware_ticks / os.sysconf("SC_CLK_TCK")
 
             move = link.request("move " + _words(LINE_START))
             if not move.ok:
@@ -113,8 +116,8 @@ def run(short=False):
         "ik_pipelined_window": PIPELINE_WINDOW,
         "ik_pipelined_replies_per_s": statistics.median(pipelined_rates),
         "ik_pipelined_runs": len(pipelined_rates),
-        # CPU per pipelined request: the firmware's (None where /proc does not say; a
-        # 10 ms clock tick, so a few per cent) and this process's (link and pty relay).
+        # CPU per pipelined request: the firmware's (None where /proc does not say, or
+        # a run too short for its 10 ms clock ticks) and this process's (link and pty relay).
         "ik_pipelined_firmware_cpu_us": None if firmware_cpu is None else firmware_cpu / n_piped * 1e6,
         "ik_pipelined_host_cpu_us": host_cpu / n_piped * 1e6,
         "line_mm": abs(LINE_END[1] - LINE_START[1]),

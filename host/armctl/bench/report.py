@@ -162,10 +162,11 @@ def protocol_lines(pr):
     return ["Protocol through the simulator (%s):" % pr["transport"],
             "  ik: %s replies (round trip median %.2f ms, p99 %.2f ms)"
             % (_rate(pr["ik_replies_per_s"]), pr["ik_round_trip_median_ms"], pr["ik_round_trip_p99_ms"]),
-            "  ik pipelined, %d ahead: %s replies (median of %d batches); CPU per ik: firmware %s, "
+            "  ik pipelined, %d ahead: %s replies (%s); CPU per ik: firmware %s, "
             "host %.0f us (link and pty relay)"
-            % (pr["ik_pipelined_window"], _rate(pr["ik_pipelined_replies_per_s"]), pr["ik_pipelined_runs"],
-               "not measured" if pr["ik_pipelined_firmware_cpu_us"] is None
+            % (pr["ik_pipelined_window"], _rate(pr["ik_pipelined_replies_per_s"]),
+               "one batch" if pr["ik_pipelined_runs"] == 1 else "median of %d batches" % pr["ik_pipelined_runs"],
+               "not measured (no /proc, or too few clock ticks)" if pr["ik_pipelined_firmware_cpu_us"] is None
                else "%.0f us (its bound: %s)" % (pr["ik_pipelined_firmware_cpu_us"],
                                                  _rate(1e6 / pr["ik_pipelined_firmware_cpu_us"])),
                pr["ik_pipelined_host_cpu_us"]),
