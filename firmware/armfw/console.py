@@ -25,7 +25,7 @@ The console also owns the output: write_line(text) sends one line, and with
 echo on, typed characters are echoed and a "> " prompt follows every final
 (ok/error) line. While serving, output is gathered and sent in one write
 just before the console next waits for input (at the latest after
-GATHER_LINES lines): a pipelined batch's replies leave together, never later
+GATHER_LINES pieces): a pipelined batch's replies leave together, never later
 than the console's next look at its input.
 """
 
