@@ -27,6 +27,19 @@ shoulder's joint limits.
 Cost: clear(q) is the joint points (the trigonometry of one FK) plus a few
 comparisons and multiplications per link and zone; all storage is allocated
 in the constructor, nothing per call.
+
+The skip: a pose near the last pose that was checked exactly is clear without
+an exact check when it provably is. The exact check of a clear pose also
+measures a lower bound of its clearance (the gap between each link segment
+and each zone as grown by the link's radius, the region the check refuses);
+no point of the arm moves farther than sum_j |dq_j| * reach[j] between two
+poses (see joint_reach), so while that bound stays below the gap (less
+SKIP_MARGIN_MM, for rounding), every link segment stays outside every grown
+zone: the exact check would pass it too. The bound is kept as a box in joint
+space around the exact check's pose (each joint its share of the gap), so the
+skip is comparisons only: no float arithmetic, nothing on the heap. Any
+other pose is checked exactly, so the first refused pose and its zone and
+link are found as without the skip.
 """
 
 from math import sin, cos, sqrt
@@ -50,6 +63,49 @@ def link_names(solver):
     if solver.kind == "chain":
         return tuple("link%d" % (i + 1) for i in range(solver.n))
     return LINKS[solver.kind]
+
+
+def joint_reach(solver):
+    """Per joint j, an upper bound (mm) of how far any point of a link segment lies from
+    joint j's axis, counting only points that joint j moves; None when not derived
+    (chain arms: their zone checks are all exact).
+
+    Turning joint j alone by dq moves each point by at most reach[j] * |dq|;
+    turning several, by at most the sum (the joints in turn, the triangle
+    inequality), however the other joints stand: the bound holds for every
+    pose, so for the straight joint-space path between two poses. A point of a
+    link segment is a fixed mix of its two joint points, so it moves at most as
+    far as the farther of them; the capsule's radius is part of the zone it is
+    checked against (grown by it), not of the moving points.
+
+    arm5 (joint points: the J2 axis on the base axis, elbow, wrist, tool tip;
+    the tool tip lies tip = sqrt(tx^2 + ty^2 + (l3 + tz)^2) from the wrist for
+    every wrist roll, (tx, ty, tz) the tool offset in the tool frame whose z
+    axis the wrist rolls about):
+      base yaw (the vertical axis through the J2 point): every point lies
+        within l1 + l2 + tip of the J2 point, so horizontally within that of
+        the axis;
+      shoulder J2 (its axis through the J2 point): l1 + l2 + tip;
+      elbow (through the elbow point): l2 + tip;
+      wrist pitch (through the wrist point): tip;
+      wrist roll (the tool axis through the wrist): only the offset's part
+        across that axis moves, sqrt(tx^2 + ty^2) (0 without an offset).
+    planar (shoulder at the origin, elbow, tip): shoulder l1 + l2, elbow l2.
+    """
+    if solver.kind == "arm5":
+        t = getattr(solver, "tool", (0.0, 0.0, 0.0))
+        across = sqrt(t[0] * t[0] + t[1] * t[1])
+        tip = sqrt(across * across + (solver.l3 + t[2]) * (solver.l3 + t[2]))
+        arm = solver.l1 + solver.l2 + tip
+        return [arm, arm, solver.l2 + tip, tip, across]
+    if solver.kind == "planar":
+        return [solver.l1 + solver.l2, solver.l2]
+    return None
+
+
+# The skip's safety margin (mm) against rounding: the exact check and the
+# bound are computed in floats (float32 on most boards: ~1e-4 mm at arm scale).
+SKIP_MARGIN_MM = 0.01
 
 
 def _default_radius(solver, name):
@@ -139,7 +195,7 @@ class Zones:
                     m = BOX_MARGIN_MM
                     g += [g[0] - m, g[1] - m, g[2] - m, g[3] + m, g[4] + m, g[5] + m]
                 elif kind == CYLINDER:
-                    g = [p[0], p[1], (p[2] + r) * (p[2] + r), p[3] - r, p[4] + r, 0.0]
+                    g = [p[0], p[1], (p[2] + r) * (p[2] + r), p[3] - r, p[4] + r, p[2] + r]
                     if self.kind == "planar":
                         g[1] = 0.0
                     # The box around the grown cylinder, a hair larger (see _segment_in_cylinder).
@@ -159,6 +215,24 @@ class Zones:
         self._tool_tip = [0.0, 0.0, 0.0, 0.0]     # the tool tip of an arm with a tool offset
         self.hit_zone = -1
         self.hit_link = -1
+        # The skip (see the module doc): a box in joint space around the last pose
+        # checked exactly and found clear, inside which every pose is clear.
+        self.reach = joint_reach(solver)
+        self._n_joints = solver.n
+        self._box = [0.0] * (2 * solver.n)     # per joint: the open interval (lo, hi)
+        self._near = False                     # True: the box holds
+        # arm5: zones the base's turn cannot bring a link nearer to (the floor, a
+        # cylinder on the base axis: a point's distance from them depends only on
+        # its height and its distance from the axis, which the turn keeps).
+        self._turn_free = [self.kind == "arm5" and (
+            z[1] == FLOOR or (z[1] == CYLINDER and z[2][0] == 0.0 and z[2][1] == 0.0)) for z in zones]
+        self._gaps = [0.0, 0.0]         # _gap's answer: turn-free zones, the others
+        if self.reach is not None:
+            # 1 / reach of the joints after the first (0: a joint that moves no point),
+            # and how many move points.
+            self._per_reach = [1.0 / r if r > 0.0 else 0.0 for r in self.reach]
+            self._moving = len([r for r in self.reach if r > 0.0])
+            self._rest_moving = len([r for r in self.reach[1:] if r > 0.0])
         self.nearest_zone = -1
         self.nearest_link = -1
 
@@ -222,7 +296,66 @@ class Zones:
 
     @micropython.native
     def clear(self, q):
-        """True when no link of pose q (radians) is in any zone; else sets hit_zone, hit_link."""
+        """True when no link of pose q (radians) is in any zone; else sets hit_zone, hit_link.
+
+        Skips the exact check where the last clear pose's gap proves q clear (module doc).
+        """
+        if self.n_zones == 0:
+            return True
+        if self._near:
+            box = self._box
+            for j in range(self._n_joints):
+                if not box[2 * j] < q[j] < box[2 * j + 1]:     # (NaN is outside)
+                    break
+            else:
+                return True
+        if not self.clear_exact(q):
+            return False
+        if self.reach is not None:
+            self._keep_box(q, self._gap(self._pts))
+        return True
+
+    @micropython.native
+    def _keep_box(self, q, gaps):
+        """Make the skip's box around pose q from its gaps (mm): gaps[0] to the zones the
+        base's turn keeps its distance from, gaps[1] to the others.
+
+        A pose inside the box differs from q by sum_j |dq_j| * reach[j] (module
+        doc, joint_reach) of at most: over the joints after the first, rest =
+        min(gaps[0], part of gaps[1]), an equal share each; with the first
+        joint, gaps[1] (the turn-free zones do not see the first joint on
+        arm5). Less SKIP_MARGIN_MM each, for rounding.
+        """
+        other = gaps[1] - SKIP_MARGIN_MM
+        if self.kind == "arm5":
+            first = 1
+            m = self._rest_moving
+            rest = other * m / (m + 1)      # the turn keeps its share of the others' gap
+            free = gaps[0] - SKIP_MARGIN_MM
+            if free < rest:
+                rest = free
+        else:
+            first = 0
+            m = self._moving
+            rest = other
+        self._near = rest > 0.0
+        if not self._near:
+            return
+        box = self._box
+        per_reach = self._per_reach
+        share = rest / m
+        for j in range(first, self._n_joints):
+            w = share * per_reach[j] if per_reach[j] > 0.0 else 1e30
+            box[2 * j] = q[j] - w
+            box[2 * j + 1] = q[j] + w
+        if first:
+            w = (other - rest) * per_reach[0] if other < 1e29 else 1e30
+            box[0] = q[0] - w
+            box[1] = q[0] + w
+
+    @micropython.native
+    def clear_exact(self, q):
+        """clear() without the skip: every link against every zone."""
         if self.n_zones == 0:
             return True
         p = self.points(q)
@@ -249,6 +382,73 @@ class Zones:
                     self.hit_link = l
                     return False
         return True
+
+    @micropython.native
+    def _gap(self, p):
+        """Lower bounds (mm) of the distance from every link segment of joint points p to
+        every zone grown by the link's radius, into _gaps: [0] the turn-free zones,
+        [1] the others (1e30: none; <= 0: no gap known). For the skip.
+
+        Floor: the lower end's height above the grown floor (exact). Box: the
+        largest gap along one axis (a separating slab, never more than the
+        distance). Cylinder: the larger of the gap along its axis and the gap
+        across it (the segment's least distance from the axis less the grown
+        radius). Tool box: how deep the tip is inside it.
+        """
+        gaps = self._gaps
+        gaps[0] = 1e30
+        gaps[1] = 1e30
+        tip = 3 * self.n_links
+        planar = self.kind == "planar"
+        for z in range(self.n_zones):
+            kind = self.zone_kinds[z]
+            row = self._grown[z]
+            which = 0 if self._turn_free[z] else 1
+            for l in range(self.n_links):
+                g = row[l]
+                if g is None:
+                    continue
+                i = 3 * l
+                if kind == FLOOR:
+                    d = (p[i + 2] if p[i + 2] < p[i + 5] else p[i + 5]) - g[0]
+                elif kind == TOOL_BOX:
+                    d = 1e30
+                    for k in range(3):
+                        if k == 1 and planar:
+                            continue        # the plane has no depth
+                        e = p[tip + k] - g[k]
+                        if e < d:
+                            d = e
+                        e = g[k + 3] - p[tip + k]
+                        if e < d:
+                            d = e
+                else:
+                    # Along z (both kinds), then x and y (box) or across the axis (cylinder).
+                    lo = g[2] if kind == BOX else g[3]
+                    hi = g[5] if kind == BOX else g[4]
+                    a = p[i + 2]
+                    e = p[i + 5]
+                    d = lo - (a if a > e else e)
+                    e = (a if a < e else e) - hi
+                    if e > d:
+                        d = e
+                    if kind == BOX:
+                        for k in range(2):
+                            a = p[i + k]
+                            e = p[i + 3 + k]
+                            f = g[k] - (a if a > e else e)
+                            if f > d:
+                                d = f
+                            f = (a if a < e else e) - g[k + 3]
+                            if f > d:
+                                d = f
+                    else:
+                        e = _across_gap(p, i, g)
+                        if e > d:
+                            d = e
+                if d < gaps[which]:
+                    gaps[which] = d
+        return gaps
 
     def clearance(self, q):
         """Smallest gap (mm) between a link's surface and a zone for pose q (< 0: inside).
@@ -378,6 +578,25 @@ def _segment_in_cylinder(p, i, g):
     hx += dx * t
     hy += dy * t
     return hx * hx + hy * hy < g[2]
+
+
+@micropython.native
+def _across_gap(p, i, g):
+    """How far (mm) the segment p[i:i+3] - p[i+3:i+6] passes outside the grown radius g[5]
+    of the vertical axis at (g[0], g[1]), measured across the axis (<= 0: within it)."""
+    hx = p[i] - g[0]
+    hy = p[i + 1] - g[1]
+    dx = p[i + 3] - p[i]
+    dy = p[i + 4] - p[i + 1]
+    dd = dx * dx + dy * dy
+    if dd > 0.0:
+        t = -(hx * dx + hy * dy) / dd
+        if t > 1.0:
+            t = 1.0
+        if t > 0.0:
+            hx += dx * t
+            hy += dy * t
+    return sqrt(hx * hx + hy * hy) - g[5]
 
 
 def _distance(kind, prm, x, y, z, planar):
