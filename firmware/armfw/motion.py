@@ -36,7 +36,7 @@ flip, the base turning through the axis) is refused.
 from array import array
 from math import pi, sqrt, sin, cos
 
-from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
+from armfw.compat import const, micropython, sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.kinematics import MIN_MOTION
 from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, HOME_FIRST, solved, name
@@ -564,6 +564,7 @@ class ArmController:
     def _max_step(self):
         return self.speed_rad_s * self.step_ms / 1000.0
 
+    @micropython.native
     def _step(self, k, step, q, point=None, zones_checked=False):
         """One step to pose q: check its zones and pulses and keep both in the ring.
 
@@ -583,6 +584,7 @@ class ArmController:
         self._keep(_STEP_EVENT, q)
         return True
 
+    @micropython.native
     def _keep(self, event, q):
         """Keep the walk's next event (a step: its pulses in _step_us, its pose q) in the ring.
 
@@ -707,6 +709,7 @@ class ArmController:
                 return False
         return True
 
+    @micropython.native
     def _walk_line(self, k, q, refill):
         p0 = self._p0
         p1 = self._tools[k]

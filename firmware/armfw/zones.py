@@ -106,6 +106,9 @@ def joint_reach(solver):
 # The skip's safety margin (mm) against rounding: the exact check and the
 # bound are computed in floats (float32 on most boards: ~1e-4 mm at arm scale).
 SKIP_MARGIN_MM = 0.01
+# The part of the skip's gap shared out evenly among the joints (the rest goes
+# by how far each moved points lately).
+SHARE_FLOOR = 0.25
 
 
 def _default_radius(solver, name):
@@ -221,6 +224,8 @@ class Zones:
         self._n_joints = solver.n
         self._box = [0.0] * (2 * solver.n)     # per joint: the open interval (lo, hi)
         self._near = False                     # True: the box holds
+        self._ref = [0.0] * solver.n            # the pose of the last exact check
+        self._moved = [0.0] * solver.n          # scratch: how far each joint moved points since
         # arm5: zones the base's turn cannot bring a link nearer to (the floor, a
         # cylinder on the base axis: a point's distance from them depends only on
         # its height and its distance from the axis, which the turn keeps).
@@ -322,11 +327,16 @@ class Zones:
 
         A pose inside the box differs from q by sum_j |dq_j| * reach[j] (module
         doc, joint_reach) of at most: over the joints after the first, rest =
-        min(gaps[0], part of gaps[1]), an equal share each; with the first
-        joint, gaps[1] (the turn-free zones do not see the first joint on
-        arm5). Less SKIP_MARGIN_MM each, for rounding.
+        min(gaps[0], part of gaps[1]); with the first joint, gaps[1] (on arm5
+        the turn-free zones do not see the first joint). Less SKIP_MARGIN_MM
+        each, for rounding. How rest is shared out only decides how far the box
+        reaches along each joint, never whether it is sound: each joint gets
+        SHARE_FLOOR of an equal share and the rest in proportion to how far it
+        moved points since the previous exact check, so the box stretches along
+        the path a motion is taking.
         """
         other = gaps[1] - SKIP_MARGIN_MM
+        n = self._n_joints
         if self.kind == "arm5":
             first = 1
             m = self._rest_moving
@@ -338,14 +348,31 @@ class Zones:
             first = 0
             m = self._moving
             rest = other
+        ref = self._ref
+        reach = self.reach
+        moved = self._moved
+        total = 0.0
+        for j in range(first, n):
+            a = q[j] - ref[j]
+            a = (a if a >= 0.0 else -a) * reach[j]
+            moved[j] = a
+            total += a
+            ref[j] = q[j]
+        ref[0] = q[0]
         self._near = rest > 0.0
         if not self._near:
             return
         box = self._box
         per_reach = self._per_reach
-        share = rest / m
-        for j in range(first, self._n_joints):
-            w = share * per_reach[j] if per_reach[j] > 0.0 else 1e30
+        even = SHARE_FLOOR / m
+        for j in range(first, n):
+            if per_reach[j] > 0.0:
+                if total > 0.0:
+                    w = rest * (even + (1.0 - SHARE_FLOOR) * moved[j] / total) * per_reach[j]
+                else:
+                    w = rest / m * per_reach[j]
+            else:
+                w = 1e30
             box[2 * j] = q[j] - w
             box[2 * j + 1] = q[j] + w
         if first:
