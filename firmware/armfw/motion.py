@@ -458,6 +458,7 @@ class ArmController:
             return True
         if not self._kept_whole:
             self._refill = self._walk(True)
+            self._n_walked = 0          # it has reached nothing yet
         self._live = self._replay()
         return True
 
