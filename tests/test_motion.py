@@ -464,7 +464,7 @@ def long_plan(arm):
 
 def run_long_plan(monkeypatch, ring, refill):
     monkeypatch.setattr(motion, "PATH_STEPS", ring)
-    monkeypatch.setattr(motion, "REFILL_EVENTS", refill)
+    monkeypatch.setattr(motion, "REFILL_EVENTS", max(refill, 1))
     r = PulseRecorder(ARM5)
     arm = r.arm
     assert arm.move(LONG_START)
@@ -475,25 +475,28 @@ def run_long_plan(monkeypatch, ring, refill):
     long_plan(arm)
     assert arm.begin()
     assert arm.steps == 0 and arm._kept_whole == (arm.total + 3 <= ring)
-    step_by_step(r)
+    step_by_step(r, refill > 0)
     return r, q0
 
 
-def step_by_step(r):
-    """Step the plan begun to its end as the live console does, recording each wait and pose."""
+def step_by_step(r, refill=True):
+    """Step the plan begun to its end as the live console does (refill: and refill the ring
+    after each step), recording each wait and pose."""
     while True:
         wait = r.arm.step()
         if wait < 0:
             return
         r.poses.append((wait, list(r.arm.q)))
+        if refill:
+            r.arm.refill()
         r.driver.sleep_ms(wait)
 
 
-@pytest.mark.parametrize("ring, refill", [(256, 3), (7, 1), (40, 2)])
+@pytest.mark.parametrize("ring, refill", [(256, 2), (7, 1), (40, 3), (40, 0)])
 def test_a_plan_longer_than_the_ring_runs_exactly_the_plan_a_ring_that_holds_it_runs(monkeypatch, ring, refill):
     """The same long plan (lines, a grip, a wait, a joint move: over a thousand events) with a
     ring that holds it whole and with rings that must be refilled while it runs (one
-    event refilled per event sent: the live pass catches the second walk up itself):
+    event refilled per event sent, or none: the live pass catches the second walk up):
     the same pulses at the same virtual times, the same poses; and every pose is the
     plan's by the test's own forward kinematics: the lines straight, no joint faster
     than the limit, each target reached."""
@@ -548,11 +551,33 @@ def test_a_long_plan_walked_otherwise_the_second_time_stops_before_a_step_it_did
         with pytest.raises(RuntimeError, match="not the plan checked"):
             step_by_step(r)
         assert not arm.running() and arm.step() == -1
-        # Every step that went out is the checked plan's (the one stopped in included).
+        # Every step that went out is the checked plan's (refill() stops after a step).
         assert arm.q == whole.poses[arm.steps - 1][1]
-        assert r.poses == whole.poses[:len(r.poses)] and len(r.poses) == arm.steps - 1
+        assert r.poses == whole.poses[:arm.steps]
         if when == "at once":
             assert arm.steps == 1           # the first step went out, then the stop
         else:
             # The second walk runs at most the ring's 64 events ahead of the live pass.
             assert 101 - 64 <= arm.steps < 101
+
+
+def test_a_long_line_sends_in_micropython_the_pulses_it_sends_in_cpython(micropython):
+    """A move and a line of over a thousand steps each at 3 deg/s through the simulator's
+    protocol (the Unix port, its ring refilled as the line runs) and the same calls on
+    CPython: the same pulses on the same channels at the same virtual times."""
+    with Simulator(ARM5) as sim:
+        assert sim.request("where")[-1].startswith("ok")     # booted
+        booted = len(sim.pulses())
+        t0 = sim.pulses()[-1][0]
+        assert sim.request("speed 3")[-1].startswith("ok")
+        assert sim.request("move 250 -150 150 90")[-1].startswith("ok")
+        reply = sim.request("line 250 150 150 90")[-1]
+        assert reply.startswith("ok")
+        steps = int(reply.split("steps=")[1].split()[0])
+        pulses = sim.pulses()[booted:]
+    assert steps > 4 * 256
+    r = PulseRecorder(ARM5)
+    assert r.arm.set_speed_deg_s(3.0)
+    start = r.driver.now_ms
+    assert r.arm.move(LONG_START) and r.arm.line(LONG_END)
+    assert [(t - t0, ch, us) for t, ch, us in pulses] == [(t - start, ch, us) for t, ch, us in r.pulses]

@@ -23,7 +23,8 @@ did not check.
 The live run is a stepper: begin() checks the whole plan, then each step()
 sends one step's pulses and returns how long to wait before the next, so the
 caller (armfw.session) serves the console between steps and may stop at any
-step (hold, abort). run() is begin() plus waiting, for Python calls.
+step (hold, abort); after each step it calls refill(), which refills a long
+plan's ring in the idle time. run() is begin() plus waiting, for Python calls.
 
 Speed: each step lasts step_ms and no joint moves more than speed * step_ms
 in one step. Joint moves are split evenly; a straight line advances the tool
@@ -64,10 +65,11 @@ MAX_OPS = const(6)
 # before it moves; its live pass refills the ring from a second walk (see the
 # module doc).
 PATH_STEPS = const(256)
-# Events the second walk of a long plan adds after each event sent: more than
-# one, so it runs ahead (it starts from the plan's start, PATH_STEPS behind),
-# few, so a step's work stays bounded (one event is at most one IK).
-REFILL_EVENTS = const(3)
+# Events the second walk of a long plan reaches per refill() (once per step):
+# more than one, so it runs ahead (it starts from the plan's start, PATH_STEPS
+# behind), few, so the work between two steps stays bounded (an event is one
+# step's IK, a few where a line slows down).
+REFILL_EVENTS = const(2)
 _STEP_EVENT = const(255)    # an event of the kept path that is a step (else a gripper op or a wait)
 _WAIT_EVENT = const(200)    # + the plan index of a WAIT op: its dwell
 
@@ -199,6 +201,7 @@ class ArmController:
         self._kept_whole = True           # False: the plan has more events than PATH_STEPS
         self._refill = None               # the second walk of a long plan (a generator), or None
         self._refilling = False           # True: the walk under way is that second walk
+        self._sent = 0                    # events the live pass has sent
         self._start_q = [0.0] * n         # the pose the plan starts from
         self._end_q = [0.0] * n           # and ends at (the check pass's)
         self._dp = [0.0] * nt             # a line's tool move, end minus start
@@ -419,6 +422,7 @@ class ArmController:
             wait_ms = self.step()
             if wait_ms < 0:
                 return True
+            self.refill()
             if self._clock is not None:
                 self._clock.wait_step(wait_ms)
             else:
@@ -459,6 +463,7 @@ class ArmController:
         if not self._kept_whole:
             self._refill = self._walk(True)
             self._n_walked = 0          # it has reached nothing yet
+        self._sent = 0
         self._live = self._replay()
         return True
 
@@ -477,6 +482,20 @@ class ArmController:
         except Exception:
             self.stop()                 # nothing more is sent (see _refill_event)
             raise
+
+    def refill(self):
+        """Use the idle time after a step: a long plan's second walk refills up to
+        REFILL_EVENTS events of the ring (into slots the live pass has sent). True while
+        it has more to do. Raises as step() does where the walk disagrees with the check."""
+        budget = REFILL_EVENTS
+        try:
+            while budget and self._refill is not None and self._n_walked < self._sent + PATH_STEPS:
+                self._refill_event()
+                budget -= 1
+        except Exception:
+            self.stop()
+            raise
+        return self._refill is not None
 
     def running(self):
         """True while a plan begun has steps left."""
@@ -639,9 +658,10 @@ class ArmController:
 
     def _replay(self):
         """The live pass: send each event of the ring (a step's pulses, recording its pose;
-        a gripper action; a wait); nothing is solved or checked again. For a long
-        plan, after each event sent, the second walk refills the ring. A generator:
-        it yields after each event the ms to wait before the next."""
+        a gripper action; a wait); nothing is solved or checked again. A long plan's
+        ring is refilled by refill() between steps; an event not refilled yet is
+        first (never sent unwalked). A generator: it yields after each event the ms
+        to wait before the next."""
         n = self.solver.n
         us = self._step_us
         path_us = self._path_us
@@ -669,11 +689,7 @@ class ArmController:
                 else:
                     self.gripper.close()
                 wait = GRIP_DWELL_MS
-            # Event e is sent: its slot may take event e + PATH_STEPS.
-            budget = REFILL_EVENTS
-            while budget and self._refill is not None and self._n_walked <= e + PATH_STEPS:
-                self._refill_event()
-                budget -= 1
+            self._sent = e + 1          # its slot may take event e + PATH_STEPS
             yield wait
 
     def _walk_joints(self, k, q, goal, refill):
