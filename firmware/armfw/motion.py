@@ -205,6 +205,7 @@ class ArmController:
         self._start_q = [0.0] * n         # the pose the plan starts from
         self._end_q = [0.0] * n           # and ends at (the check pass's)
         self._dp = [0.0] * nt             # a line's tool move, end minus start
+        self._fixed = [0.0] * nt          # and the coordinates it keeps
         self._down = [0.0] * nt
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
         self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
@@ -759,8 +760,12 @@ class ArmController:
         min_step = -max_step
         t_end = 1.0 - 1e-9
         dp = self._dp
+        fixed = self._fixed
         for i in range(nt):
             dp[i] = p1[i] - p0[i]
+            # A coordinate the line keeps: p0 + 0.0 * tn for every tn in (0, 1), as one
+            # float made here instead of two each step (bit for bit, -0.0 included).
+            fixed[i] = p0[i] + 0.0
         rolling = roll1 != roll0
         ik = self.solver.ik
         goal = self._goal
@@ -776,7 +781,7 @@ class ArmController:
                     tn = 1.0
                 if tn < 1.0:
                     for i in range(nt):
-                        p[i] = p0[i] + dp[i] * tn
+                        p[i] = p0[i] + dp[i] * tn if dp[i] != 0.0 else fixed[i]
                 else:
                     for i in range(nt):
                         p[i] = p1[i]
