@@ -657,6 +657,7 @@ class ArmController:
                 return
         raise RuntimeError(_DISAGREE)
 
+    @micropython.native
     def _replay(self):
         """The live pass: send each event of the ring (a step's pulses, recording its pose;
         a gripper action; a wait); nothing is solved or checked again. A long plan's
@@ -671,7 +672,7 @@ class ArmController:
         q = self.q
         for e in range(self._n_events):
             slot = e % PATH_STEPS
-            while self._n_walked <= e and e >= PATH_STEPS:
+            while e >= PATH_STEPS and self._n_walked <= e:
                 self._refill_event()    # not reached yet (the walk ran slow): now, before it is sent
             event = events[slot]
             if event == _STEP_EVENT:
