@@ -47,6 +47,27 @@ def run_live_steps(items, controller):
         step()
 
 
+def first_to_step(controller, repeats=REPEATS):
+    """The fastest of repeats: begin() (the whole check pass) then step(), the 200-step line
+    out and back in turn (us); each line then runs to its end."""
+    from armfw import motion
+    first = 0
+    for k in range(repeats):
+        controller.plan()
+        controller.add(motion.LINE, LINE_END if controller.q[0] < 0 else LINE_START)
+        gc.collect()
+        t0 = time.ticks_us()
+        if not controller.begin():
+            raise RuntimeError("the line was refused (%s)" % controller.fail_reason)
+        controller.step()
+        dt = time.ticks_diff(time.ticks_us(), t0)
+        if k == 0 or dt < first:
+            first = dt
+        while controller.step() >= 0:
+            pass
+    return first
+
+
 def line_figures():
     """Time to the first step of a 200-step line (begin(): the whole check pass, then
     the first step), and the time and heap of each live step without the driver write."""
@@ -56,24 +77,29 @@ def line_figures():
     controller.park()
     if not controller.move(LINE_START):
         return "not available: the move to the line start was refused (%s)" % controller.fail_reason
-    first = 0
-    for k in range(REPEATS):
-        controller.plan()
-        controller.add(motion.LINE, LINE_END if k % 2 == 0 else LINE_START)
-        gc.collect()
-        t0 = time.ticks_us()
-        if not controller.begin():
-            return "not available: the line was refused (%s)" % controller.fail_reason
-        controller.step()
-        dt = time.ticks_diff(time.ticks_us(), t0)
-        if k == 0 or dt < first:
-            first = dt
-        steps = controller.total
-        while controller.step() >= 0:
-            pass
+    first = first_to_step(controller)
+    steps = controller.total
+    zones = b.solver.zones
+    exact = getattr(zones, "clear_exact", None)
+    first_exact = exact_checks = None
+    if exact is not None:
+        # The same with every zone check exact (the skip off), and how many the skip leaves.
+        zones.clear = exact
+        first_exact = first_to_step(controller) / 1000.0
+        del zones.clear
+        counted = [0]
+
+        def counting(q):
+            counted[0] += 1
+            return exact(q)
+
+        zones.clear_exact = counting
+        first_to_step(controller, 1)
+        exact_checks = counted[0]
+        del zones.clear_exact
     # The live steps of one more line, timed and weighed apart from its check pass.
     controller.plan()
-    controller.add(motion.LINE, LINE_END if REPEATS % 2 == 0 else LINE_START)
+    controller.add(motion.LINE, LINE_END if controller.q[0] < 0 else LINE_START)
     controller.begin()
     live = list(range(steps - 2))
     gc.collect()
@@ -88,7 +114,8 @@ def line_figures():
         heap = (gc.mem_alloc() - a) / 16
     finally:
         gc.enable()
-    return {"steps": steps, "first_step_ms": first / 1000.0, "live_step_us": live_us,
+    return {"steps": steps, "first_step_ms": first / 1000.0, "first_step_ms_zones_exact": first_exact,
+            "exact_zone_checks": exact_checks, "live_step_us": live_us,
             "live_step_heap_bytes": int(heap + 0.5),
             "kept_whole": getattr(controller, "_kept_whole", False)}
 
