@@ -445,11 +445,14 @@ class ArmController:
         for i in range(self.solver.n):
             self._start_q[i] = self.q[i]
         checked = self._walk(False)
+        self._track(True)
         try:
             next(checked)           # the check walk never yields
         except StopIteration as e:
             if not e.value:
                 return False
+        finally:
+            self._track(False)
         self._n_events = self._n_walked
         self._kept_whole = self._n_events <= PATH_STEPS
         self.total = self.steps
@@ -489,6 +492,9 @@ class ArmController:
         REFILL_EVENTS events of the ring (into slots the live pass has sent). True while
         it has more to do. Raises as step() does where the walk disagrees with the check."""
         budget = REFILL_EVENTS
+        if self._refill is None:
+            return False
+        self._track(True)
         try:
             while budget and self._refill is not None and self._n_walked < self._sent + PATH_STEPS:
                 self._refill_event()
@@ -496,7 +502,15 @@ class ArmController:
         except Exception:
             self.stop()
             raise
+        finally:
+            self._track(False)
         return self._refill is not None
+
+    def _track(self, on):
+        """Tell the zones (armfw.zones.Zones.track) a walk's poses follow (on) or no longer."""
+        zones = self.solver.zones
+        if zones is not None:
+            zones.track(on)
 
     def running(self):
         """True while a plan begun has steps left."""

@@ -39,7 +39,9 @@ zone: the exact check would pass it too. The bound is kept as a box in joint
 space around the exact check's pose (each joint its share of the gap), so the
 skip is comparisons only: no float arithmetic, nothing on the heap. Any
 other pose is checked exactly, so the first refused pose and its zone and
-link are found as without the skip.
+link are found as without the skip. Measuring the gap and making the box
+costs about what the exact check does, so it is done only while a caller
+says the poses follow a path (track(); armfw.motion's walks do).
 """
 
 from math import sin, cos, sqrt
@@ -224,6 +226,7 @@ class Zones:
         self._n_joints = solver.n
         self._box = [0.0] * (2 * solver.n)     # per joint: the open interval (lo, hi)
         self._near = False                     # True: the box holds
+        self._tracking = False                 # track()
         self._ref = [0.0] * solver.n            # the pose of the last exact check
         self._moved = [0.0] * solver.n          # scratch: how far each joint moved points since
         # arm5: zones the base's turn cannot bring a link nearer to (the floor, a
@@ -316,9 +319,16 @@ class Zones:
                 return True
         if not self.clear_exact(q):
             return False
-        if self.reach is not None:
+        if self._tracking:
             self._keep_box(q, self._gap(self._pts))
         return True
+
+    def track(self, on):
+        """on: the poses clear() is asked about next follow a path in small steps (a
+        motion's walk), so each exact check also makes the skip's box; off: unrelated
+        poses (an ik request), where making it would only cost time. The box made
+        stays (the skip still tries it: comparisons only)."""
+        self._tracking = on and self.reach is not None
 
     @micropython.native
     def _keep_box(self, q, gaps):
