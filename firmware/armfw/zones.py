@@ -214,6 +214,9 @@ class Zones:
                         g[4] = 1.0
                 row.append(g)
             self._grown.append(row)
+        # Every (zone, link, kind, grown zone) the check makes, zone by zone.
+        self._pairs = [(z, l, self.zone_kinds[z], self._grown[z][l]) for z in range(self.n_zones)
+                       for l in range(nl) if self._grown[z][l] is not None]
         # Joint points, x y z each: arm5 J2 axis, elbow, wrist, tip; planar shoulder, elbow, tip.
         self._pts = [0.0] * (3 * (nl + 1))
         self._tip = [0.0] * 3             # chain FK scratch
@@ -397,27 +400,21 @@ class Zones:
             return True
         p = self.points(q)
         tip = 3 * self.n_links
-        for z in range(self.n_zones):
-            kind = self.zone_kinds[z]
-            row = self._grown[z]
-            for l in range(self.n_links):
-                g = row[l]
-                if g is None:
-                    continue
-                i = 3 * l
-                if kind == FLOOR:
-                    hit = p[i + 2] < g[0] or p[i + 5] < g[0]
-                elif kind == BOX:
-                    hit = _segment_in_box(p, i, g)
-                elif kind == CYLINDER:
-                    hit = _segment_in_cylinder(p, i, g)
-                else:
-                    hit = not (g[0] <= p[tip] <= g[3] and g[1] <= p[tip + 1] <= g[4]
-                               and g[2] <= p[tip + 2] <= g[5])
-                if hit:
-                    self.hit_zone = z
-                    self.hit_link = l
-                    return False
+        for z, l, kind, g in self._pairs:
+            i = 3 * l
+            if kind == FLOOR:
+                hit = p[i + 2] < g[0] or p[i + 5] < g[0]
+            elif kind == BOX:
+                hit = _segment_in_box(p, i, g)
+            elif kind == CYLINDER:
+                hit = _segment_in_cylinder(p, i, g)
+            else:
+                hit = not (g[0] <= p[tip] <= g[3] and g[1] <= p[tip + 1] <= g[4]
+                           and g[2] <= p[tip + 2] <= g[5])
+            if hit:
+                self.hit_zone = z
+                self.hit_link = l
+                return False
         return True
 
     @micropython.native
@@ -437,54 +434,48 @@ class Zones:
         gaps[1] = 1e30
         tip = 3 * self.n_links
         planar = self.kind == "planar"
-        for z in range(self.n_zones):
-            kind = self.zone_kinds[z]
-            row = self._grown[z]
+        for z, l, kind, g in self._pairs:
             which = 0 if self._turn_free[z] else 1
-            for l in range(self.n_links):
-                g = row[l]
-                if g is None:
-                    continue
-                i = 3 * l
-                if kind == FLOOR:
-                    d = (p[i + 2] if p[i + 2] < p[i + 5] else p[i + 5]) - g[0]
-                elif kind == TOOL_BOX:
-                    d = 1e30
-                    for k in range(3):
-                        if k == 1 and planar:
-                            continue        # the plane has no depth
-                        e = p[tip + k] - g[k]
-                        if e < d:
-                            d = e
-                        e = g[k + 3] - p[tip + k]
-                        if e < d:
-                            d = e
+            i = 3 * l
+            if kind == FLOOR:
+                d = (p[i + 2] if p[i + 2] < p[i + 5] else p[i + 5]) - g[0]
+            elif kind == TOOL_BOX:
+                d = 1e30
+                for k in range(3):
+                    if k == 1 and planar:
+                        continue        # the plane has no depth
+                    e = p[tip + k] - g[k]
+                    if e < d:
+                        d = e
+                    e = g[k + 3] - p[tip + k]
+                    if e < d:
+                        d = e
+            else:
+                # Along z (both kinds), then x and y (box) or across the axis (cylinder).
+                lo = g[2] if kind == BOX else g[3]
+                hi = g[5] if kind == BOX else g[4]
+                a = p[i + 2]
+                e = p[i + 5]
+                d = lo - (a if a > e else e)
+                e = (a if a < e else e) - hi
+                if e > d:
+                    d = e
+                if kind == BOX:
+                    for k in range(2):
+                        a = p[i + k]
+                        e = p[i + 3 + k]
+                        f = g[k] - (a if a > e else e)
+                        if f > d:
+                            d = f
+                        f = (a if a < e else e) - g[k + 3]
+                        if f > d:
+                            d = f
                 else:
-                    # Along z (both kinds), then x and y (box) or across the axis (cylinder).
-                    lo = g[2] if kind == BOX else g[3]
-                    hi = g[5] if kind == BOX else g[4]
-                    a = p[i + 2]
-                    e = p[i + 5]
-                    d = lo - (a if a > e else e)
-                    e = (a if a < e else e) - hi
+                    e = _across_gap(p, i, g)
                     if e > d:
                         d = e
-                    if kind == BOX:
-                        for k in range(2):
-                            a = p[i + k]
-                            e = p[i + 3 + k]
-                            f = g[k] - (a if a > e else e)
-                            if f > d:
-                                d = f
-                            f = (a if a < e else e) - g[k + 3]
-                            if f > d:
-                                d = f
-                    else:
-                        e = _across_gap(p, i, g)
-                        if e > d:
-                            d = e
-                if d < gaps[which]:
-                    gaps[which] = d
+            if d < gaps[which]:
+                gaps[which] = d
         return gaps
 
     def clearance(self, q):
