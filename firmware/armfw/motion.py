@@ -675,9 +675,9 @@ class ArmController:
     def _replay(self):
         """The live pass: send each event of the ring (a step's pulses, recording its pose;
         a gripper action; a wait); nothing is solved or checked again. A long plan's
-        ring is refilled by refill() between steps; an event not refilled yet is
-        first (never sent unwalked). A generator: it yields after each event the ms
-        to wait before the next."""
+        ring is refilled by refill() between steps; an event the second walk has not
+        reached yet is walked first (nothing is sent unwalked). A generator: it
+        yields after each event the ms to wait before the next."""
         n = self.solver.n
         us = self._step_us
         path_us = self._path_us
