@@ -12,7 +12,7 @@ refused before the first pulse. The check keeps what it computed, each
 step's pulses and pose, in a ring made here once (PATH_STEPS events), and the
 live run only sends them: each step of a plan that fits is solved once. A
 longer plan is checked whole all the same; its live run refills the ring as
-it empties, a few events after each step sent (REFILL_EVENTS), by walking the
+it empties, an event or two after each step sent (refill()), by walking the
 plan again from its start through the same code, which takes exactly the
 same steps as the check did (the walk is deterministic). A refilled step has
 passed every check again before it goes into the ring, and the re-walk must
@@ -65,11 +65,14 @@ MAX_OPS = const(6)
 # before it moves; its live pass refills the ring from a second walk (see the
 # module doc).
 PATH_STEPS = const(256)
-# Events the second walk of a long plan reaches per refill() (once per step):
-# more than one, so it runs ahead (it starts from the plan's start, PATH_STEPS
-# behind), few, so the work between two steps stays bounded (an event is one
-# step's IK, a few where a line slows down).
+# Events the second walk of a long plan reaches per refill() (once per step,
+# the live pass sending one): REFILL_EVENTS while it is fewer than REFILL_LEAD
+# events ahead of the live pass, then one. It starts with the plan; ahead, it
+# leaves the live pass an event in hand however a step's work varies (an
+# event is one step's IK, a few where a line slows down), and the work
+# between two steps stays one event but for the first few.
 REFILL_EVENTS = const(2)
+REFILL_LEAD = const(8)
 _STEP_EVENT = const(255)    # an event of the kept path that is a step (else a gripper op or a wait)
 _WAIT_EVENT = const(200)    # + the plan index of a WAIT op: its dwell
 
@@ -488,12 +491,13 @@ class ArmController:
             raise
 
     def refill(self):
-        """Use the idle time after a step: a long plan's second walk refills up to
-        REFILL_EVENTS events of the ring (into slots the live pass has sent). True while
-        it has more to do. Raises as step() does where the walk disagrees with the check."""
-        budget = REFILL_EVENTS
+        """Use the idle time after a step: a long plan's second walk refills the ring by
+        one event, or up to REFILL_EVENTS while it is less than REFILL_LEAD ahead (into
+        slots the live pass has sent). True while it has more to do. Raises as step()
+        does where the walk disagrees with the check."""
         if self._refill is None:
             return False
+        budget = REFILL_EVENTS if self._n_walked < self._sent + REFILL_LEAD else 1
         self._track(True)
         try:
             while budget and self._refill is not None and self._n_walked < self._sent + PATH_STEPS:
