@@ -581,3 +581,61 @@ def test_a_long_line_sends_in_micropython_the_pulses_it_sends_in_cpython(micropy
     start = r.driver.now_ms
     assert r.arm.move(LONG_START) and r.arm.line(LONG_END)
     assert [(t - t0, ch, us) for t, ch, us in pulses] == [(t - start, ch, us) for t, ch, us in r.pulses]
+
+
+class ScriptConsole:
+    """A console that hands the live console its request lines, one at a time, then ends."""
+
+    def __init__(self, lines):
+        self.lines = list(lines)
+        self.closed = False
+        self.refused = 0
+        self.on_realtime = None
+
+    def next_line(self):
+        if self.lines:
+            return self.lines.pop(0)
+        self.closed = True
+        return None
+
+    def wait(self, ms, block=False):
+        pass
+
+    def clear_typing(self):
+        pass
+
+
+def test_the_live_console_stops_a_long_line_whose_second_walk_disagrees_with_an_error_word():
+    """The live console (armfw.session on CPython, virtual time) runs a 3 deg/s line of over
+    a thousand steps; its second walk is made to refuse event 301. The line stops
+    before that step with `error ABORTED INTERNAL ...` naming the step reached, every
+    pulse sent is the checked line's, and motion is locked (the alarm)."""
+    from armfw import protocol, session
+    requests = [b"speed 3", b"move 250 -150 150 90", b"line 250 150 150 90"]
+    runs = {}
+    for sabotage in (False, True):
+        r = PulseRecorder(ARM5)
+        arm = r.arm
+        solve = arm.solver.ik
+
+        def second_walk_refuses(target, out, current=None, rule=0):
+            if sabotage and arm._refilling and arm._n_walked > 300:
+                return status.COLLISION
+            return solve(target, out, current, rule)
+
+        arm.solver.ik = second_walk_refuses
+        replies = []
+        p = protocol.Protocol(arm, replies.append)
+        p.progress = False
+        session.Session(p, ScriptConsole(requests), r.driver).serve()
+        runs[sabotage] = (replies, r.pulses, p.alarm)
+    (whole, whole_pulses, calm), (stopped, stopped_pulses, alarm) = runs[False], runs[True]
+    assert [w.split()[0] for w in whole] == ["ok", "ok", "ok"] and not calm
+    total = int(whole[-1].split("steps=")[1].split()[0])
+    assert total > 4 * 256
+    assert stopped[:2] == whole[:2]
+    assert stopped[2].startswith("error ABORTED INTERNAL RuntimeError: the plan walked again is not the plan "
+                                 "checked: stopped at step ")
+    reached = int(stopped[2].split(" at step ")[1].split()[0])
+    assert 301 - 8 <= reached <= 301 and stopped[2].split(" at step ")[1].split()[2] == "%d:" % total
+    assert alarm and stopped_pulses == whole_pulses[:len(stopped_pulses)] and len(stopped_pulses) < len(whole_pulses)
