@@ -231,7 +231,7 @@ class Zones:
         self._near = False                     # True: the box holds
         self._tracking = False                 # track()
         self._ref = [0.0] * solver.n            # the pose of the last exact check
-        self._moved = [0.0] * solver.n          # scratch: how far each joint moved points since
+        self._moved = [0.0] * solver.n          # scratch: how far each joint moved points since it
         # arm5: zones the base's turn cannot bring a link nearer to (the floor, a
         # cylinder on the base axis: a point's distance from them depends only on
         # its height and its distance from the axis, which the turn keeps).
@@ -239,8 +239,8 @@ class Zones:
             z[1] == FLOOR or (z[1] == CYLINDER and z[2][0] == 0.0 and z[2][1] == 0.0)) for z in zones]
         self._gaps = [0.0, 0.0]         # _gap's answer: turn-free zones, the others
         if self.reach is not None:
-            # 1 / reach of the joints after the first (0: a joint that moves no point),
-            # and how many move points.
+            # 1 / reach per joint (0: a joint that moves no point); how many joints
+            # move points, and how many of those after the first.
             self._per_reach = [1.0 / r if r > 0.0 else 0.0 for r in self.reach]
             self._moving = len([r for r in self.reach if r > 0.0])
             self._rest_moving = len([r for r in self.reach[1:] if r > 0.0])
