@@ -184,5 +184,12 @@ def test_line_figures(bench):
     assert 190 <= line["steps"] <= 210 and line["kept_whole"] is True
     assert positive(line["first_step_ms"]) and positive(line["live_step_us"])
     assert heap(line["live_step_heap_bytes"])
+    # The skip leaves some exact zone checks, fewer than one a step.
+    assert positive(line["first_step_ms_zones_exact"]) and 0 < line["exact_zone_checks"] < line["steps"]
+    # The same line slower: longer than the ring, refilled after each step.
+    long = line["long"]
+    assert long["steps"] > 256 and long["kept_whole"] is False
+    assert positive(long["first_step_ms"]) and positive(long["live_step_us"]) and positive(long["refill_us"])
+    assert heap(long["live_step_heap_bytes"])
     est = bench[0]["estimate"]["rp2040_125MHz"]
     assert fraction(est["line_cpu_share"]) and positive(est["line_first_step_s"])

@@ -289,10 +289,13 @@ class Protocol:
         return "ok %s %s%s%s" % (status.name(self._pose_status(controller.q)), _degrees(controller.q, self._n),
                                  self._tool_fields(), extra)
 
-    def _start(self, planned=True):
-        """Check the planned motion and start it (no reply yet), or raise its refusal."""
+    def _start(self, planned=True, begun=None):
+        """Check the planned motion and start it (no reply yet), or raise its refusal;
+        begun: what the caller's own begin() answered (None: check it here)."""
         controller = self.controller
-        if not planned or not controller.begin():
+        if begun is None:
+            begun = planned and controller.begin()
+        if not begun:
             raise Refused(controller.fail_status, self._refusal())
         self.moving = True
         self.held = False
@@ -404,13 +407,15 @@ class Protocol:
         self._closed_form()
         rule = self._parse_target(args, True)
         self._may_move()
-        st = self.controller.solver.ik(self._target, self._q, self._current(), rule)
-        if not status.solved(st):
-            raise self._unsolved(st, args)
+        controller = self.controller
+        controller.plan()
+        controller.add(motion.MOVE, self._target, rule, self._roll)
+        # One IK: the check pass solves the target (from the pose and roll _current gives).
+        begun = controller.begin()
+        if not begun and controller.fail_reason == motion.REASON_SOLVER:
+            raise self._unsolved(status.code(controller.fail_status), args)
         self._note_branch(rule)
-        self.controller.plan()
-        self.controller.add(motion.MOVE, self._target, rule, self._roll)
-        return self._start()
+        return self._start(True, begun)
 
     def line(self, args):
         self._closed_form()

@@ -155,6 +155,7 @@ class Session:
         if wait_ms < 0:
             p.motion_done()
             return
+        p.controller.refill()       # a long plan's ring, in the step's idle time
         self._pause(wait_ms)
         if p.moving and not p.held and self._long():
             now = self._elapsed if self._virtual else ticks_ms()

@@ -67,6 +67,17 @@ def firmware_lines(fw):
                      "without the driver write (%s)"
                      % (line["steps"], line["first_step_ms"], line["live_step_us"], line["live_step_heap_bytes"],
                         "path kept by the check pass" if line["kept_whole"] else "solved again live"))
+        if line.get("first_step_ms_zones_exact") is not None:
+            lines.append("    every zone check exact: first step after %.2f ms; the zone skip leaves %d exact "
+                         "checks of %d steps" % (line["first_step_ms_zones_exact"], line["exact_zone_checks"],
+                                                 line["steps"]))
+        long = line.get("long")
+        if isinstance(long, dict):
+            lines.append("    the same line too long for the ring (%d steps): first step after %.2f ms; live step "
+                         "%.1f us%s, %d B with it"
+                         % (long["steps"], long["first_step_ms"], long["live_step_us"],
+                            "" if long["refill_us"] is None else " + %.1f us refilling the ring after it"
+                            % long["refill_us"], long["live_step_heap_bytes"]))
     elif line is not None:
         lines.append("  line: %s" % line)
     step = fw["move_step"]
