@@ -604,6 +604,15 @@ class ScriptConsole:
     def clear_typing(self):
         pass
 
+    def begin(self):
+        pass
+
+    def end(self):
+        pass
+
+    def flush(self):
+        pass
+
 
 def test_the_live_console_stops_a_long_line_whose_second_walk_disagrees_with_an_error_word():
     """The live console (armfw.session on CPython, virtual time) runs a 3 deg/s line of over
