@@ -37,6 +37,15 @@ RULE_PENALTY = 1e9
 COST_CAP = 1e298
 COST_INVALID = 1e300
 
+# Targets per block of _arm5_min_motion: its working arrays (~50 rows of
+# BLOCK float64) stay in a core's L2 cache.
+BLOCK = 4096
+
+# Below this size (rad) a - 2 pi floor((a - lo) / 2 pi) finds fit_angle's turn:
+# every candidate angle of the closed form is within 5 pi; only a current
+# yaw (a target on the base axis) can be larger.
+YAW_EXACT = 64.0
+
 
 def solve_twolink(l1, l2, x, y, t2_sign):
     """armfw.twolink.solve over arrays: returns (status, t1, t2), NaN where not solved.
@@ -210,90 +219,328 @@ def _pair(l1, l2, x, y):
     return status, phi, beta, gamma
 
 
-def _arm5_min_motion(arm, targets, current):
-    """ik() for arm5 with the minimum-motion rule, in fewer numpy passes.
+class _Arm5Blocks:
+    """The rows _arm5_min_motion fits into the joint limits, per block of targets.
 
-    Same answers as the general path (candidates, limit fits, costs summed in
-    armfw's order, the first of equal costs wins), cheaper: the turned-base
-    candidates are the facing ones negated, the yaw term of the cost is shared
-    by the two candidates with the same base yaw, the wrist roll is the
-    current one on every candidate (its cost term is 0), a joint is fitted by
-    whole turns only when some angle lies outside its limits, and the choice
-    is arithmetic on masks instead of masked copies (one numpy pass each).
-    Costs above COST_CAP (a current pose 1e149 rad away) tie.
+    Stored values as armfw keeps them (a turned-base candidate keeps its pitch
+    joints as solved facing the target: the angles are those negated, fitted
+    against the negated limits). Row order: the base yaw facing and turned,
+    joint 2 facing up and down, joint 3 (+gamma, -gamma), joint 4 facing up and
+    down, then joints 2 and 4 of the turned candidates (the same stored
+    values; rows of their own only where a joint's limits are not symmetric).
     """
-    yaw, roll, r, pitch, phi, beta, gamma, st = _arm5_pair(arm, targets, current)
-    back = np.where(yaw > 0, yaw - np.pi, yaw + np.pi)
-    pair_ok = st <= SINGULAR
-    lo_eps = [a - LIMIT_EPS for a in arm.lo]
-    hi_eps = [a + LIMIT_EPS for a in arm.hi]
-    # The roll is the same on every candidate: it fits on all of them or on none.
-    roll_fitted, roll_fits = _fit_column(roll, 4, arm, lo_eps, hi_eps)
-    if roll_fitted is not roll:
-        return None     # a current roll a whole turn off: its cost term is not 0
-    pair_ok &= roll_fits
-    yaws = (_fit_column(yaw, 0, arm, lo_eps, hi_eps), _fit_column(back, 0, arm, lo_eps, hi_eps))
-    if current is not None:
-        cur = [current[:, i] for i in range(4)]
-        yaw_cost = [(a - cur[0]) * (a - cur[0]) for a, _ in yaws]
-    count = len(st)
-    best = np.full(count, -1, dtype=np.int8)
-    best_cost = np.full(count, COST_INVALID)
-    chosen = [[], [], []]
-    for c in range(4):
-        if c & 1:
-            q2, q3 = phi + beta, -gamma
-        else:
-            q2, q3 = phi - beta, gamma
-        q4 = pitch - q2 - q3
-        q0, valid = yaws[c >> 1]
-        if c >= 2:
-            q2, q3, q4 = -q2, -q3, -q4
-        valid = valid & pair_ok
-        for i, a in enumerate((q2, q3, q4)):
-            a, ok = _fit_column(a, i + 1, arm, lo_eps, hi_eps)
-            chosen[i].append(a)
-            valid &= ok
-        if current is None:
-            cost = np.zeros(count)
-        else:
-            cost = yaw_cost[c >> 1]
-            for i in (1, 2, 3):
-                d = chosen[i - 1][c] - cur[i]
-                cost = cost + d * d
-            np.minimum(cost, COST_CAP, out=cost)
-        cost += ~valid * COST_INVALID
-        take = cost < best_cost
-        best += take * (c - best)
-        np.minimum(best_cost, cost, out=best_cost)
-    solved = best >= 0
-    # Reachable but no candidate inside the limits: JOINT_LIMIT, as armfw.
-    status = st.copy()
-    status[(st <= SINGULAR) & ~solved] = JOINT_LIMIT
-    pick = np.maximum(best, 0)
+
+    YAW, BACK, J2, J3, J4 = 0, 1, 2, 4, 6
+
+    def __init__(self, arm, size, per_row_current):
+        lo = [a - LIMIT_EPS for a in arm.lo]
+        hi = [a + LIMIT_EPS for a in arm.hi]
+        self.lo_eps = lo
+        self.hi_eps = hi
+        # The turned candidates' stored joints 2 and 4 against their negated limits:
+        # the same rows as the facing ones where the limits are symmetric.
+        self.j2_turned = self.J2 if lo[1] == -hi[1] else 8
+        self.j4_turned = self.J4 if lo[3] == -hi[3] else 8 + 2 * (self.j2_turned != self.J2)
+        rows = [(lo[0], hi[0])] * 2 + [(lo[1], hi[1])] * 2 + [(lo[2], hi[2])] * 2 + [(lo[3], hi[3])] * 2
+        if self.j2_turned != self.J2:
+            rows += [(-hi[1], -lo[1])] * 2
+        if self.j4_turned != self.J4:
+            rows += [(-hi[3], -lo[3])] * 2
+        k = len(rows)
+        self.k = k
+        self.lo_rows = np.array([r[0] for r in rows])[:, None]
+        self.hi_rows = np.array([r[1] for r in rows])[:, None]
+        self.size = size
+        self.columns = np.empty((4, size))          # x, y, z, pitch of the block
+        self.geometry = np.empty((11, size))        # per-target intermediates
+        self.stored = np.empty((k, size))           # candidate values before the fit
+        self.turns = np.empty((k, size))
+        self.fitted = np.empty((k, size))
+        self.inside = np.empty((k, size), dtype=bool)
+        self.inside_hi = np.empty((k, size), dtype=bool)
+        self.terms = np.empty((12, size))           # squared motion per joint and candidate
+        self.cost = np.empty((4, size))
+        self.valid = np.empty((4, size), dtype=bool)
+        self.flags = np.empty((10, size), dtype=bool)
+        self.pose = np.empty((5, size))
+        self.current = np.empty((5, size)) if per_row_current else None
+
+
+def _arm5_min_motion(arm, targets, current):
+    """ik() for arm5 with the minimum-motion rule, block by block in few numpy passes.
+
+    The same answers as the general path (candidates, limit fits, costs summed
+    in armfw's order, the first of equal costs wins), cheaper:
+    - targets go through in blocks of BLOCK into arrays allocated once per
+      call, every ufunc writing into them (out=): no new array per stage, and
+      a block's working set stays in the CPU's L2 cache;
+    - one two-link solve is shared by the four candidates; the turned-base
+      candidates are the facing ones negated (as the firmware stores them), so
+      where a joint's limits are symmetric they share its limit fit too, and
+      the joint-3 rows are +-gamma for all four;
+    - all candidate angles are fitted at once, stacked as rows of one array:
+      whole turns by n = floor((a - lo) / 2 pi), then a - 2 pi n compared with
+      both limits (armfw.kinematics.fit_angle's answer, which also takes
+      a - 2 pi n: the turn counts can differ only for an angle within rounding,
+      ~1e-15 rad, of a limit plus whole turns);
+    - the yaw term of the cost is shared by the candidates with the same yaw,
+      the wrist roll is the current one on every candidate (its term is 0);
+    - the choice is a tournament on costs (first of equals wins) and the
+      chosen pose a one-hot product: arithmetic, no masked copies.
+    Costs above COST_CAP (a current pose 1e149 rad away) tie.
+    Returns None where the general path must answer (a current roll a whole
+    turn off: its cost term is not 0).
+    """
+    count = len(targets)
+    constant_current = current is not None and current.strides[0] == 0
+    if current is None:
+        roll_ok = _roll_fits(arm, 0.0)
+    elif constant_current:
+        roll_ok = _roll_fits(arm, float(current[0, 4]))
+    else:
+        roll_ok = _roll_fits(arm, current[:, 4])
+    if roll_ok is None:
+        return None
+    status = np.empty(count, dtype=np.int8)
+    elbow = np.empty(count, dtype=np.int8)
     q = np.empty((count, 5))
-    q[:, 0] = np.where(pick >= 2, yaws[1][0], yaws[0][0])
-    for i in range(3):
-        q[:, i + 1] = np.choose(pick, chosen[i])
-    q[:, 4] = roll
-    q[~solved] = np.nan
-    elbow = np.where(solved, np.where(best & 1, DOWN, UP), 0).astype(np.int8)
+    w = _Arm5Blocks(arm, min(count, BLOCK), current is not None and not constant_current)
+    for start in range(0, count, BLOCK):
+        stop = min(start + BLOCK, count)
+        if current is None:
+            cur = None
+        elif constant_current:
+            cur = current[0]
+        else:
+            cur = w.current[:, :stop - start]
+            np.copyto(cur, current[start:stop].T)
+        ok = roll_ok if np.ndim(roll_ok) == 0 else roll_ok[start:stop]
+        _arm5_block(arm, w, targets[start:stop], cur, ok,
+                    status[start:stop], q[start:stop], elbow[start:stop])
     return status, q, elbow
 
 
-def _fit_column(a, i, arm, lo_eps, hi_eps):
-    """Joint i's angles a fitted into its limits by whole turns, as
-    armfw.kinematics.fit_angle: (angles, fits). Arithmetic on masks: a row
-    inside its limits gets a - 0.0, which is a."""
-    above = a > hi_eps[i]
-    below = a < lo_eps[i]
-    if not (above.any() or below.any()):
-        return a, np.ones(len(a), dtype=bool)
+def _roll_fits(arm, roll):
+    """Whether the wrist roll (scalar or array) lies inside its limits; None when some
+    roll is out of them but a whole turn would fit it (the general path's case)."""
+    lo = arm.lo[4] - LIMIT_EPS
+    hi = arm.hi[4] + LIMIT_EPS
+    if np.ndim(roll) == 0:
+        inside = lo <= roll <= hi
+        fitted, fits = fit_angles(np.array([roll]), arm.lo[4], arm.hi[4])
+        return None if (fits[0] and not inside) else inside
+    inside = (roll >= lo) & (roll <= hi)
+    if inside.all():
+        return True
+    fitted, fits = fit_angles(roll, arm.lo[4], arm.hi[4])
+    return None if np.any(fits & ~inside) else inside
+
+
+def _arm5_block(arm, w, targets, cur, roll_ok, status, q, elbow):
+    """One block of _arm5_min_motion: answers into status, q (B, 5) and elbow."""
+    n = len(targets)
+    cols = w.columns[:, :n]
+    np.copyto(cols, targets.T)
+    x, y, z, pitch_in = cols
+    g = w.geometry[:, :n]
+    sp, cp, pitch, r, wx, wy, r2, c2, s2, phi, tmp = g
+    stored = w.stored[:, :n]
+    yaw = stored[w.YAW]
+    np.sin(pitch_in, out=sp)
+    np.cos(pitch_in, out=cp)
+    np.arctan2(sp, cp, out=pitch)        # whole turns off first, as armfw
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.multiply(x, x, out=r)
+        np.multiply(y, y, out=tmp)
+        r += tmp
+        np.sqrt(r, out=r)
+        np.arctan2(y, x, out=yaw)
+        axis_yaw = r.min() < AXIS_EPS
+        if axis_yaw:
+            on_axis = r < AXIS_EPS
+            yaw[on_axis] = 0.0 if cur is None else (cur[0] if cur.ndim == 1 else cur[0][on_axis])
+        # Wrist point in the arm's plane relative to J2 (armfw: x vertical, y horizontal).
+        np.subtract(z, arm.base, out=wx)
+        np.multiply(cp, arm.l3, out=tmp)
+        wx -= tmp
+        np.multiply(sp, arm.l3, out=tmp)
+        np.subtract(r, tmp, out=wy)
+        # armfw.twolink.TwoLink.solve_pair, every step in its order.
+        links = arm._links
+        np.multiply(wx, wx, out=r2)
+        np.multiply(wy, wy, out=tmp)
+        r2 += tmp
+        np.sqrt(r2, out=tmp)
+        flags = w.flags[:, :n]
+        far, close, pair_ok, singular, turned, odd, odd_turned, solved, up_down, turned_down = flags
+        np.greater(tmp, links._far, out=far)
+        np.less(tmp, links._near, out=close)
+        np.subtract(r2, links._l1_sq, out=c2)
+        c2 -= links._l2_sq
+        c2 /= links._twice_l1_l2
+        np.minimum(c2, 1.0, out=c2)
+        np.maximum(c2, -1.0, out=c2)
+        np.multiply(c2, c2, out=s2)
+        np.subtract(1.0, s2, out=s2)
+        np.sqrt(s2, out=s2)
+        np.arctan2(wy, wx, out=phi)
+    np.less(s2, twolink.SINGULAR_SIN, out=singular)
+    np.logical_or(far, close, out=pair_ok)
+    np.logical_not(pair_ok, out=pair_ok)
+
+    # Candidate values as stored (see _Arm5Blocks); beta into tmp, gamma into r2.
+    beta, gamma = tmp, r2
+    l1, l2 = arm.l1, arm.l2
+    np.multiply(c2, l2, out=wx)
+    wx += l1
+    np.multiply(s2, l2, out=wy)
+    np.arctan2(wy, wx, out=beta)
+    np.arctan2(s2, c2, out=gamma)
+    back_row = stored[w.BACK]
+    # The base turned half a turn: yaw - pi if yaw > 0 else yaw + pi (-2 pi + pi is -pi exactly).
+    np.greater(yaw, 0.0, out=turned)
+    np.multiply(turned, -TWO_PI, out=back_row)
+    back_row += np.pi
+    back_row += yaw
+    up2, down2 = stored[w.J2], stored[w.J2 + 1]
+    np.subtract(phi, beta, out=up2)
+    np.add(phi, beta, out=down2)
+    np.copyto(stored[w.J3], gamma)
+    np.negative(gamma, out=stored[w.J3 + 1])
+    up4, down4 = stored[w.J4], stored[w.J4 + 1]
+    np.subtract(pitch, up2, out=up4)
+    up4 -= gamma
+    np.subtract(pitch, down2, out=down4)
+    down4 += gamma                       # pitch - q2 - (-gamma), bit for bit
+    if w.j2_turned != w.J2:
+        stored[w.j2_turned:w.j2_turned + 2] = stored[w.J2:w.J2 + 2]
+    if w.j4_turned != w.J4:
+        stored[w.j4_turned:w.j4_turned + 2] = stored[w.J4:w.J4 + 2]
+
+    # Limit fits of every row at once.
+    turns = w.turns[:, :n]
+    fitted = w.fitted[:, :n]
+    inside = w.inside[:, :n]
+    inside_hi = w.inside_hi[:, :n]
+    np.subtract(stored, w.lo_rows, out=turns)
+    turns *= 1.0 / TWO_PI
+    np.floor(turns, out=turns)
+    turns *= TWO_PI
+    np.subtract(stored, turns, out=fitted)
+    np.greater_equal(fitted, w.lo_rows, out=inside)
+    np.less_equal(fitted, w.hi_rows, out=inside_hi)
+    inside &= inside_hi
+    if axis_yaw and cur is not None and not (-YAW_EXACT < yaw.min() and yaw.max() < YAW_EXACT):
+        # A current yaw far from any turn (a target on the base axis): armfw's
+        # fit arithmetic, which keeps fit_angle's answer for any angle.
+        for row in (w.YAW, w.BACK):
+            fitted[row], inside[row] = fit_angles(stored[row], arm.lo[0], arm.hi[0])
+
+    # Which candidates are valid: 0, 1 facing up, down; 2, 3 turned up, down.
+    valid = w.valid[:, :n]
+    j2t, j4t = w.j2_turned, w.j4_turned
+    for side, yaw_r, j2, j3, j4 in ((0, w.YAW, w.J2, slice(w.J3, w.J3 + 2), w.J4),
+                                    (1, w.BACK, j2t, slice(w.J3 + 1, w.J3 - 1, -1), j4t)):
+        v = valid[2 * side:2 * side + 2]
+        np.logical_and(inside[j2:j2 + 2], inside[yaw_r], out=v)
+        v &= inside[j3]
+        v &= inside[j4:j4 + 2]
+        v &= pair_ok
+        if roll_ok is not True:
+            v &= roll_ok
+
+    # Costs: the squared motion of each joint from the current pose, summed in
+    # armfw's order; a turned candidate's angle is minus its stored value.
+    cost = w.cost[:, :n]
+    if cur is None:
+        cost.fill(0.0)
+    else:
+        t = w.terms[:, :n]
+        c = cur if cur.ndim == 2 else cur[:, None]
+        np.subtract(fitted[0:2], c[0], out=t[0:2])
+        np.subtract(fitted[w.J2:w.J2 + 2], c[1], out=t[2:4])
+        np.add(fitted[j2t:j2t + 2], c[1], out=t[4:6])
+        np.subtract(fitted[w.J3:w.J3 + 2], c[2], out=t[6:8])
+        np.subtract(fitted[w.J4:w.J4 + 2], c[3], out=t[8:10])
+        np.add(fitted[j4t:j4t + 2], c[3], out=t[10:12])
+        np.multiply(t, t, out=t)
+        # Facing: yaw + joint 2 + (+-gamma) + joint 4; turned: the mirror, whose
+        # joint-3 angle is the facing candidate's of the other elbow.
+        np.add(t[2:4], t[0], out=cost[0:2])
+        cost[0:2] += t[6:8]
+        cost[0:2] += t[8:10]
+        np.add(t[4:6], t[1], out=cost[2:4])
+        cost[2:4] += t[7:5:-1]
+        cost[2:4] += t[10:12]
+        np.minimum(cost, COST_CAP, out=cost)
+    invalid = w.terms[:4, :n]
+    np.logical_not(valid, out=inside_hi[:4])
+    np.multiply(inside_hi[:4], COST_INVALID, out=invalid)
+    cost += invalid
+
+    # The cheapest valid candidate, the first of equals: a tournament.
+    best_facing, best_turned = tmp, r2
+    np.less(cost[1], cost[0], out=up_down)
+    np.minimum(cost[0], cost[1], out=best_facing)
+    np.less(cost[3], cost[2], out=turned_down)
+    np.minimum(cost[2], cost[3], out=best_turned)
+    np.less(best_turned, best_facing, out=turned)
+    np.minimum(best_facing, best_turned, out=best_facing)
+    np.less(best_facing, COST_INVALID, out=solved)
+    # odd (elbow down): the facing pair's winner, or the turned pair's where turned won.
+    np.logical_xor(up_down, turned_down, out=odd_turned)
+    odd_turned &= turned
+    np.logical_xor(up_down, odd_turned, out=odd)
+
+    # The chosen pose: one-hot weights times each candidate's angles.
+    weight = w.cost[:, :n]
+    np.logical_not(odd, out=inside_hi[0])
+    np.logical_not(turned, out=inside_hi[1])
+    np.logical_and(inside_hi[0], inside_hi[1], out=inside_hi[2])
+    np.multiply(inside_hi[2], 1.0, out=weight[0])
+    np.logical_and(odd, inside_hi[1], out=inside_hi[2])
+    np.multiply(inside_hi[2], 1.0, out=weight[1])
+    np.logical_and(inside_hi[0], turned, out=inside_hi[2])
+    np.multiply(inside_hi[2], -1.0, out=weight[2])     # turned: the angle is minus the stored value
+    np.logical_and(odd, turned, out=inside_hi[2])
+    np.multiply(inside_hi[2], -1.0, out=weight[3])
+    pose = w.pose[:, :n]
+    product = w.terms[:4, :n]
+    np.multiply(turned, fitted[w.BACK], out=pose[0])
+    np.logical_not(turned, out=inside_hi[2])
+    np.multiply(inside_hi[2], fitted[w.YAW], out=tmp)
+    pose[0] += tmp
+    for joint, facing, turned_row in ((1, w.J2, j2t), (3, w.J4, j4t)):
+        np.multiply(weight[0:2], fitted[facing:facing + 2], out=product[0:2])
+        np.multiply(weight[2:4], fitted[turned_row:turned_row + 2], out=product[2:4])
+        np.add.reduce(product, axis=0, out=pose[joint])
+    # Joint 3: +gamma's fit for facing up and turned down, -gamma's for the others.
+    np.logical_xor(odd, turned, out=inside_hi[2])
+    np.multiply(inside_hi[2], fitted[w.J3 + 1], out=pose[2])
+    np.logical_not(inside_hi[2], out=inside_hi[2])
+    np.multiply(inside_hi[2], fitted[w.J3], out=tmp)
+    pose[2] += tmp
+    pose[4] = 0.0 if cur is None else cur[4]
+    # NaN rows where nothing was solved: 0 / 1 is 0, 0 / 0 is NaN.
+    np.multiply(solved, 1.0, out=tmp)
     with np.errstate(invalid="ignore"):
-        a = a - TWO_PI * (np.floor((a - arm.hi[i] - LIMIT_EPS) / TWO_PI + 1.0) * above)
-        below = a < lo_eps[i]
-        a = a + TWO_PI * (np.floor((lo_eps[i] - a) / TWO_PI + 1.0) * below)
-    return a, ~((a > hi_eps[i]) | (a < lo_eps[i]))
+        np.divide(0.0, tmp, out=tmp)
+    pose += tmp
+    np.copyto(q, pose.T)
+
+    # Status: the pair's verdict; JOINT_LIMIT where it solved but no candidate fits.
+    np.multiply(far, TOO_FAR, out=status)
+    np.multiply(close, TOO_CLOSE, out=elbow)
+    status += elbow
+    np.logical_not(solved, out=inside_hi[2])
+    inside_hi[2] &= pair_ok
+    np.multiply(inside_hi[2], JOINT_LIMIT, out=elbow)
+    status += elbow
+    singular &= solved
+    status += singular
+    # Elbow: UP or DOWN (UP + 1) where solved, 0 elsewhere.
+    np.add(odd, UP, out=elbow)
+    elbow *= solved
 
 
 def _rule(rule):
