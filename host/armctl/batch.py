@@ -21,6 +21,8 @@ Returns status (N,) int codes of armfw.status, q (N, n) radians (NaN where
 the status carries no solution) and elbow (N,) armfw UP/DOWN (0 where none).
 """
 
+import threading
+
 import numpy as np
 
 from armfw import kinematics, twolink
@@ -39,12 +41,10 @@ COST_INVALID = 1e300
 
 # Targets per block of _arm5_min_motion: its working arrays (~50 rows of
 # BLOCK float64) stay in a core's L2 cache.
-BLOCK = 4096
+BLOCK = 8192
 
-# Below this size (rad) a - 2 pi floor((a - lo) / 2 pi) finds fit_angle's turn:
-# every candidate angle of the closed form is within 5 pi; only a current
-# yaw (a target on the base axis) can be larger.
-YAW_EXACT = 64.0
+# _sin_cos takes sin and cos from tan(angle / 2) up to this size (rad).
+SIN_COS_BY_TAN = 4.0 * np.pi
 
 
 def solve_twolink(l1, l2, x, y, t2_sign):
@@ -220,50 +220,68 @@ def _pair(l1, l2, x, y):
 
 
 class _Arm5Blocks:
-    """The rows _arm5_min_motion fits into the joint limits, per block of targets.
+    """The arrays _arm5_min_motion works in, for one block of targets.
 
-    Stored values as armfw keeps them (a turned-base candidate keeps its pitch
-    joints as solved facing the target: the angles are those negated, fitted
-    against the negated limits). Row order: the base yaw facing and turned,
-    joint 2 facing up and down, joint 3 (+gamma, -gamma), joint 4 facing up and
-    down, then joints 2 and 4 of the turned candidates (the same stored
-    values; rows of their own only where a joint's limits are not symmetric).
+    The candidates' joint values are rows of one array, stored as armfw keeps
+    them (a turned-base candidate keeps its pitch joints as solved facing the
+    target: the angles are those negated, fitted against the negated limits):
+    0 the base yaw facing the target, 1 turned half a turn, 2 and 3 joint 3's
+    +gamma and -gamma (all four candidates' joint 3 is one of them), 4 and 5
+    joint 2 facing up and down, 6 and 7 joint 4 facing up and down, then the
+    turned candidates' joints 2 and 4 where a joint's limits are not
+    symmetric (where they are, the stored values and their fit are the same
+    rows). Rows 0-3 lie within [-pi, pi]; where joints 1 and 3 have limits
+    inside (-pi, pi) no whole turn can bring those into them and only rows
+    from turn_from on need the turn arithmetic.
     """
 
-    YAW, BACK, J2, J3, J4 = 0, 1, 2, 4, 6
+    YAW, BACK, J3, J2, J4 = 0, 1, 2, 4, 6
 
     def __init__(self, arm, size, per_row_current):
         lo = [a - LIMIT_EPS for a in arm.lo]
         hi = [a + LIMIT_EPS for a in arm.hi]
-        self.lo_eps = lo
-        self.hi_eps = hi
-        # The turned candidates' stored joints 2 and 4 against their negated limits:
-        # the same rows as the facing ones where the limits are symmetric.
         self.j2_turned = self.J2 if lo[1] == -hi[1] else 8
         self.j4_turned = self.J4 if lo[3] == -hi[3] else 8 + 2 * (self.j2_turned != self.J2)
-        rows = [(lo[0], hi[0])] * 2 + [(lo[1], hi[1])] * 2 + [(lo[2], hi[2])] * 2 + [(lo[3], hi[3])] * 2
+        self.symmetric = self.j2_turned == self.J2 and self.j4_turned == self.J4
+        rows = [(lo[0], hi[0])] * 2 + [(lo[2], hi[2])] * 2 + [(lo[1], hi[1])] * 2 + [(lo[3], hi[3])] * 2
         if self.j2_turned != self.J2:
             rows += [(-hi[1], -lo[1])] * 2
         if self.j4_turned != self.J4:
             rows += [(-hi[3], -lo[3])] * 2
+        half_turn = all(-np.pi < lo[i] and hi[i] < np.pi for i in (0, 2))
+        self.turn_from = 4 if half_turn else 0
         k = len(rows)
-        self.k = k
         self.lo_rows = np.array([r[0] for r in rows])[:, None]
         self.hi_rows = np.array([r[1] for r in rows])[:, None]
-        self.size = size
         self.columns = np.empty((4, size))          # x, y, z, pitch of the block
-        self.geometry = np.empty((11, size))        # per-target intermediates
-        self.stored = np.empty((k, size))           # candidate values before the fit
+        self.geometry = np.empty((10, size))        # per-target intermediates
+        self.stored = np.empty((k, size))           # candidate values, fitted in place
         self.turns = np.empty((k, size))
-        self.fitted = np.empty((k, size))
         self.inside = np.empty((k, size), dtype=bool)
-        self.inside_hi = np.empty((k, size), dtype=bool)
+        self.scratch = np.empty((k, size), dtype=bool)
         self.terms = np.empty((12, size))           # squared motion per joint and candidate
         self.cost = np.empty((4, size))
         self.valid = np.empty((4, size), dtype=bool)
         self.flags = np.empty((10, size), dtype=bool)
-        self.pose = np.empty((5, size))
         self.current = np.empty((5, size)) if per_row_current else None
+
+
+_workspaces = threading.local()
+
+
+def _arm5_blocks(arm, per_row_current):
+    """The arrays of _arm5_min_motion, allocated once per thread and arm limits:
+    a fresh block of memory costs a page fault per 4 KiB on first touch."""
+    cache = getattr(_workspaces, "arm5", None)
+    if cache is None:
+        cache = _workspaces.arm5 = {}
+    key = (tuple(arm.lo), tuple(arm.hi), per_row_current)
+    w = cache.get(key)
+    if w is None:
+        if len(cache) > 8:
+            cache.clear()
+        w = cache[key] = _Arm5Blocks(arm, BLOCK, per_row_current)
+    return w
 
 
 def _arm5_min_motion(arm, targets, current):
@@ -303,8 +321,9 @@ def _arm5_min_motion(arm, targets, current):
         return None
     status = np.empty(count, dtype=np.int8)
     elbow = np.empty(count, dtype=np.int8)
-    q = np.empty((count, 5))
-    w = _Arm5Blocks(arm, min(count, BLOCK), current is not None and not constant_current)
+    # Joint-major: each block writes whole rows; the caller gets the (N, 5) view.
+    q = np.empty((5, count))
+    w = _arm5_blocks(arm, current is not None and not constant_current)
     for start in range(0, count, BLOCK):
         stop = min(start + BLOCK, count)
         if current is None:
@@ -316,8 +335,8 @@ def _arm5_min_motion(arm, targets, current):
             np.copyto(cur, current[start:stop].T)
         ok = roll_ok if np.ndim(roll_ok) == 0 else roll_ok[start:stop]
         _arm5_block(arm, w, targets[start:stop], cur, ok,
-                    status[start:stop], q[start:stop], elbow[start:stop])
-    return status, q, elbow
+                    status[start:stop], q[:, start:stop], elbow[start:stop])
+    return status, q.T, elbow
 
 
 def _roll_fits(arm, roll):
@@ -336,18 +355,18 @@ def _roll_fits(arm, roll):
     return None if np.any(fits & ~inside) else inside
 
 
-def _arm5_block(arm, w, targets, cur, roll_ok, status, q, elbow):
-    """One block of _arm5_min_motion: answers into status, q (B, 5) and elbow."""
+def _arm5_block(arm, w, targets, cur, roll_ok, status, pose, elbow):
+    """One block of _arm5_min_motion: answers into status, pose (5, B) and elbow."""
     n = len(targets)
     cols = w.columns[:, :n]
     np.copyto(cols, targets.T)
     x, y, z, pitch_in = cols
-    g = w.geometry[:, :n]
-    sp, cp, pitch, r, wx, wy, r2, c2, s2, phi, tmp = g
+    sp, cp, pitch, r, wx, wy, r2, c2, s2, tmp = w.geometry[:, :n]
     stored = w.stored[:, :n]
     yaw = stored[w.YAW]
-    np.sin(pitch_in, out=sp)
-    np.cos(pitch_in, out=cp)
+    far, close, pair_ok, singular, turned, odd, solved, up_down, turned_down, key = w.flags[:, :n]
+    scratch = w.scratch[:, :n]
+    _sin_cos(pitch_in, sp, cp, tmp)
     np.arctan2(sp, cp, out=pitch)        # whole turns off first, as armfw
     with np.errstate(over="ignore", invalid="ignore"):
         np.multiply(x, x, out=r)
@@ -371,8 +390,6 @@ def _arm5_block(arm, w, targets, cur, roll_ok, status, q, elbow):
         np.multiply(wy, wy, out=tmp)
         r2 += tmp
         np.sqrt(r2, out=tmp)
-        flags = w.flags[:, :n]
-        far, close, pair_ok, singular, turned, odd, odd_turned, solved, up_down, turned_down = flags
         np.greater(tmp, links._far, out=far)
         np.less(tmp, links._near, out=close)
         np.subtract(r2, links._l1_sq, out=c2)
@@ -383,66 +400,65 @@ def _arm5_block(arm, w, targets, cur, roll_ok, status, q, elbow):
         np.multiply(c2, c2, out=s2)
         np.subtract(1.0, s2, out=s2)
         np.sqrt(s2, out=s2)
+        phi = r2
         np.arctan2(wy, wx, out=phi)
     np.less(s2, twolink.SINGULAR_SIN, out=singular)
     np.logical_or(far, close, out=pair_ok)
     np.logical_not(pair_ok, out=pair_ok)
 
-    # Candidate values as stored (see _Arm5Blocks); beta into tmp, gamma into r2.
-    beta, gamma = tmp, r2
-    l1, l2 = arm.l1, arm.l2
-    np.multiply(c2, l2, out=wx)
-    wx += l1
-    np.multiply(s2, l2, out=wy)
+    # The candidates' joint values, as stored (see _Arm5Blocks).
+    beta, gamma = tmp, r
+    np.multiply(c2, arm.l2, out=wx)
+    wx += arm.l1
+    np.multiply(s2, arm.l2, out=wy)
     np.arctan2(wy, wx, out=beta)
     np.arctan2(s2, c2, out=gamma)
-    back_row = stored[w.BACK]
     # The base turned half a turn: yaw - pi if yaw > 0 else yaw + pi (-2 pi + pi is -pi exactly).
+    back = stored[w.BACK]
     np.greater(yaw, 0.0, out=turned)
-    np.multiply(turned, -TWO_PI, out=back_row)
-    back_row += np.pi
-    back_row += yaw
-    up2, down2 = stored[w.J2], stored[w.J2 + 1]
-    np.subtract(phi, beta, out=up2)
-    np.add(phi, beta, out=down2)
+    np.multiply(turned, -TWO_PI, out=back)
+    back += np.pi
+    back += yaw
     np.copyto(stored[w.J3], gamma)
     np.negative(gamma, out=stored[w.J3 + 1])
-    up4, down4 = stored[w.J4], stored[w.J4 + 1]
+    up2, down2, up4, down4 = stored[w.J2:w.J2 + 4]
+    np.subtract(phi, beta, out=up2)
+    np.add(phi, beta, out=down2)
     np.subtract(pitch, up2, out=up4)
     up4 -= gamma
     np.subtract(pitch, down2, out=down4)
     down4 += gamma                       # pitch - q2 - (-gamma), bit for bit
-    if w.j2_turned != w.J2:
+    if not w.symmetric:
         stored[w.j2_turned:w.j2_turned + 2] = stored[w.J2:w.J2 + 2]
-    if w.j4_turned != w.J4:
         stored[w.j4_turned:w.j4_turned + 2] = stored[w.J4:w.J4 + 2]
 
-    # Limit fits of every row at once.
-    turns = w.turns[:, :n]
-    fitted = w.fitted[:, :n]
-    inside = w.inside[:, :n]
-    inside_hi = w.inside_hi[:, :n]
-    np.subtract(stored, w.lo_rows, out=turns)
+    # Limit fits of every row at once, in place.
+    first = w.turn_from
+    turns = w.turns[first:, :n]
+    np.subtract(stored[first:], w.lo_rows[first:], out=turns)
     turns *= 1.0 / TWO_PI
     np.floor(turns, out=turns)
     turns *= TWO_PI
-    np.subtract(stored, turns, out=fitted)
+    stored[first:] -= turns
+    fitted = stored
+    inside = w.inside[:, :n]
     np.greater_equal(fitted, w.lo_rows, out=inside)
-    np.less_equal(fitted, w.hi_rows, out=inside_hi)
-    inside &= inside_hi
-    if axis_yaw and cur is not None and not (-YAW_EXACT < yaw.min() and yaw.max() < YAW_EXACT):
-        # A current yaw far from any turn (a target on the base axis): armfw's
-        # fit arithmetic, which keeps fit_angle's answer for any angle.
+    np.less_equal(fitted, w.hi_rows, out=scratch)
+    inside &= scratch
+    if axis_yaw and cur is not None and not (-np.pi <= yaw.min() and yaw.max() <= np.pi):
+        # A current yaw more than half a turn off (a target on the base axis):
+        # armfw's own fit arithmetic, right for any angle.
         for row in (w.YAW, w.BACK):
             fitted[row], inside[row] = fit_angles(stored[row], arm.lo[0], arm.hi[0])
 
-    # Which candidates are valid: 0, 1 facing up, down; 2, 3 turned up, down.
+    # Which candidates are valid: 0, 1 facing up, down; 2, 3 turned up, down
+    # (joint 3 of the turned ones: the facing candidate's of the other elbow).
     valid = w.valid[:, :n]
     j2t, j4t = w.j2_turned, w.j4_turned
-    for side, yaw_r, j2, j3, j4 in ((0, w.YAW, w.J2, slice(w.J3, w.J3 + 2), w.J4),
-                                    (1, w.BACK, j2t, slice(w.J3 + 1, w.J3 - 1, -1), j4t)):
+    for side, yaw_row, j2, j3, j4 in ((0, w.YAW, w.J2, slice(w.J3, w.J3 + 2), w.J4),
+                                      (1, w.BACK, j2t, slice(w.J3 + 1, w.J3 - 1, -1), j4t)):
         v = valid[2 * side:2 * side + 2]
-        np.logical_and(inside[j2:j2 + 2], inside[yaw_r], out=v)
+        np.logical_and(inside[j2:j2 + 2], inside[yaw_row], out=v)
         v &= inside[j3]
         v &= inside[j4:j4 + 2]
         v &= pair_ok
@@ -450,7 +466,8 @@ def _arm5_block(arm, w, targets, cur, roll_ok, status, q, elbow):
             v &= roll_ok
 
     # Costs: the squared motion of each joint from the current pose, summed in
-    # armfw's order; a turned candidate's angle is minus its stored value.
+    # armfw's order (yaw, 2, 3, 4; the roll's term is 0); a turned candidate's
+    # angle is minus its stored value: (-a - c)^2 is (a + c)^2 bit for bit.
     cost = w.cost[:, :n]
     if cur is None:
         cost.fill(0.0)
@@ -464,22 +481,19 @@ def _arm5_block(arm, w, targets, cur, roll_ok, status, q, elbow):
         np.subtract(fitted[w.J4:w.J4 + 2], c[3], out=t[8:10])
         np.add(fitted[j4t:j4t + 2], c[3], out=t[10:12])
         np.multiply(t, t, out=t)
-        # Facing: yaw + joint 2 + (+-gamma) + joint 4; turned: the mirror, whose
-        # joint-3 angle is the facing candidate's of the other elbow.
-        np.add(t[2:4], t[0], out=cost[0:2])
+        by_side = cost.reshape(2, 2, n)
+        np.add(t[2:6].reshape(2, 2, n), t[0:2].reshape(2, 1, n), out=by_side)
         cost[0:2] += t[6:8]
-        cost[0:2] += t[8:10]
-        np.add(t[4:6], t[1], out=cost[2:4])
         cost[2:4] += t[7:5:-1]
-        cost[2:4] += t[10:12]
+        by_side += t[8:12].reshape(2, 2, n)
         np.minimum(cost, COST_CAP, out=cost)
     invalid = w.terms[:4, :n]
-    np.logical_not(valid, out=inside_hi[:4])
-    np.multiply(inside_hi[:4], COST_INVALID, out=invalid)
+    np.logical_not(valid, out=scratch[:4])
+    np.multiply(scratch[:4], COST_INVALID, out=invalid)
     cost += invalid
 
     # The cheapest valid candidate, the first of equals: a tournament.
-    best_facing, best_turned = tmp, r2
+    best_facing, best_turned = tmp, r
     np.less(cost[1], cost[0], out=up_down)
     np.minimum(cost[0], cost[1], out=best_facing)
     np.less(cost[3], cost[2], out=turned_down)
@@ -487,54 +501,60 @@ def _arm5_block(arm, w, targets, cur, roll_ok, status, q, elbow):
     np.less(best_turned, best_facing, out=turned)
     np.minimum(best_facing, best_turned, out=best_facing)
     np.less(best_facing, COST_INVALID, out=solved)
-    # odd (elbow down): the facing pair's winner, or the turned pair's where turned won.
-    np.logical_xor(up_down, turned_down, out=odd_turned)
-    odd_turned &= turned
-    np.logical_xor(up_down, odd_turned, out=odd)
+    # Elbow down: the facing pair's winner, or the turned pair's where turned won.
+    np.logical_xor(up_down, turned_down, out=odd)
+    odd &= turned
+    odd ^= up_down
 
-    # The chosen pose: one-hot weights times each candidate's angles.
-    weight = w.cost[:, :n]
-    np.logical_not(odd, out=inside_hi[0])
-    np.logical_not(turned, out=inside_hi[1])
-    np.logical_and(inside_hi[0], inside_hi[1], out=inside_hi[2])
-    np.multiply(inside_hi[2], 1.0, out=weight[0])
-    np.logical_and(odd, inside_hi[1], out=inside_hi[2])
-    np.multiply(inside_hi[2], 1.0, out=weight[1])
-    np.logical_and(inside_hi[0], turned, out=inside_hi[2])
-    np.multiply(inside_hi[2], -1.0, out=weight[2])     # turned: the angle is minus the stored value
-    np.logical_and(odd, turned, out=inside_hi[2])
-    np.multiply(inside_hi[2], -1.0, out=weight[3])
-    pose = w.pose[:, :n]
-    product = w.terms[:4, :n]
+    # The chosen pose, from masks times values (x * 1 + y * 0 is x: no masked copies).
+    not_turned, not_odd = scratch[0], scratch[1]
+    np.logical_not(turned, out=not_turned)
+    np.logical_not(odd, out=not_odd)
+    product = w.terms[:, :n]
     np.multiply(turned, fitted[w.BACK], out=pose[0])
-    np.logical_not(turned, out=inside_hi[2])
-    np.multiply(inside_hi[2], fitted[w.YAW], out=tmp)
-    pose[0] += tmp
-    for joint, facing, turned_row in ((1, w.J2, j2t), (3, w.J4, j4t)):
-        np.multiply(weight[0:2], fitted[facing:facing + 2], out=product[0:2])
-        np.multiply(weight[2:4], fitted[turned_row:turned_row + 2], out=product[2:4])
-        np.add.reduce(product, axis=0, out=pose[joint])
+    np.multiply(not_turned, fitted[w.YAW], out=product[0])
+    pose[0] += product[0]
+    if w.symmetric:
+        # Joints 2 and 4 together: the up or down row, negated where turned.
+        pair = fitted[w.J2:w.J2 + 4].reshape(2, 2, n)
+        np.multiply(pair[:, 0], not_odd, out=pose[1:4:2])
+        np.multiply(pair[:, 1], odd, out=product[0:2])
+        pose[1:4:2] += product[0:2]
+        sign = product[2]
+        np.multiply(turned, -2.0, out=sign)
+        sign += 1.0
+        pose[1:4:2] *= sign
+    else:
+        weight = w.cost[:, :n]
+        for c, (elbow_mask, side_mask, factor) in enumerate(((not_odd, not_turned, 1.0), (odd, not_turned, 1.0),
+                                                            (not_odd, turned, -1.0), (odd, turned, -1.0))):
+            np.logical_and(elbow_mask, side_mask, out=scratch[2])
+            np.multiply(scratch[2], factor, out=weight[c])
+        for joint, facing, turned_row in ((1, w.J2, j2t), (3, w.J4, j4t)):
+            np.multiply(weight[0:2], fitted[facing:facing + 2], out=product[0:2])
+            np.multiply(weight[2:4], fitted[turned_row:turned_row + 2], out=product[2:4])
+            np.add.reduce(product[0:4], axis=0, out=pose[joint])
     # Joint 3: +gamma's fit for facing up and turned down, -gamma's for the others.
-    np.logical_xor(odd, turned, out=inside_hi[2])
-    np.multiply(inside_hi[2], fitted[w.J3 + 1], out=pose[2])
-    np.logical_not(inside_hi[2], out=inside_hi[2])
-    np.multiply(inside_hi[2], fitted[w.J3], out=tmp)
-    pose[2] += tmp
+    np.logical_xor(odd, turned, out=key)
+    np.multiply(key, fitted[w.J3 + 1], out=pose[2])
+    np.logical_not(key, out=key)
+    np.multiply(key, fitted[w.J3], out=product[0])
+    pose[2] += product[0]
     pose[4] = 0.0 if cur is None else cur[4]
-    # NaN rows where nothing was solved: 0 / 1 is 0, 0 / 0 is NaN.
-    np.multiply(solved, 1.0, out=tmp)
+    # NaN where nothing was solved: 0 / 1 is 0, 0 / 0 is NaN.
+    nan_or_zero = product[0]
+    np.multiply(solved, 1.0, out=nan_or_zero)
     with np.errstate(invalid="ignore"):
-        np.divide(0.0, tmp, out=tmp)
-    pose += tmp
-    np.copyto(q, pose.T)
+        np.divide(0.0, nan_or_zero, out=nan_or_zero)
+    pose += nan_or_zero
 
     # Status: the pair's verdict; JOINT_LIMIT where it solved but no candidate fits.
     np.multiply(far, TOO_FAR, out=status)
     np.multiply(close, TOO_CLOSE, out=elbow)
     status += elbow
-    np.logical_not(solved, out=inside_hi[2])
-    inside_hi[2] &= pair_ok
-    np.multiply(inside_hi[2], JOINT_LIMIT, out=elbow)
+    np.logical_not(solved, out=scratch[0])
+    scratch[0] &= pair_ok
+    np.multiply(scratch[0], JOINT_LIMIT, out=elbow)
     status += elbow
     singular &= solved
     status += singular
@@ -543,12 +563,45 @@ def _arm5_block(arm, w, targets, cur, roll_ok, status, q, elbow):
     elbow *= solved
 
 
+def _sin_cos(angle, sin_out, cos_out, scratch):
+    """sin and cos of angle (rad) into sin_out, cos_out.
+
+    numpy's float64 sin and cos call libm per element (~10 ns each); its tan
+    is vectorised. With t = tan(angle / 2): sin = 2t / (1 + t^2), cos =
+    (1 - t^2) / (1 + t^2), within an ulp of libm's (measured on 2 M angles in
+    +-3 pi, with and without AVX-512), the sign of sin included (it is t's).
+    Angles beyond a few turns take libm's, whose reduction keeps their digits.
+    """
+    if not (-SIN_COS_BY_TAN <= angle.min() and angle.max() <= SIN_COS_BY_TAN):
+        np.sin(angle, out=sin_out)
+        np.cos(angle, out=cos_out)
+        return
+    t = sin_out
+    np.multiply(angle, 0.5, out=t)
+    np.tan(t, out=t)
+    np.multiply(t, t, out=cos_out)
+    np.add(cos_out, 1.0, out=scratch)
+    np.subtract(1.0, cos_out, out=cos_out)
+    cos_out /= scratch
+    t += t
+    t /= scratch
+
+
 def _rule(rule):
     if isinstance(rule, str):
         return kinematics.rule_code(rule)
     if rule not in (MIN_MOTION, PREFER_UP, PREFER_DOWN):
         raise ValueError("rule: %r is not min/up/down" % (rule,))
     return rule
+
+
+def _bad_rows(values):
+    """Which rows of values (N, k) hold a NaN or an infinity."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        if np.isfinite(values.sum()):
+            return np.zeros(len(values), dtype=bool)    # the common case, in one pass
+        # x * 0 is NaN for NaN and inf, 0 otherwise (a finite sum can also overflow).
+        return ~np.isfinite(values @ np.zeros(values.shape[1]))
 
 
 def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
@@ -564,9 +617,7 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
         raise ValueError("targets: shape (N, %d) for a %s arm, got %s"
                          % (len(arm.targets), arm.kind, targets.shape))
     n_targets = targets.shape[0]
-    # x * 0 is NaN for NaN and inf, 0 otherwise: one matrix product finds the bad rows.
-    with np.errstate(invalid="ignore"):
-        bad = ~np.isfinite(targets @ np.zeros(targets.shape[1]))
+    bad = _bad_rows(targets)
     if current is not None:
         current = np.asarray(current, dtype=float)
         if current.ndim == 1:
@@ -578,8 +629,7 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
         elif current.shape != (n_targets, arm.n):
             raise ValueError("current: shape (%d,) or (N, %d), got %s" % (arm.n, arm.n, current.shape))
         else:
-            with np.errstate(invalid="ignore"):
-                bad |= ~np.isfinite(current @ np.zeros(arm.n))
+            bad |= _bad_rows(current)
     any_bad = bad.any()
     safe_targets = np.where(bad[:, None], 0.0, targets) if any_bad else targets
     safe_current = None if current is None else (np.where(bad[:, None], 0.0, current) if any_bad else current)
@@ -589,9 +639,10 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
         if arm.kind == "arm5" and rule == MIN_MOTION and not offset else None
     if fast is not None:
         status, q_out, elbow_out = fast
-        status[bad] = BAD_INPUT
-        q_out[bad] = np.nan
-        elbow_out[bad] = 0
+        if any_bad:
+            status[bad] = BAD_INPUT
+            q_out[bad] = np.nan
+            elbow_out[bad] = 0
         return status, q_out, elbow_out
     if arm.kind == "planar":
         candidates = _planar_candidates(arm, safe_targets, safe_current)
