@@ -38,6 +38,8 @@ RULE_PENALTY = 1e9
 # more, every valid cost is capped below it.
 COST_CAP = 1e298
 COST_INVALID = 1e300
+# A current pose within this (rad) of zero keeps every cost far below COST_CAP.
+CURRENT_SMALL = 1e100
 
 # Targets per block of _arm5_min_motion: its working arrays (~50 rows of
 # BLOCK float64) stay in a core's L2 cache.
@@ -319,6 +321,7 @@ def _arm5_min_motion(arm, targets, current):
         roll_ok = _roll_fits(arm, current[:, 4])
     if roll_ok is None:
         return None
+    cur_small = current is None or bool(np.abs(current[0] if constant_current else current).max() < CURRENT_SMALL)
     status = np.empty(count, dtype=np.int8)
     elbow = np.empty(count, dtype=np.int8)
     # Joint-major: each block writes whole rows; the caller gets the (N, 5) view.
@@ -334,7 +337,7 @@ def _arm5_min_motion(arm, targets, current):
             cur = w.current[:, :stop - start]
             np.copyto(cur, current[start:stop].T)
         ok = roll_ok if np.ndim(roll_ok) == 0 else roll_ok[start:stop]
-        _arm5_block(arm, w, targets[start:stop], cur, ok,
+        _arm5_block(arm, w, targets[start:stop], cur, cur_small, ok,
                     status[start:stop], q[:, start:stop], elbow[start:stop])
     return status, q.T, elbow
 
@@ -346,8 +349,8 @@ def _roll_fits(arm, roll):
     hi = arm.hi[4] + LIMIT_EPS
     if np.ndim(roll) == 0:
         inside = lo <= roll <= hi
-        fitted, fits = fit_angles(np.array([roll]), arm.lo[4], arm.hi[4])
-        return None if (fits[0] and not inside) else inside
+        fits = kinematics.fit_angle(roll, arm.lo[4], arm.hi[4]) is not None
+        return None if (fits and not inside) else inside
     inside = (roll >= lo) & (roll <= hi)
     if inside.all():
         return True
@@ -355,8 +358,9 @@ def _roll_fits(arm, roll):
     return None if np.any(fits & ~inside) else inside
 
 
-def _arm5_block(arm, w, targets, cur, roll_ok, status, pose, elbow):
-    """One block of _arm5_min_motion: answers into status, pose (5, B) and elbow."""
+def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
+    """One block of _arm5_min_motion: answers into status, pose (5, B) and elbow.
+    cur_small: every current angle is below CURRENT_SMALL (no cost reaches COST_CAP)."""
     n = len(targets)
     cols = w.columns[:, :n]
     np.copyto(cols, targets.T)
@@ -486,7 +490,8 @@ def _arm5_block(arm, w, targets, cur, roll_ok, status, pose, elbow):
         cost[0:2] += t[6:8]
         cost[2:4] += t[7:5:-1]
         by_side += t[8:12].reshape(2, 2, n)
-        np.minimum(cost, COST_CAP, out=cost)
+        if not cur_small:
+            np.minimum(cost, COST_CAP, out=cost)
     invalid = w.terms[:4, :n]
     np.logical_not(valid, out=scratch[:4])
     np.multiply(scratch[:4], COST_INVALID, out=invalid)
@@ -549,17 +554,18 @@ def _arm5_block(arm, w, targets, cur, roll_ok, status, pose, elbow):
     pose += nan_or_zero
 
     # Status: the pair's verdict; JOINT_LIMIT where it solved but no candidate fits.
-    np.multiply(far, TOO_FAR, out=status)
-    np.multiply(close, TOO_CLOSE, out=elbow)
+    code = np.int8      # bool times int8 stays int8: no pass through int64
+    np.multiply(far, code(TOO_FAR), out=status)
+    np.multiply(close, code(TOO_CLOSE), out=elbow)
     status += elbow
     np.logical_not(solved, out=scratch[0])
     scratch[0] &= pair_ok
-    np.multiply(scratch[0], JOINT_LIMIT, out=elbow)
+    np.multiply(scratch[0], code(JOINT_LIMIT), out=elbow)
     status += elbow
     singular &= solved
     status += singular
     # Elbow: UP or DOWN (UP + 1) where solved, 0 elsewhere.
-    np.add(odd, UP, out=elbow)
+    np.add(odd, code(UP), out=elbow)
     elbow *= solved
 
 
@@ -576,15 +582,15 @@ def _sin_cos(angle, sin_out, cos_out, scratch):
         np.sin(angle, out=sin_out)
         np.cos(angle, out=cos_out)
         return
-    t = sin_out
+    t = scratch
     np.multiply(angle, 0.5, out=t)
     np.tan(t, out=t)
     np.multiply(t, t, out=cos_out)
-    np.add(cos_out, 1.0, out=scratch)
+    np.add(cos_out, 1.0, out=sin_out)
     np.subtract(1.0, cos_out, out=cos_out)
-    cos_out /= scratch
+    cos_out /= sin_out
     t += t
-    t /= scratch
+    np.divide(t, sin_out, out=sin_out)
 
 
 def _rule(rule):
