@@ -277,7 +277,7 @@ def _arm5_blocks(arm, per_row_current):
     cache = getattr(_workspaces, "arm5", None)
     if cache is None:
         cache = _workspaces.arm5 = {}
-    key = (tuple(arm.lo), tuple(arm.hi), per_row_current)
+    key = (tuple(arm.lo), tuple(arm.hi), per_row_current, BLOCK)
     w = cache.get(key)
     if w is None:
         if len(cache) > 8:
@@ -308,9 +308,12 @@ def _arm5_min_motion(arm, targets, current):
     - the choice is a tournament on costs (first of equals wins) and the
       chosen pose a one-hot product: arithmetic, no masked copies.
     Costs above COST_CAP (a current pose 1e149 rad away) tie.
-    Returns None where the general path must answer (a current roll a whole
-    turn off: its cost term is not 0).
+    Returns None where the general path must answer: a joint spanning a whole
+    turn (the angle of the floor rule need not be the one fit_angle keeps), a
+    current roll a whole turn off (its cost term is not 0).
     """
+    if any(hi - lo >= TWO_PI - 2 * LIMIT_EPS for lo, hi in zip(arm.lo[:4], arm.hi[:4])):
+        return None     # a joint spanning a turn: fit_angle keeps any angle inside as it is
     count = len(targets)
     constant_current = current is not None and current.strides[0] == 0
     if current is None:
@@ -469,29 +472,11 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         if roll_ok is not True:
             v &= roll_ok
 
-    # Costs: the squared motion of each joint from the current pose, summed in
-    # armfw's order (yaw, 2, 3, 4; the roll's term is 0); a turned candidate's
-    # angle is minus its stored value: (-a - c)^2 is (a + c)^2 bit for bit.
     cost = w.cost[:, :n]
     if cur is None:
         cost.fill(0.0)
     else:
-        t = w.terms[:, :n]
-        c = cur if cur.ndim == 2 else cur[:, None]
-        np.subtract(fitted[0:2], c[0], out=t[0:2])
-        np.subtract(fitted[w.J2:w.J2 + 2], c[1], out=t[2:4])
-        np.add(fitted[j2t:j2t + 2], c[1], out=t[4:6])
-        np.subtract(fitted[w.J3:w.J3 + 2], c[2], out=t[6:8])
-        np.subtract(fitted[w.J4:w.J4 + 2], c[3], out=t[8:10])
-        np.add(fitted[j4t:j4t + 2], c[3], out=t[10:12])
-        np.multiply(t, t, out=t)
-        by_side = cost.reshape(2, 2, n)
-        np.add(t[2:6].reshape(2, 2, n), t[0:2].reshape(2, 1, n), out=by_side)
-        cost[0:2] += t[6:8]
-        cost[2:4] += t[7:5:-1]
-        by_side += t[8:12].reshape(2, 2, n)
-        if not cur_small:
-            np.minimum(cost, COST_CAP, out=cost)
+        _arm5_costs(w, fitted, cur, cur_small, cost, n)
     invalid = w.terms[:4, :n]
     np.logical_not(valid, out=scratch[:4])
     np.multiply(scratch[:4], COST_INVALID, out=invalid)
@@ -567,6 +552,31 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     # Elbow: UP or DOWN (UP + 1) where solved, 0 elsewhere.
     np.add(odd, code(UP), out=elbow)
     elbow *= solved
+
+
+def _arm5_costs(w, fitted, cur, cur_small, cost, n):
+    """The four candidates' squared motion from the current pose into cost (4, B),
+    summed in armfw's order (yaw, joints 2, 3, 4; the roll's term is 0). A
+    turned candidate's angle is minus its stored value: (-a - c)^2 is (a + c)^2
+    bit for bit."""
+    t = w.terms[:, :n]
+    j2t, j4t = w.j2_turned, w.j4_turned
+    c = cur if cur.ndim == 2 else cur[:, None]
+    np.subtract(fitted[0:2], c[0], out=t[0:2])
+    np.subtract(fitted[w.J2:w.J2 + 2], c[1], out=t[2:4])
+    np.add(fitted[j2t:j2t + 2], c[1], out=t[4:6])
+    np.subtract(fitted[w.J3:w.J3 + 2], c[2], out=t[6:8])
+    np.subtract(fitted[w.J4:w.J4 + 2], c[3], out=t[8:10])
+    np.add(fitted[j4t:j4t + 2], c[3], out=t[10:12])
+    with np.errstate(over="ignore"):
+        np.multiply(t, t, out=t)
+    by_side = cost.reshape(2, 2, n)
+    np.add(t[2:6].reshape(2, 2, n), t[0:2].reshape(2, 1, n), out=by_side)
+    cost[0:2] += t[6:8]
+    cost[2:4] += t[7:5:-1]
+    by_side += t[8:12].reshape(2, 2, n)
+    if not cur_small:
+        np.minimum(cost, COST_CAP, out=cost)
 
 
 def _sin_cos(angle, sin_out, cos_out, scratch):
