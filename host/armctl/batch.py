@@ -21,6 +21,7 @@ Returns status (N,) int codes of armfw.status, q (N, n) radians (NaN where
 the status carries no solution) and elbow (N,) armfw UP/DOWN (0 where none).
 """
 
+import math
 import threading
 
 import numpy as np
@@ -251,6 +252,9 @@ class _Arm5Blocks:
         if self.j4_turned != self.J4:
             rows += [(-hi[3], -lo[3])] * 2
         half_turn = all(-np.pi < lo[i] and hi[i] < np.pi for i in (0, 2))
+        # A joint spanning a whole turn: fit_angle keeps any angle inside as it
+        # is, the floor rule might not (_arm5_min_motion leaves it to the general path).
+        self.floor_rule_holds = all(hi[i] - lo[i] < TWO_PI for i in range(4))
         self.turn_from = 4 if half_turn else 0
         k = len(rows)
         self.lo_rows = np.array([r[0] for r in rows])[:, None]
@@ -258,10 +262,10 @@ class _Arm5Blocks:
         self.columns = np.empty((4, size))          # x, y, z, pitch of the block
         self.geometry = np.empty((10, size))        # per-target intermediates
         self.stored = np.empty((k, size))           # candidate values, fitted in place
-        self.turns = np.empty((k, size))
         self.inside = np.empty((k, size), dtype=bool)
         self.scratch = np.empty((k, size), dtype=bool)
-        self.terms = np.empty((12, size))           # squared motion per joint and candidate
+        # Squared motion per joint and candidate; before that, the fit's whole turns.
+        self.terms = np.empty((max(12, k), size))
         self.cost = np.empty((4, size))
         self.valid = np.empty((4, size), dtype=bool)
         self.flags = np.empty((10, size), dtype=bool)
@@ -312,34 +316,34 @@ def _arm5_min_motion(arm, targets, current):
     turn (the angle of the floor rule need not be the one fit_angle keeps), a
     current roll a whole turn off (its cost term is not 0).
     """
-    if any(hi - lo >= TWO_PI - 2 * LIMIT_EPS for lo, hi in zip(arm.lo[:4], arm.hi[:4])):
-        return None     # a joint spanning a turn: fit_angle keeps any angle inside as it is
+    constant_current = current is not None and current.ndim == 1
+    w = _arm5_blocks(arm, current is not None and not constant_current)
+    if not w.floor_rule_holds:
+        return None
     count = len(targets)
-    constant_current = current is not None and current.strides[0] == 0
     if current is None:
         roll_ok = _roll_fits(arm, 0.0)
     elif constant_current:
-        roll_ok = _roll_fits(arm, float(current[0, 4]))
+        roll_ok = _roll_fits(arm, float(current[4]))
     else:
         roll_ok = _roll_fits(arm, current[:, 4])
     if roll_ok is None:
         return None
-    cur_small = current is None or bool(np.abs(current[0] if constant_current else current).max() < CURRENT_SMALL)
+    cur_small = current is None or bool(np.abs(current).max() < CURRENT_SMALL)
     status = np.empty(count, dtype=np.int8)
     elbow = np.empty(count, dtype=np.int8)
     # Joint-major: each block writes whole rows; the caller gets the (N, 5) view.
     q = np.empty((5, count))
-    w = _arm5_blocks(arm, current is not None and not constant_current)
     for start in range(0, count, BLOCK):
         stop = min(start + BLOCK, count)
         if current is None:
             cur = None
         elif constant_current:
-            cur = current[0]
+            cur = current
         else:
             cur = w.current[:, :stop - start]
             np.copyto(cur, current[start:stop].T)
-        ok = roll_ok if np.ndim(roll_ok) == 0 else roll_ok[start:stop]
+        ok = roll_ok[start:stop] if isinstance(roll_ok, np.ndarray) else roll_ok
         _arm5_block(arm, w, targets[start:stop], cur, cur_small, ok,
                     status[start:stop], q[:, start:stop], elbow[start:stop])
     return status, q.T, elbow
@@ -441,7 +445,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
 
     # Limit fits of every row at once, in place.
     first = w.turn_from
-    turns = w.turns[first:, :n]
+    turns = w.terms[first:len(stored), :n]
     np.subtract(stored[first:], w.lo_rows[first:], out=turns)
     turns *= 1.0 / TWO_PI
     np.floor(turns, out=turns)
@@ -613,10 +617,11 @@ def _rule(rule):
 
 def _bad_rows(values):
     """Which rows of values (N, k) hold a NaN or an infinity."""
+    flat = values.ravel()
     with np.errstate(invalid="ignore", over="ignore"):
-        if np.isfinite(values.sum()):
-            return np.zeros(len(values), dtype=bool)    # the common case, in one pass
-        # x * 0 is NaN for NaN and inf, 0 otherwise (a finite sum can also overflow).
+        if np.isfinite(np.dot(flat, flat)):
+            return np.zeros(len(values), dtype=bool)    # the common case: one BLAS pass
+        # x * 0 is NaN for NaN and inf, 0 otherwise (a finite x * x can overflow).
         return ~np.isfinite(values @ np.zeros(values.shape[1]))
 
 
@@ -634,21 +639,25 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
                          % (len(arm.targets), arm.kind, targets.shape))
     n_targets = targets.shape[0]
     bad = _bad_rows(targets)
+    safe_current = None     # current with bad rows zeroed: None, one pose (n,) or (N, n)
     if current is not None:
         current = np.asarray(current, dtype=float)
         if current.ndim == 1:
             if current.shape != (arm.n,):
                 raise ValueError("current: shape (%d,) or (N, %d), got %s" % (arm.n, arm.n, current.shape))
-            if not np.all(np.isfinite(current)):
+            safe_current = current
+            if not all(map(math.isfinite, current.tolist())):
                 bad[:] = True
-            current = np.broadcast_to(current, (n_targets,) + current.shape)
+                safe_current = np.zeros(arm.n)
         elif current.shape != (n_targets, arm.n):
             raise ValueError("current: shape (%d,) or (N, %d), got %s" % (arm.n, arm.n, current.shape))
         else:
             bad |= _bad_rows(current)
+            safe_current = current
     any_bad = bad.any()
     safe_targets = np.where(bad[:, None], 0.0, targets) if any_bad else targets
-    safe_current = None if current is None else (np.where(bad[:, None], 0.0, current) if any_bad else current)
+    if any_bad and safe_current is not None and safe_current.ndim == 2:
+        safe_current = np.where(bad[:, None], 0.0, safe_current)
 
     offset = arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0)))
     fast = _arm5_min_motion(arm, safe_targets, safe_current) \
@@ -660,6 +669,8 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
             q_out[bad] = np.nan
             elbow_out[bad] = 0
         return status, q_out, elbow_out
+    if safe_current is not None and safe_current.ndim == 1:
+        safe_current = np.broadcast_to(safe_current, (n_targets, arm.n))
     if arm.kind == "planar":
         candidates = _planar_candidates(arm, safe_targets, safe_current)
     elif offset:
