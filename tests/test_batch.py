@@ -180,6 +180,10 @@ def test_min_motion_with_other_limits_matches_firmware(shape, monkeypatch):
         for i in np.flatnonzero(solved)[:200]:
             assert arm.within_limits(q[i].tolist())
     assert {status.OK, status.TOO_FAR, status.JOINT_LIMIT} <= seen
+    # On the base axis the yaw is the current one, whole turns off or past any digits below a turn.
+    on_axis = np.array([[0.0, 0.0, arm.base + arm.l1 + arm.l2 + arm.l3 - 40.0, 0.3]] * 5)
+    current = np.array([[y, 0.1, 0.2, 0.1, 0.0] for y in (1.5, 5.0, -20.0, 1e3, 1e16)])
+    assert_same(arm, on_axis, current, MIN_MOTION)
 
 
 def test_min_motion_blocks_give_the_answers_of_one_block(monkeypatch):

@@ -42,8 +42,11 @@ COST_INVALID = 1e300
 # A current pose within this (rad) of zero keeps every cost far below COST_CAP.
 CURRENT_SMALL = 1e100
 
-# Targets per block of _arm5_min_motion: its working arrays (~50 rows of
-# BLOCK float64) stay in a core's L2 cache.
+# Targets per block of _arm5_min_motion. A block costs ~100 us of numpy call
+# overhead (~130 ufunc calls) whatever its size, and its working arrays are
+# ~50 rows of BLOCK float64: 4096 to 20000 measured alike when the caches are
+# warm, but past ~10000 a first call after other work (cold caches) slowed
+# by half.
 BLOCK = 8192
 
 # _sin_cos takes sin and cos from tan(angle / 2) up to this size (rad).
@@ -296,8 +299,9 @@ def _arm5_min_motion(arm, targets, current):
     The same answers as the general path (candidates, limit fits, costs summed
     in armfw's order, the first of equal costs wins), cheaper:
     - targets go through in blocks of BLOCK into arrays allocated once per
-      call, every ufunc writing into them (out=): no new array per stage, and
-      a block's working set stays in the CPU's L2 cache;
+      thread, every ufunc writing into them (out=): no new array per stage,
+      a block's working set (~3 MB) near a core's cache;
+    - the pitch's sin and cos from one vectorised tan (_sin_cos);
     - one two-link solve is shared by the four candidates; the turned-base
       candidates are the facing ones negated (as the firmware stores them), so
       where a joint's limits are symmetric they share its limit fit too, and
@@ -310,7 +314,9 @@ def _arm5_min_motion(arm, targets, current):
     - the yaw term of the cost is shared by the candidates with the same yaw,
       the wrist roll is the current one on every candidate (its term is 0);
     - the choice is a tournament on costs (first of equals wins) and the
-      chosen pose a one-hot product: arithmetic, no masked copies.
+      chosen pose masks times values: arithmetic, no masked copies (a
+      masked copy on unpredictable masks costs ~4 ns an element, a multiply
+      ~0.4).
     Costs above COST_CAP (a current pose 1e149 rad away) tie.
     Returns None where the general path must answer: a joint spanning a whole
     turn (the angle of the floor rule need not be the one fit_angle keeps), a
@@ -443,6 +449,12 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         stored[w.j2_turned:w.j2_turned + 2] = stored[w.J2:w.J2 + 2]
         stored[w.j4_turned:w.j4_turned + 2] = stored[w.J4:w.J4 + 2]
 
+    exact_yaw = None
+    if axis_yaw and cur is not None and not (-np.pi <= yaw.min() and yaw.max() <= np.pi):
+        # A current yaw more than half a turn off (a target on the base axis):
+        # armfw's own fit arithmetic, right for any angle.
+        exact_yaw = [fit_angles(stored[row], arm.lo[0], arm.hi[0]) for row in (w.YAW, w.BACK)]
+
     # Limit fits of every row at once, in place.
     first = w.turn_from
     turns = w.terms[first:len(stored), :n]
@@ -456,11 +468,10 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     np.greater_equal(fitted, w.lo_rows, out=inside)
     np.less_equal(fitted, w.hi_rows, out=scratch)
     inside &= scratch
-    if axis_yaw and cur is not None and not (-np.pi <= yaw.min() and yaw.max() <= np.pi):
-        # A current yaw more than half a turn off (a target on the base axis):
-        # armfw's own fit arithmetic, right for any angle.
-        for row in (w.YAW, w.BACK):
-            fitted[row], inside[row] = fit_angles(stored[row], arm.lo[0], arm.hi[0])
+    if exact_yaw is not None:
+        for row, (angles, fits) in zip((w.YAW, w.BACK), exact_yaw):
+            fitted[row] = angles
+            inside[row] = fits
 
     # Which candidates are valid: 0, 1 facing up, down; 2, 3 turned up, down
     # (joint 3 of the turned ones: the facing candidate's of the other elbow).
