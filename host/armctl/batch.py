@@ -628,11 +628,12 @@ def _rule(rule):
 
 def _bad_rows(values):
     """Which rows of values (N, k) hold a NaN or an infinity."""
-    flat = values.ravel()
-    with np.errstate(invalid="ignore", over="ignore"):
-        if np.isfinite(np.dot(flat, flat)):
-            return np.zeros(len(values), dtype=bool)    # the common case: one BLAS pass
-        # x * 0 is NaN for NaN and inf, 0 otherwise (a finite x * x can overflow).
+    # The common case in two quick passes (NaN wins min and max), without BLAS:
+    # its threads keep spinning after a call, on the cores numpy works on.
+    if len(values) == 0 or math.isfinite(values.min()) and math.isfinite(values.max()):
+        return np.zeros(len(values), dtype=bool)
+    # x * 0 is NaN for NaN and inf, 0 otherwise.
+    with np.errstate(invalid="ignore"):
         return ~np.isfinite(values @ np.zeros(values.shape[1]))
 
 
