@@ -2,6 +2,7 @@
 """armctl.calibrate: servo and link-length fits, and the guided session end to end on the simulator."""
 
 import argparse
+import contextlib
 import io
 import json
 import math
@@ -179,6 +180,20 @@ def _physical_deg(person, board):
     return [person.truth.angle(j, person.servo_now(ch)) / RAD for j, ch in enumerate(board.servos.channels)]
 
 
+def assert_true_servos(joints):
+    """joints (calibration.json's) are the physical arm's servo maps, TRUE_SERVOS.
+
+    The recorded pulses are the whole microseconds nearest the true ones (at
+    most 0.5 us off each): the slope over pi/2 rad is then within 1 us / (pi/2)
+    = 0.64 us/rad, the offset within about 0.5 us / 400 us/rad = 0.07 deg.
+    """
+    for j in range(5):
+        offset_deg, sign, us_per_rad = TRUE_SERVOS.get(j, (0.0, 1, 424.448))
+        assert joints[j]["sign"] == sign
+        assert joints[j]["us_per_rad"] == pytest.approx(us_per_rad, abs=0.64)
+        assert joints[j]["offset_deg"] == pytest.approx(offset_deg, abs=0.1)
+
+
 def test_guided_calibration_recovers_a_known_miscalibration(micropython, tmp_path, report):
     board_path = BOARDS / "sim_arm5.json"
     truth = true_board()
@@ -204,15 +219,7 @@ def test_guided_calibration_recovers_a_known_miscalibration(micropython, tmp_pat
         on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
         assert on_flash == {"joints": saved["joints"]}
         assert not (sim.flash_dir / "calibration.json.tmp").exists()
-        # The recorded pulses are the whole microseconds nearest the true ones
-        # (at most 0.5 us off each): the slope over pi/2 rad is then within
-        # 1 us / (pi/2) = 0.64 us/rad, the offset within about 0.5 us / 400 us/rad = 0.07 deg.
-        for j in range(5):
-            offset_deg, sign, us_per_rad = TRUE_SERVOS.get(j, (0.0, 1, 424.448))
-            fit = saved["joints"][j]
-            assert fit["sign"] == sign
-            assert fit["us_per_rad"] == pytest.approx(us_per_rad, abs=0.64)
-            assert fit["offset_deg"] == pytest.approx(offset_deg, abs=0.1)
+        assert_true_servos(saved["joints"])
         # The length fit found the physical links (pose quantisation: ~0.1 deg, ~1 mm).
         lengths = saved["lengths"]
         for name, true in zip(("l1_mm", "l2_mm", "l3_mm", "base_mm"), TRUE_LENGTHS):
@@ -270,6 +277,91 @@ def test_calibrating_one_joint_keeps_the_others_calibration(micropython, tmp_pat
     assert on_flash["joints"][1] == earlier["joints"][1]
     assert on_flash["joints"][2]["sign"] == -1
     assert on_flash["joints"][3] == earlier["joints"][3]
+
+
+def test_calibration_file_carries_forward_what_is_not_a_joint_fit():
+    board = boardlib.load(str(BOARDS / "sim_arm5.json"))
+    earlier = {"joints": [{"offset_deg": 2.0, "sign": 1, "us_per_rad": 410.0, "center_us": 1500}] * 5,
+               "tool_mm": [0, 8, 35], "probe_mm": 12.5}
+    fits = {j: {"offset_deg": -1.0, "sign": -1, "us_per_rad": 420.0, "center_us": 1500, "residual_us": [0.0]}
+            for j in range(5)}
+    data = cal.calibration_file(board, fits, earlier)
+    # Every joint measured: only the new fits, none of the earlier joint entries.
+    assert data["joints"] == [{"offset_deg": -1.0, "sign": -1, "us_per_rad": 420.0, "center_us": 1500}] * 5
+    assert data["tool_mm"] == [0, 8, 35] and data["probe_mm"] == 12.5
+    lines = cal.carried_forward(board, earlier, fits)
+    assert lines == ["kept tool offset 0 / 8 / 35 mm from the earlier calibration",
+                     "kept probe_mm 12.5 from the earlier calibration"]
+    dropped = cal.calibration_file(board, fits, earlier, drop={"tool_mm": "dropped"})
+    assert "tool_mm" not in dropped and dropped["probe_mm"] == 12.5
+    # The tcp step measures no joint: all five keep their earlier entries.
+    assert cal.calibration_file(board, {}, earlier)["joints"] == earlier["joints"]
+    assert cal.carried_forward(board, earlier, (), {"tool_mm": "replaced"})[:2] == [
+        "kept the servo calibration of every joint from the earlier calibration",
+        "replaced tool offset 0 / 8 / 35 mm of the earlier calibration"]
+    assert cal.carried_forward(board, {}, {3: fits[3]}) == [
+        "no earlier servo calibration on the board: base, shoulder, elbow, wrist_roll keep the board file's values"]
+
+
+# An earlier calibration on the board: a tool offset from `calibrate --tcp` and joint
+# fits that are not the physical arm's (the shoulder 3 deg off, the elbow not reversed).
+# The board runs it while the joints are measured (from test_guided_calibration_recovers_a_known_miscalibration's
+# pose): its shoulder error is on the side that keeps the raw +90 deg pulse (2167 us:
+# 87.5 deg to this board) out of the floor zone.
+EARLIER_TOOL_MM = [0.0, 8.0, 35.0]
+
+
+def _earlier_calibration(tmp_path):
+    joints = [{"offset_deg": 0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500} for _ in range(5)]
+    joints[1] = {"offset_deg": 8.0, "sign": 1, "us_per_rad": 400.0, "center_us": 1500}
+    path = tmp_path / "earlier.json"
+    path.write_text(json.dumps({"joints": joints, "tool_mm": EARLIER_TOOL_MM}))
+    return path
+
+
+def assert_tip_of_the_earlier_tool(fk_reply):
+    """fk_reply, the board's `fk 0 0 90 0 0`, puts the tip EARLIER_TOOL_MM past the wrist's tool end.
+
+    Elbow at 90 deg, everything else 0: the forearm points along +x at the top
+    of the upper arm, so the l3 tool end is at x = l2 + l3, z = base + l1; the
+    offset adds 35 mm along the tool (+x) and 8 mm to its left (+y).
+    """
+    arm = boardlib.load(str(BOARDS / "sim_arm5.json")).solver
+    assert fk_reply.ok, fk_reply.final
+    assert fk_reply.values[:3] == pytest.approx([arm.l2 + arm.l3 + 35.0, 8.0, arm.base + arm.l1], abs=0.01)
+
+
+def test_full_recalibration_measures_every_joint_anew_and_keeps_the_tool_offset(micropython, tmp_path):
+    truth = true_board()
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, calibration=_earlier_calibration(tmp_path)) as sim:
+        person = Person(sim, truth)
+        with Link(sim.port, timeout=10) as link:
+            assert link.request("joints 0 45 -30 20 0").ok
+        out = io.StringIO()
+        code = calibrate_command.run(_args(sim, tmp_path, None), keys=person, lines=person.measure, out=out)
+        assert code == cli.EXIT_OK, out.getvalue()
+        on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
+        assert "kept tool offset 0 / 8 / 35 mm from the earlier calibration" in out.getvalue()
+        # The board restarted with it: its solver puts the tool tip on the target.
+        with Link(sim.port, timeout=10) as link:
+            reply = link.request("fk 0 0 90 0 0")
+    assert on_flash["tool_mm"] == EARLIER_TOOL_MM
+    # Every joint is the physical arm's: the earlier shoulder and elbow entries are gone.
+    assert_true_servos(on_flash["joints"])
+    assert_tip_of_the_earlier_tool(reply)
+
+
+def test_reset_tool_drops_the_earlier_tool_offset(micropython, tmp_path):
+    earlier = _earlier_calibration(tmp_path)
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, calibration=earlier) as sim:
+        args = _args(sim, tmp_path, [5])
+        args.reset_tool = True
+        out = io.StringIO()
+        assert calibrate_command.run(args, keys=Script(["\n", "\n"]), out=out) == cli.EXIT_OK, out.getvalue()
+        on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
+    assert "dropped (--reset-tool) tool offset 0 / 8 / 35 mm of the earlier calibration" in out.getvalue()
+    assert "tool_mm" not in on_flash
+    assert on_flash["joints"][:4] == json.loads(earlier.read_text())["joints"][:4]
 
 
 def calibrate_on_a_terminal(sim, tmp_path):
@@ -422,3 +514,30 @@ def test_jog_keys_typed_ahead_are_dropped_and_u_undoes(micropython, tmp_path):
 
 def sim_channel(joint):
     return boardlib.load(str(BOARDS / "sim_arm5.json")).servos.channels[joint]
+
+
+def test_reset_tool_with_tcp_is_a_usage_error(tmp_path):
+    args = argparse.Namespace(port="/dev/null", board=str(BOARDS / "sim_arm5.json"), tcp=True, reset_tool=True,
+                              max_residual=None, save=str(tmp_path / "tcp.json"), baud=115200)
+    with pytest.raises(cli.UsageError, match="--tcp measures a new tool offset"):
+        calibrate_command.run(args, keys=Script([]), out=io.StringIO())
+
+
+def test_a_fit_that_breaks_a_pulse_window_writes_nothing_and_leaves_the_board_running(micropython, tmp_path):
+    """The board's file was read (its loop stopped) when the check refuses: it is restarted, unchanged."""
+    earlier = _earlier_calibration(tmp_path)
+    # wrist_roll: 1500 us at 0 deg, then 3 x +100 us past the board's 2167 us at +90 deg:
+    # 967 us over pi/2 rad is 615.6 us/rad, and -135 deg would need 1500 - 1451 us < 500 us.
+    script = Script(["\n", "c", "c", "c", "\n"])
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, calibration=earlier) as sim:
+        err = io.StringIO()
+        out = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = calibrate_command.run(_args(sim, tmp_path, [5]), keys=script, out=out)
+        assert code == cli.EXIT_REFUSED, out.getvalue()
+        assert "pulse window" in err.getvalue() and "nothing written" in err.getvalue()
+        assert (sim.flash_dir / "calibration.json").read_text() == earlier.read_text()
+        with Link(sim.port, timeout=10) as link:
+            reply = link.request("fk 0 0 90 0 0")
+    assert_tip_of_the_earlier_tool(reply)            # the protocol answers again, on the earlier tool offset
+    assert not (tmp_path / "cal.json").exists()

@@ -233,6 +233,19 @@ def test_move_reaches_the_target_and_where_agrees(arm5):
     assert final(arm5.request("move 150 100 150 180")).endswith("steps=0")
 
 
+def test_joints_accept_what_the_solver_accepts_at_a_limit(arm5):
+    # The solver counts an angle up to kinematics.LIMIT_EPS (1e-5 rad, 0.000573 deg)
+    # past a limit as inside (float32 slack); `joints` takes the same angles back.
+    # -135.0005 deg is 8.7e-6 rad past the wrist's -135 deg limit; its pulse rounds
+    # to the window's 500 us edge (1500 - 424.448 * 2.35620 = 499.996).
+    assert final(arm5.request("joints 0 0 90 -135.0005 0")).startswith("ok")
+    reply = final(arm5.request("joints 0 0 90 -135.001 0"))      # 1.75e-5 rad past
+    assert words(reply)[:2] == ["error", "JOINT_LIMIT"]
+    assert "wrist_pitch" in reply
+    assert numbers(final(arm5.request("where")))[3] == -135.0     # printed %.3f: unmoved
+    assert final(arm5.request("joints 0 0 90 0 0")).startswith("ok")
+
+
 def test_speed_sets_the_step_count(arm5):
     assert final(arm5.request("joints 0 0 0 0 0")).startswith("ok")
     assert final(arm5.request("speed 45")) == "ok 45.000"

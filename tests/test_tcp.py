@@ -249,3 +249,31 @@ def test_tcp_step_homes_a_relaxed_arm_first(micropython, tmp_path):
         assert "moves to its home pose first" in out.getvalue()
         on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
         assert on_flash["tool_mm"] == pytest.approx(list(TOUCH_OFFSET), abs=1.5)
+
+
+def test_tcp_step_keeps_the_servo_calibration_the_board_has(micropython, tmp_path):
+    """After a servo calibration: every joint's fit stays as it was, the tool offset is the new one."""
+    import argparse
+    import io
+    import json
+
+    from armctl import cli
+    from armctl.commands import calibrate as calibrate_command
+    from armctl.sim import Simulator
+
+    joints = [{"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500} for _ in range(5)]
+    joints[1] = {"offset_deg": 5.0, "sign": 1, "us_per_rad": 400.0, "center_us": 1500}
+    joints[2] = {"offset_deg": 0.0, "sign": -1, "us_per_rad": 424.448, "center_us": 1500}
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"joints": joints, "tool_mm": [1.0, 2.0, 3.0]}))
+    poses_deg = _spread_touches(boardlib.load(str(BOARDS / "sim_arm5.json")), 5)
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, calibration=earlier) as sim:
+        args = argparse.Namespace(port=sim.port, board=str(BOARDS / "sim_arm5.json"), tcp=True, max_residual=1.5,
+                                  save=str(tmp_path / "tcp.json"), baud=115200)
+        out = io.StringIO()
+        assert calibrate_command.run(args, keys=Toucher(poses_deg), out=out) == cli.EXIT_OK, out.getvalue()
+        on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
+    assert on_flash["joints"] == joints
+    assert on_flash["tool_mm"] == pytest.approx(list(TOUCH_OFFSET), abs=1.5)
+    assert "kept the servo calibration of every joint from the earlier calibration" in out.getvalue()
+    assert "replaced tool offset 1 / 2 / 3 mm of the earlier calibration" in out.getvalue()

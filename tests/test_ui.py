@@ -148,6 +148,43 @@ def test_line_preview_matches_the_board(micropython, board_file, start, target):
         assert result["at"] == pytest.approx(at, abs=1e-3)
 
 
+def test_preview_of_a_calibrated_board_is_what_the_board_does(micropython, tmp_path):
+    """With the calibration the board runs (servo fits, tool offset), the previewed pulses are the
+    ones the board sends for that target, and the line check is the board's own line."""
+    joints = [{"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500} for _ in range(5)]
+    joints[1] = {"offset_deg": 5.0, "sign": 1, "us_per_rad": 400.0, "center_us": 1500}
+    joints[2] = {"offset_deg": 0.0, "sign": -1, "us_per_rad": 424.448, "center_us": 1500}
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps({"joints": joints, "tool_mm": [0.0, 8.0, 35.0]}))
+    board = boardlib.load(str(BOARDS / "sim_arm5.json"), calibration=str(calibration))
+    words = ["200", "-50", "120", "150"]
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, realtime=False, flash_dir=tmp_path / "flash",
+                   calibration=calibration) as sim:
+        async def main():
+            with Link(sim.port, timeout=10) as link:
+                link.wait_ready()
+                session = Session(link, board, sim)
+                await session.start()
+                try:
+                    shown = await session.preview(words)
+                    moved = await session.send(["line"] + words)
+                finally:
+                    session.close()
+                return shown, moved
+
+        shown, moved = asyncio.run(main())
+        sent = {}
+        for _, channel, us in sim.pulses():
+            sent[channel] = us
+    assert shown["ok"] and moved.ok, moved.final
+    assert shown["pulses"] == [sent[ch] for ch in board.servos.channels]
+    # The board file's own servo map would have shown other pulses for the shoulder and elbow.
+    uncalibrated = geometry.pulses(ARM5, [v * DEG for v in shown["q_deg"]])
+    assert [a != b for a, b in zip(uncalibrated, shown["pulses"])] == [False, True, True, False, False]
+    assert shown["line"]["ok"] and "steps=%d" % shown["line"]["steps"] in moved.final
+    assert shown["line"]["points"][-1] == pytest.approx([float(w) for w in words], abs=1e-6)
+
+
 # -- the server ------------------------------------------------------------------
 
 def test_page_words_that_cannot_be_sent_are_refused():
@@ -469,6 +506,7 @@ def test_websocket_from_another_site_is_refused(served):
 @pytest.mark.parametrize("args, code, says", [
     (["--board", "sim_arm6"], 2, "sim_arm5"),                  # names the shipped boards
     (["--http-port", "70000"], 2, "--http-port"),
+    (["--calibration", "/no-such-dir/calibration.json"], 2, "cannot read"),
     (["--port", "/dev/no-such-port"], 3, "does not exist"),
     (["--port", "/dev/no-such-port", "--fast"], 2, "--fast"),
 ])
@@ -505,6 +543,23 @@ def test_a_board_on_a_port_is_known_by_the_name_its_info_gives(micropython, tmp_
             url = line.split()[2]
             with urllib.request.urlopen(url, timeout=10) as page:
                 assert page.status == 200
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=15)
+        assert proc.returncode == 0
+
+
+def test_ui_on_a_port_loads_the_calibration_it_is_given(micropython, tmp_path):
+    calibration = tmp_path / "cal.json"
+    joints = [{"offset_deg": -92.0}, {"sign": -1}]
+    calibration.write_text(json.dumps({"joints": joints}))
+    with Simulator(BOARDS / "sim_planar.json", pty=True, realtime=False, flash_dir=tmp_path / "flash",
+                   calibration=calibration) as sim:
+        proc = _ui_on_port(sim.port, "--calibration", str(calibration))
+        try:
+            line = proc.stdout.readline()
+            assert "(board sim_planar with calibration %s on %s;" % (calibration, sim.port) in line, \
+                line + proc.stderr.read()
         finally:
             proc.terminate()
             proc.communicate(timeout=15)

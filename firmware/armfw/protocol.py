@@ -446,9 +446,12 @@ class Protocol:
         return self._start(self.controller.plan_joints(q))
 
     def _check_limits(self, q):
+        # The solver's own test (its float32 slack included): an angle ik answers is accepted back.
         kin = self.controller.solver
+        if kin.within_limits(q):
+            return q
         for i in range(self._n):
-            if not (kin.lo[i] - 1e-9 <= q[i] <= kin.hi[i] + 1e-9):
+            if not kin.lo[i] <= q[i] <= kin.hi[i]:
                 raise Refused(status.name(status.JOINT_LIMIT), "%s %s deg is outside %s..%s" % (
                     kin.names[i], _fmt(q[i] / DEG), _fmt(kin.lo[i] / DEG), _fmt(kin.hi[i] / DEG)))
         return q

@@ -19,7 +19,12 @@ lengths: large before the fit, small after) from play or a bad servo fit
 (still large after).
 
 Results go to the board as calibration.json, written atomically (a temporary
-file renamed over the old one), and to a host file with the fit report.
+file renamed over the old one), and to a host file with the fit report. The
+board's earlier calibration.json is read only when the result is written,
+after the measuring (the file tool stops the board's loop and a restart
+follows, which must not change the arm the person is jogging): the joints
+not measured now keep their earlier fits, and everything in it that is not a
+joint fit (the tool offset of `calibrate --tcp`) is carried forward.
 """
 
 import json
@@ -247,23 +252,65 @@ def board_values(servos, j, poses_rad=(), pulses_us=()):
             "residual_us": [round(us - e, 3) for us, e in zip(pulses_us, exact)]}
 
 
-def calibration_file(board, servo_fits, previous=None):
-    """The board's calibration.json content: the four calibrated fields per joint.
-
-    A joint not in servo_fits keeps its entry of previous (the calibration
-    the board had), or else the board file's values; previous's tool offset
-    (tool_mm) is kept.
-    """
+def _earlier_joints(board, previous):
+    """previous's (the board's earlier calibration's) joint entries, or None without one per joint."""
     old = previous.get("joints") if isinstance(previous, dict) else None
-    if not isinstance(old, list) or len(old) != board.servos.n:
-        old = None
+    return old if isinstance(old, list) and len(old) == board.servos.n else None
+
+
+def calibration_file(board, servo_fits, previous=None, drop=()):
+    """The board's calibration.json content: the four calibrated fields per joint, and
+    everything else previous (the calibration the board had) holds.
+
+    A joint not in servo_fits keeps its entry of previous, or else the board
+    file's values; a joint in servo_fits gets its fit only, whatever previous
+    said. The other entries of previous (the tool offset tool_mm, ...) are
+    carried forward, except the keys named in drop.
+    """
+    old = _earlier_joints(board, previous)
     joints = []
     for j in range(board.servos.n):
         fit = servo_fits.get(j) or (old and old[j]) or board_values(board.servos, j)
         joints.append({key: fit[key] for key in boardlib.CALIBRATED if key in fit})
-    if isinstance(previous, dict) and boardlib.TOOL in previous:
-        return {"joints": joints, boardlib.TOOL: previous[boardlib.TOOL]}
-    return {"joints": joints}
+    calibration = {"joints": joints}
+    if isinstance(previous, dict):
+        calibration.update((key, value) for key, value in previous.items()
+                           if key != "joints" and key not in drop)
+    return calibration
+
+
+def _describe(key, value):
+    if key == boardlib.TOOL and isinstance(value, list):
+        return "tool offset %s mm" % " / ".join("%g" % v if isinstance(v, (int, float)) else repr(v)
+                                                 for v in value)
+    return "%s %s" % (key, json.dumps(value))
+
+
+def carried_forward(board, previous, fitted, changed=None):
+    """Lines for the screen: what the new calibration.json takes from previous (the board's
+    earlier calibration) and what it does not.
+
+    fitted: the joints measured now; changed: {key: reason} for entries of
+    previous the new file does not keep (dropped on request, or measured anew).
+    """
+    changed = changed or {}
+    lines = []
+    names = board.solver.names
+    kept = [names[j] for j in range(board.servos.n) if j not in fitted]
+    if kept:
+        whose = "every joint" if len(kept) == board.servos.n else ", ".join(kept)
+        if _earlier_joints(board, previous):
+            lines.append("kept the servo calibration of %s from the earlier calibration" % whose)
+        else:
+            lines.append("no earlier servo calibration on the board: %s keep the board file's values" % whose)
+    for key, value in (previous.items() if isinstance(previous, dict) else ()):
+        if key == "joints":
+            continue
+        if key in changed:
+            lines.append("%s %s of the earlier calibration" % (changed[key], _describe(key, value)))
+        else:
+            lines.append("kept %s from the earlier calibration" % _describe(key, value))
+    return lines
 
 
 def check_calibration(board_path, calibration):
@@ -600,7 +647,11 @@ READ_SCRIPT = ("try:\n print(open('calibration.json').read())\n"
 
 
 def read_from_board(port):
-    """The board's calibration.json as a dict ({} when it has none). Leaves the board in its REPL."""
+    """The board's calibration.json as a dict ({} when it has none), read as a file, not loaded.
+
+    Leaves the board in its REPL (main.py stopped): write_to_board or
+    armctl.deploy.restart next.
+    """
     from armctl.deploy import mpremote
     text = "\n".join(mpremote(port, [["exec", READ_SCRIPT]]))
     try:

@@ -74,12 +74,16 @@ class Outcome:
         self.waypoints = waypoints
         self.nearest = nearest      # tool position (mm) of the nearest pose found, for a refusal
 
+    def figure(self):
+        """The figure for a reply: fk_err_mm=E (a move) or off_line_mm=E (a line), space first; "" if none."""
+        if self.fk_error_mm is None:
+            return ""
+        # A line's figure is the farthest any pose the board commands strays from the line.
+        return " %s=%.4f" % ("off_line_mm" if self.waypoints else "fk_err_mm", self.fk_error_mm)
+
     def describe(self):
         """Lines for a person: solver, status, FK error, pose reached or the refusal."""
-        # A line's figure is the farthest any pose the board commands strays from the line.
-        label = "off_line_mm" if self.waypoints else "fk_err_mm"
-        out = ["solver=%s status=%s%s" % (self.solver, self.status,
-                                         "" if self.fk_error_mm is None else " %s=%.4f" % (label, self.fk_error_mm))]
+        out = ["solver=%s status=%s%s" % (self.solver, self.status, self.figure())]
         if self.waypoints:
             out.append("waypoints=%d" % self.waypoints)
         if self.moved and self.reached is not None:
@@ -301,19 +305,24 @@ class Mover:
                        where, waypoints=len(plan.waypoints))
 
 
-def board_for(link, board_file=None):
+def board_for(link, board_file=None, calibration=None):
     """The description of the board at the other end of link: board_file (a path or a shipped
-    board's name) if given, else the shipped board its `info` names. BoardError if neither."""
+    board's name) if given, else the shipped board its `info` names. BoardError if neither.
+
+    calibration: a calibration file (the board's calibration.json, or the host
+    copy armctl calibrate saves) laid over it as the board lays its own.
+    """
     from armctl import shipped
     from armfw import board as boardlib
+    cal = None if calibration is None else str(calibration)
     if board_file is not None:
-        return boardlib.load(str(shipped.board_path(str(board_file))))
+        return boardlib.load(str(shipped.board_path(str(board_file))), calibration=cal)
     reply = link.request("info")
     name = reply.fields.get("name") if reply.ok else None
     if name is None or str(name) not in shipped.board_names():
         raise boardlib.BoardError("the board on %s is %s, not a shipped board: give --board FILE (its board file)"
                                   % (link.port, name or reply.final))
-    return boardlib.load(str(shipped.board_path(str(name))))
+    return boardlib.load(str(shipped.board_path(str(name))), calibration=cal)
 
 
 def tool_request(line):

@@ -35,7 +35,7 @@ def _timed_moves(board_file, targets, move):
     from armctl.fallback import Mover
     from armctl.link import Link
     from armctl.sim import Simulator
-    from armfw import board as fw_board
+    from armfw import board as fw_board, motion
     b = fw_board.load(str(board_file))
     times = []
     moved = 0
@@ -50,19 +50,14 @@ def _timed_moves(board_file, targets, move):
     return statistics.median(times) * 1000.0, moved
 
 
-def _protocol_pitch_deg(b, q):
-    """The pitch the protocol speaks for pose q: measured in the direction the tool reaches."""
-    from armfw.numeric import wrap_angle
-    p = b.solver.fk(list(q), [0.0] * 4)
-    pitch = p[3]
-    if p[0] * np.cos(q[0]) + p[1] * np.sin(q[0]) < 0.0:
-        pitch = -pitch
-    return float(np.degrees(wrap_angle(pitch)))
+def _protocol_pitch_deg(controller, q):
+    """The pitch the protocol speaks for pose q (the firmware's own rule, ArmController.tool_of)."""
+    return float(np.degrees(controller.tool_of([float(v) for v in q], [0.0] * 4)[3]))
 
 
 def run(short=False):
     from armctl import chain as chain_mod
-    from armfw import board as fw_board
+    from armfw import board as fw_board, motion
     count = SHORT_TARGETS if short else TARGETS
     rng = np.random.default_rng(7)
     al5d = BOARDS_DIR / "sim_al5d.json"
@@ -78,7 +73,8 @@ def run(short=False):
     keep = np.array([zones is None or zones.clear(list(q)) for q in q5])
     q5 = q5[keep][:count]
     tips = c5.fk(q5)
-    pitches = [_protocol_pitch_deg(b5, q) for q in q5]
+    controller = motion.ArmController(b5, driver=None)
+    pitches = [_protocol_pitch_deg(controller, q) for q in q5]
     chain_ms, chain_moved = _timed_moves(al5d, chain_targets, lambda m, t: m.move(t))
     free_ms, free_moved = _timed_moves(arm5, tips, lambda m, t: m.move(t))
     board_ms, board_moved = _timed_moves(

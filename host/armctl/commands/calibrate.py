@@ -36,12 +36,17 @@ residual is over --max-residual mm is asked for again; orientations too
 alike to separate offset and point are refused (exit 1, nothing written).
 The offset goes into calibration.json as "tool_mm" (across, lateral, along
 the tool; mm; the solver puts the tool tip on targets with it, see
-docs/KINEMATICS.md), the joints keep the calibration the board has.
+docs/KINEMATICS.md).
 
 Written to the board as calibration.json (via calibration.json.tmp and a
 rename, so a power cut keeps the old file), then the board restarts; and to
-the host file --save (with the fit report). With --joints, the other joints
-keep the calibration the board already has.
+the host file --save (with the fit report). The board's earlier
+calibration.json is read once the measuring is done (the arm is not touched
+before): with --joints, the other joints keep the calibration the board
+already has; every joint measured now gets its new fit alone. What is not a
+joint fit, the tool offset of an earlier --tcp run, is kept, and the screen
+says so ("kept tool offset 0 / 8 / 35 mm from the earlier calibration");
+--reset-tool drops it. Likewise --tcp keeps every joint's servo fit.
 Exit status: 0 saved, 1 abandoned (q) or the fit would break a joint limit's
 pulse window (nothing written), 2 bad board file or options, 3 no link.
 """
@@ -75,16 +80,44 @@ def add_arguments(parser):
     parser.add_argument("--save", help="host copy of the result (default calibration-<board name>.json)")
     parser.add_argument("--fresh", action="store_true",
                         help="ignore the progress an interrupted calibration left, start over")
+    parser.add_argument("--reset-tool", action="store_true",
+                        help="drop the tool offset an earlier --tcp calibration left in calibration.json "
+                             "(default: kept); the board file's tool offset applies again")
+
+
+def _save_on_board(args, board, merge, out):
+    """Read the board's calibration.json, merge the new results into it, check it, write it.
+
+    merge(previous) returns the new calibration and the lines that say what
+    it took from previous. Called after the measuring, never before: reading
+    the file stops the board's loop and needs a restart, which sends the arm
+    to its boot pose (home, or limp) under the person jogging it. Returns the calibration and the board loaded with
+    it, or None when it would break a joint limit's pulse window (nothing
+    written; the board restarted on its old calibration).
+    """
+    previous = cal.read_from_board(args.port)
+    calibration, lines = merge(previous)
+    for line in lines:
+        print(line, file=out)
+    try:
+        calibrated = cal.check_calibration(args.board, calibration)
+    except boardlib.BoardError as e:
+        restart(args.port, args.baud)
+        print("armctl calibrate: the fit does not fit the board file: %s; nothing written" % e, file=sys.stderr)
+        return None
+    reply = cal.write_to_board(args.port, calibration, args.baud, out)
+    print("board restarted with the new calibration: %s" % reply.final, file=out)
+    return calibration, calibrated
 
 
 def _calibrate_tool(args, board, keys, out):
     from armctl import tcp
     if board.solver.kind != "arm5":
         raise cli.UsageError("--tcp needs a 5-joint arm (%s is %s)" % (board.name, board.solver.kind))
+    if getattr(args, "reset_tool", False):
+        raise cli.UsageError("--reset-tool is for a servo calibration; --tcp measures a new tool offset")
     save = args.save or "calibration-%s.json" % board.name
     try:
-        previous = cal.read_from_board(args.port)
-        restart(args.port, args.baud)
         with Link(args.port, args.baud) as link:
             session = cal.Session(link, board, keys, out=out)
             max_residual = getattr(args, "max_residual", None)
@@ -99,15 +132,16 @@ def _calibrate_tool(args, board, keys, out):
     except tcp.DegenerateTouches as e:
         print("armctl calibrate: %s; nothing written" % e, file=sys.stderr)
         return cli.EXIT_REFUSED
-    calibration = cal.calibration_file(board, {}, previous)
-    calibration[boardlib.TOOL] = [round(v, 3) for v in report["offset_mm"]]
-    try:
-        cal.check_calibration(args.board, calibration)
-    except boardlib.BoardError as e:
-        print("armctl calibrate: the fit does not fit the board file: %s; nothing written" % e, file=sys.stderr)
+
+    def merge(previous):
+        calibration = cal.calibration_file(board, {}, previous)
+        calibration[boardlib.TOOL] = [round(v, 3) for v in report["offset_mm"]]
+        return calibration, cal.carried_forward(board, previous, (), {boardlib.TOOL: "replaced"})
+
+    saved = _save_on_board(args, board, merge, out)
+    if saved is None:
         return cli.EXIT_REFUSED
-    reply = cal.write_to_board(args.port, calibration, args.baud, out)
-    print("board restarted with the new calibration: %s" % reply.final, file=out)
+    calibration = saved[0]
     cal.write_json_atomically(save, dict(calibration, board=board.name, board_file=str(args.board), tcp=report))
     print("saved %s" % save, file=out)
     return cli.EXIT_OK
@@ -134,11 +168,6 @@ def run(args, keys=None, lines=input, out=sys.stdout):
     if progress.pulses:
         print("resuming the calibration kept in %s (--fresh starts over)" % progress.path, file=out)
     try:
-        previous = None
-        if len(joints) < board.solver.n:
-            # The joints not calibrated now keep what the board has.
-            previous = cal.read_from_board(args.port)
-            restart(args.port, args.baud)
         with Link(args.port, args.baud) as link:
             session = cal.Session(link, board, keys, lines, out, progress)
             if keys is None:
@@ -146,15 +175,18 @@ def run(args, keys=None, lines=input, out=sys.stdout):
                     fits = session.calibrate_servos(joints, args.poses)
             else:
                 fits = session.calibrate_servos(joints, args.poses)
-        calibration = cal.calibration_file(board, fits, previous)
-        try:
-            calibrated = cal.check_calibration(args.board, calibration)
-        except boardlib.BoardError as e:
-            print("armctl calibrate: the fit does not fit the board file: %s; nothing written" % e,
-                  file=sys.stderr)
+        # Measured joints get their fits only; the rest of the board's calibration.json
+        # (the other joints, the tool offset) is carried forward unless --reset-tool.
+        drop = {boardlib.TOOL: "dropped (--reset-tool)"} if getattr(args, "reset_tool", False) else {}
+
+        def merge(previous):
+            return (cal.calibration_file(board, fits, previous, drop),
+                    cal.carried_forward(board, previous, fits, drop))
+
+        saved = _save_on_board(args, board, merge, out)
+        if saved is None:
             return cli.EXIT_REFUSED
-        reply = cal.write_to_board(args.port, calibration, args.baud, out)
-        print("board restarted with the new calibration: %s" % reply.final, file=out)
+        calibration, calibrated = saved
         report = dict(calibration, board=board.name, board_file=str(args.board),
                       poses_deg=args.poses, fits={calibrated.solver.names[j]: f for j, f in fits.items()})
         cal.write_json_atomically(save, report)

@@ -25,6 +25,14 @@ examples:
   armctl ui --board sim_planar --no-browser    print the address only
   armctl ui --port /dev/ttyACM0                a real board (its board file found by name from `info`)
   armctl ui --port /dev/ttyACM0 --board my_arm.json
+  armctl ui --port /dev/ttyACM0 --calibration calibration-pico_pca9685.json
+
+The page's pulses, tool offset and line previews are the host's, from the
+board file; the board's calibration.json (servo fits, tool offset) is not
+read over the link (that would stop the board). --calibration gives the host
+the same file: the one `armctl calibrate` wrote (its --save copy), laid over
+the board file as the board lays its own. On the simulator it is installed
+beside the board file, as `armctl sim --calibration` does.
 
 The page draws the arm from the pose the board reports, with the firmware's
 own forward kinematics; every request and reply on the link is in its
@@ -41,6 +49,8 @@ def add_arguments(parser):
     parser.add_argument("--board", help="board name or file (default: %s on the simulator; with --port the "
                                         "shipped board named by the board's `info`)" % DEFAULT_SIM_BOARD)
     cli.add_link_options(parser, port_help="serial port of a real board (default: start the simulator)")
+    parser.add_argument("--calibration", help="the calibration the board runs (calibration.json or armctl "
+                                              "calibrate's --save copy), for the page's pulses and previews")
     parser.add_argument("--http-port", type=int, default=DEFAULT_HTTP_PORT,
                         help="port of the page (default %(default)s; 0: any free port)")
     parser.add_argument("--host", default="127.0.0.1",
@@ -73,15 +83,16 @@ def run(args):
         board_file = args.board
         if port is None:
             board_file = board_file or shipped.board_path(DEFAULT_SIM_BOARD)
-            boardlib.load(str(board_file))       # a bad board file is a usage error, before anything starts
+            # A bad board or calibration file is a usage error, before anything starts.
+            boardlib.load(str(board_file), calibration=args.calibration)
             try:
-                sim = Simulator(board_file, pty=True, realtime=not args.fast).start()
+                sim = Simulator(board_file, pty=True, realtime=not args.fast, calibration=args.calibration).start()
             except (SimulatorError, OSError) as e:
                 raise cli.UsageError("cannot start the simulator: %s" % e)
             port = sim.port
         with Link(port, args.baud, args.timeout) as link:
             link.wait_ready()
-            board = fallback.board_for(link, board_file)
+            board = fallback.board_for(link, board_file, args.calibration)
             return asyncio.run(_serve(args, link, board, sim))
     finally:
         if sim is not None:
@@ -113,7 +124,8 @@ async def _serve(args, link, board, sim):
         host, port = runner.addresses[0][:2]
         url = "http://%s:%d/" % ("[%s]" % host if ":" in host else host, port)
         where = "the simulator" if sim is not None else link.port
-        print("armctl ui: %s  (board %s on %s; Ctrl-C stops)" % (url, board.name, where), flush=True)
+        calibrated = " with calibration %s" % args.calibration if args.calibration else ""
+        print("armctl ui: %s  (board %s%s on %s; Ctrl-C stops)" % (url, board.name, calibrated, where), flush=True)
         if not args.no_browser:
             webbrowser.open(url)
         await stopped.wait()

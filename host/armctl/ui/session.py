@@ -124,9 +124,7 @@ class _TranscribedLink:
 
 def _outcome_reply(outcome):
     """A fallback Outcome as the final line of a reply (a Reply, as the page's other requests get)."""
-    # A line's figure is the farthest any pose the board commands strays from the line (Outcome.describe).
-    label = "off_line_mm" if outcome.waypoints else "fk_err_mm"
-    figure = "" if outcome.fk_error_mm is None else " %s=%.4f" % (label, outcome.fk_error_mm)
+    figure = outcome.figure()
     if outcome.moved:
         return parse_reply(["ok %s solver=%s%s" % (outcome.status, outcome.solver, figure)])
     return parse_reply(["error %s %s (solver=%s%s)" % (outcome.status, outcome.message or "not moved",
