@@ -168,9 +168,9 @@ LIMIT_SHAPES = {
 def test_min_motion_with_other_limits_matches_firmware(shape, monkeypatch):
     arm = arm5_with_limits(*LIMIT_SHAPES[shape])
     rng = np.random.default_rng(7)
-    targets = random_targets(arm, 1500, rng)
+    targets = random_targets(arm, 1501, rng)
     per_row = arm.lo + (np.array(arm.hi) - arm.lo) * rng.random((len(targets), arm.n))
-    # Blocks of an odd size, the last one short: every block boundary is crossed.
+    # Blocks of 301 targets, the last one of 297: every block boundary is crossed.
     monkeypatch.setattr(batch, "BLOCK", 333)
     seen = set()
     for current in (None, list(arm.home), per_row):

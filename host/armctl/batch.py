@@ -42,12 +42,12 @@ COST_INVALID = 1e300
 # A current pose within this (rad) of zero keeps every cost far below COST_CAP.
 CURRENT_SMALL = 1e100
 
-# Targets per block of _arm5_min_motion. A block costs ~100 us of numpy call
-# overhead (~130 ufunc calls) whatever its size, and its working arrays are
-# ~50 rows of BLOCK float64: 4096 to 20000 measured alike when the caches are
-# warm, but past ~10000 a first call after other work (cold caches) slowed
-# by half.
-BLOCK = 8192
+# Most targets per block of _arm5_min_motion. A block costs ~100 us of numpy
+# call overhead (~130 ufunc calls) whatever its size, and its working arrays
+# are ~50 rows of BLOCK float64 (4 MB): blocks of 2048 were 50 % slower than
+# 8192-20000, which measured alike with warm caches; past ~10000 a first call
+# after other work (cold caches) was up to twice as slow.
+BLOCK = 10240
 
 # _sin_cos takes sin and cos from tan(angle / 2) up to this size (rad).
 SIN_COS_BY_TAN = 4.0 * np.pi
@@ -340,8 +340,10 @@ def _arm5_min_motion(arm, targets, current):
     elbow = np.empty(count, dtype=np.int8)
     # Joint-major: each block writes whole rows; the caller gets the (N, 5) view.
     q = np.empty((5, count))
-    for start in range(0, count, BLOCK):
-        stop = min(start + BLOCK, count)
+    # Blocks of equal size (a short last block would cost a block's overhead for little).
+    size = max(1, -(-count // max(1, -(-count // BLOCK))))
+    for start in range(0, count, size):
+        stop = min(start + size, count)
         if current is None:
             cur = None
         elif constant_current:
