@@ -10,8 +10,12 @@ margin, singular threshold, limit fitting by whole turns, branch rules and
 statuses, with every constant imported from armfw. tests/test_batch.py holds
 it to the firmware's answers on dense random grids and the shared vectors.
 The 5-joint arm with the minimum-motion rule (what planning asks most) has
-its own path in fewer numpy passes (_arm5_min_motion); the preference rules
-build the four candidates in full.
+its own path, block by block in few numpy passes (_arm5_min_motion): the
+same decisions, with two liberties that move answers by an ulp or so (the
+pitch's sine and cosine from a vectorised tangent; whole turns found by a
+floor, which could pick another turn only for an angle within rounding of a
+limit plus whole turns). The preference rules build the four candidates in
+full.
 
     status, q, elbow = batch.ik(board_or_solver, targets, current=None, rule="min")
 
@@ -43,7 +47,7 @@ COST_INVALID = 1e300
 CURRENT_SMALL = 1e100
 
 # Most targets per block of _arm5_min_motion. A block costs ~100 us of numpy
-# call overhead (~130 ufunc calls) whatever its size, and its working arrays
+# call overhead (~120 ufunc calls) whatever its size, and its working arrays
 # are ~50 rows of BLOCK float64 (4 MB): blocks of 2048 were 50 % slower than
 # 8192-20000, which measured alike with warm caches; past ~10000 a first call
 # after other work (cold caches) was up to twice as slow.
@@ -643,7 +647,8 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
     """Solve every target as armfw's solver.ik(target, out, current, rule) would.
 
     Returns (status (N,) int8, q (N, n) float radians with NaN rows where not
-    solved, elbow (N,) int8: UP, DOWN or 0 where not solved).
+    solved, elbow (N,) int8: UP, DOWN or 0 where not solved). q may be a
+    view of a joint-major (n, N) array (the 5-joint minimum-motion path).
     """
     arm = getattr(board_or_solver, "solver", board_or_solver)
     rule = _rule(rule)
