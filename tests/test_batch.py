@@ -217,8 +217,9 @@ def test_min_motion_odd_inputs_match_firmware():
         if roll == math.pi:
             assert set(st.tolist()) <= {status.JOINT_LIMIT, status.TOO_FAR, status.TOO_CLOSE}
     assert_same(arm, reach, [1e200, -1e200, 1e200, 0.0, 0.0], MIN_MOTION)
-    st, q, el = batch.ik(arm, np.empty((0, 4)))
-    assert st.shape == (0,) and q.shape == (0, 5) and el.shape == (0,)
+    for current in (None, arm.home, np.empty((0, 5))):
+        st, q, el = batch.ik(arm, np.empty((0, 4)), current)
+        assert st.shape == (0,) and q.shape == (0, 5) and el.shape == (0,)
 
 
 def test_sin_cos_by_half_angle_tangent():

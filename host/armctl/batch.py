@@ -304,7 +304,7 @@ def _arm5_min_motion(arm, targets, current):
     in armfw's order, the first of equal costs wins), cheaper:
     - targets go through in blocks of BLOCK into arrays allocated once per
       thread, every ufunc writing into them (out=): no new array per stage,
-      a block's working set (~3 MB) near a core's cache;
+      a block's working set (~4 MB) near a core's cache;
     - the pitch's sin and cos from one vectorised tan (_sin_cos);
     - one two-link solve is shared by the four candidates; the turned-base
       candidates are the facing ones negated (as the firmware stores them), so
@@ -339,13 +339,14 @@ def _arm5_min_motion(arm, targets, current):
         roll_ok = _roll_fits(arm, current[:, 4])
     if roll_ok is None:
         return None
-    cur_small = current is None or bool(np.abs(current).max() < CURRENT_SMALL)
+    cur_small = current is None or current.size == 0 or bool(np.abs(current).max() < CURRENT_SMALL)
     status = np.empty(count, dtype=np.int8)
     elbow = np.empty(count, dtype=np.int8)
     # Joint-major: each block writes whole rows; the caller gets the (N, 5) view.
     q = np.empty((5, count))
     # Blocks of equal size (a short last block would cost a block's overhead for little).
-    size = max(1, -(-count // max(1, -(-count // BLOCK))))
+    blocks = max(1, math.ceil(count / BLOCK))
+    size = max(1, math.ceil(count / blocks))
     for start in range(0, count, size):
         stop = min(start + size, count)
         if current is None:
