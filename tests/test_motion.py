@@ -452,6 +452,31 @@ LONG_START = (250.0, -150.0, 150.0, radians(90))
 LONG_END = (250.0, 150.0, 150.0, radians(90))
 
 
+def test_a_line_keeps_its_own_step_length_to_its_last_step():
+    """A LINE added with step_mm (G-code F) walks that step length, also where a plan too long
+    for the ring is walked a second time while it runs, whatever line_step_mm says by then;
+    a step_mm of 0 or above the board's line_step_mm is the board's."""
+    a, b = (150.0, -60.0, 150.0), (150.0, 60.0, 150.0)
+    for step_mm, want in ((0.2, 600), (0.0, 60), (50.0, 60)):
+        r = Recorder(ARM5)
+        arm = r.arm
+        assert arm.move(a + (pi,))
+        r.poses.clear()
+        arm.plan()
+        arm.add(LINE, b + (pi,), step_mm=step_mm)
+        assert arm.begin()
+        assert arm.total == want, (step_mm, arm.total)    # 120 mm in steps of 0.2 mm or the board's 2 mm
+        arm.line_step_mm = 7.0
+        step_by_step(r)
+        assert len(r.poses) == want
+        prev = a
+        for _, q in r.poses:
+            p = arm5_tool(q)
+            assert abs(p[1] - prev[1] - 120.0 / want) < 1e-6 and abs(p[0] - 150.0) < 1e-6
+            prev = p
+        assert abs(prev[1] - 60.0) < 1e-6
+
+
 def long_plan(arm):
     arm.plan()
     arm.add(LINE, LONG_END)

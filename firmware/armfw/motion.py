@@ -184,6 +184,7 @@ class ArmController:
         self._rules = [MIN_MOTION] * MAX_OPS
         self._rolls = [None] * MAX_OPS
         self._waits = [0] * MAX_OPS          # WAIT: ms
+        self._line_steps = [0.0] * MAX_OPS   # LINE: mm per step
         self._current = [0.0] * n          # the IK's current pose with a commanded roll
         self._n_ops = 0
         # Step scratch, allocated once.
@@ -397,15 +398,18 @@ class ArmController:
         """Start a new plan."""
         self._n_ops = 0
 
-    def add(self, op, target=None, rule=MIN_MOTION, roll=None):
+    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0):
         """Append an operation; target: joint angles (JOINTS) or tool coordinates (MOVE, LINE);
-        roll: the arm5 wrist roll a MOVE or LINE ends at (radians; None: unchanged)."""
+        roll: the arm5 wrist roll a MOVE or LINE ends at (radians; None: unchanged);
+        step_mm: a LINE's tool travel per step, at most line_step_mm (0: line_step_mm)."""
         k = self._n_ops
         if k >= MAX_OPS:
             raise ValueError("plan too long")
         self._ops[k] = op
         self._rules[k] = rule
         self._rolls[k] = roll
+        # Kept with the operation: a long plan's live pass walks it again.
+        self._line_steps[k] = step_mm if 0.0 < step_mm < self.line_step_mm else self.line_step_mm
         if op == WAIT:
             self._waits[k] = target[0]
             self._n_ops = k + 1
@@ -773,7 +777,7 @@ class ArmController:
             return self._refuse(BAD_INPUT if solved(st) else st, REASON_SOLVER, k, 1, p1)
         if length <= 0.0:
             return True
-        dt_nominal = self.line_step_mm / length
+        dt_nominal = self._line_steps[k] / length
         dt_floor = MIN_LINE_STEP_MM / length
         max_step = self._max_step()
         min_step = -max_step

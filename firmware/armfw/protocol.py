@@ -186,9 +186,6 @@ class Protocol:
                 if c > 127:
                     raise Refused(BAD_COMMAND, "not ASCII text")
             text = bytes(raw).decode()
-            if self.controller is not None:
-                # A G1's F lasts for its own line only.
-                self.controller.line_step_mm = float(self.controller.board.motion["line_step_mm"])
             if gcode.is_gcode(text.lstrip()):
                 if self.controller is None:
                     raise Refused(BAD_BOARD, self.boot_error)
@@ -417,12 +414,13 @@ class Protocol:
         self._note_branch(rule)
         return self._start(True, begun)
 
-    def line(self, args):
+    def line(self, args, step_mm=0.0):
+        """line X Y [Z PITCH [ROLL]]; step_mm: tool travel per step below the board's (G-code F)."""
         self._closed_form()
         self._parse_target(args, False)
         self._may_move()
         self.controller.plan()
-        self.controller.add(motion.LINE, self._target, MIN_MOTION, self._roll)
+        self.controller.add(motion.LINE, self._target, MIN_MOTION, self._roll, step_mm)
         return self._start()
 
     def jog(self, args):
