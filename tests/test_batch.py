@@ -20,7 +20,7 @@ import pytest
 from conftest import VECTORS, board_without_zones
 
 from armctl import batch
-from armfw import status, twolink
+from armfw import kinematics, status, twolink
 from armfw.kinematics import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN
 
 ANGLE_TOL = 1e-9          # rad: rounding differences only
@@ -145,6 +145,99 @@ def test_ik_matches_firmware_on_random_targets(board_name, rule):
             assert mm < FK_TOL_MM and rad < 1e-9
             assert arm.within_limits(q[i].tolist())
     assert {status.OK, status.TOO_FAR, status.JOINT_LIMIT} <= seen
+
+
+def arm5_with_limits(lo_deg, hi_deg):
+    """The shipped 5-joint arm's links with other joint limits (degrees)."""
+    arm = load("sim_arm5.json").solver
+    return kinematics.Arm5Solver(arm.l1, arm.l2, arm.l3, arm.base, arm.names,
+                                 [math.radians(a) for a in lo_deg], [math.radians(a) for a in hi_deg], arm.home)
+
+
+# The minimum-motion path has shortcuts that hold for some limits only: symmetric
+# limits share the turned candidates' fits, limits inside +-180 degrees let the
+# yaw and joint-3 rows skip the turn arithmetic. Limits where each one does not hold:
+LIMIT_SHAPES = {
+    "asymmetric": ([-100, -135, -120, -90, -135], [170, 110, 135, 150, 135]),
+    "past half a turn": ([-200, -150, -190, -170, -135], [100, 150, 120, 170, 135]),
+    "a whole turn and more": ([-135, -200, -135, -135, -135], [135, 200, 135, 135, 135]),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(LIMIT_SHAPES))
+def test_min_motion_with_other_limits_matches_firmware(shape, monkeypatch):
+    arm = arm5_with_limits(*LIMIT_SHAPES[shape])
+    rng = np.random.default_rng(7)
+    targets = random_targets(arm, 1501, rng)
+    per_row = arm.lo + (np.array(arm.hi) - arm.lo) * rng.random((len(targets), arm.n))
+    # Blocks of 301 targets, the last one of 297: every block boundary is crossed.
+    monkeypatch.setattr(batch, "BLOCK", 333)
+    seen = set()
+    for current in (None, list(arm.home), per_row):
+        st, q, solved = assert_same(arm, targets, current, MIN_MOTION)
+        seen.update(st.tolist())
+        for i in np.flatnonzero(solved)[:200]:
+            assert arm.within_limits(q[i].tolist())
+    assert {status.OK, status.TOO_FAR, status.JOINT_LIMIT} <= seen
+    # On the base axis the yaw is the current one, whole turns off or past any digits below a turn.
+    on_axis = np.array([[0.0, 0.0, arm.base + arm.l1 + arm.l2 + arm.l3 - 40.0, 0.3]] * 5)
+    current = np.array([[y, 0.1, 0.2, 0.1, 0.0] for y in (1.5, 5.0, -20.0, 1e3, 1e16)])
+    assert_same(arm, on_axis, current, MIN_MOTION)
+
+
+def test_min_motion_blocks_give_the_answers_of_one_block(monkeypatch):
+    arm = load("sim_arm5.json").solver
+    rng = np.random.default_rng(8)
+    targets = random_targets(arm, 3000, rng)
+    current = arm.lo + (np.array(arm.hi) - arm.lo) * rng.random((len(targets), arm.n))
+    whole = batch.ik(arm, targets, current)
+    monkeypatch.setattr(batch, "BLOCK", 256)
+    for part, one in zip(batch.ik(arm, targets, current), whole):
+        assert np.array_equal(part, one, equal_nan=True)
+
+
+def test_min_motion_odd_inputs_match_firmware():
+    arm = load("sim_arm5.json").solver
+    top = arm.base + arm.l1 + arm.l2 + arm.l3 - 40.0
+    rng = np.random.default_rng(9)
+    reach = random_targets(arm, 200, rng)[:100]
+    # Pitch many turns off (sin and cos from libm, not from tan(pitch / 2)).
+    turned = reach.copy()
+    turned[:, 3] += 2 * math.pi * rng.integers(-40, 40, len(turned))
+    # On the base axis: the yaw is the current one, however many turns off.
+    on_axis = np.array([[0.0, 0.0, top, 0.3]] * 6)
+    current = np.array([[y, 0.1, 0.2, 0.1, 0.0] for y in (0.4, 3.0, -3.1, 7.0, -20.0, 1e3)])
+    assert_same(arm, on_axis, current, MIN_MOTION)
+    assert_same(arm, turned, None, MIN_MOTION)
+    # Wrist rolls: inside, outside with no turn fitting (JOINT_LIMIT), one turn off
+    # (the general path answers), and a current pose 1e200 rad away (costs tie).
+    for roll in (0.3, math.pi, 2.0 - 2 * math.pi):
+        current = np.tile([0.1, 0.2, 0.3, 0.1, roll], (len(reach), 1))
+        st, _, _ = assert_same(arm, reach, current, MIN_MOTION)
+        if roll == math.pi:
+            assert set(st.tolist()) <= {status.JOINT_LIMIT, status.TOO_FAR, status.TOO_CLOSE}
+    assert_same(arm, reach, [1e200, -1e200, 1e200, 0.0, 0.0], MIN_MOTION)
+    for current in (None, arm.home, np.empty((0, 5))):
+        st, q, el = batch.ik(arm, np.empty((0, 4)), current)
+        assert st.shape == (0,) and q.shape == (0, 5) and el.shape == (0,)
+
+
+def test_sin_cos_by_half_angle_tangent():
+    angles = np.concatenate([np.linspace(-batch.SIN_COS_BY_TAN, batch.SIN_COS_BY_TAN, 100001),
+                             [0.0, math.pi, -math.pi, math.pi / 2, -math.pi / 2, 1e-300,
+                              math.nextafter(math.pi, 0.0), math.nextafter(math.pi, 4.0)]])
+    sin = np.empty_like(angles)
+    cos = np.empty_like(angles)
+    batch._sin_cos(angles, sin, cos, np.empty_like(angles))
+    want_sin = np.array([math.sin(a) for a in angles.tolist()])
+    want_cos = np.array([math.cos(a) for a in angles.tolist()])
+    assert np.max(np.abs(sin - want_sin)) <= 4.5e-16 and np.max(np.abs(cos - want_cos)) <= 4.5e-16
+    # The sign of sin decides a pitch of +pi against -pi: it must be libm's.
+    assert np.array_equal(np.signbit(sin[want_sin != 0]), np.signbit(want_sin[want_sin != 0]))
+    # Past SIN_COS_BY_TAN: libm's own.
+    big = np.array([0.5, 50.0, -1e6, 1e16])
+    batch._sin_cos(big, sin[:4], cos[:4], np.empty(4))
+    assert sin[:4].tolist() == [math.sin(a) for a in big] and cos[:4].tolist() == [math.cos(a) for a in big]
 
 
 def test_rules_choose_the_branch():

@@ -125,6 +125,9 @@ def test_protocol_figures(bench):
         return
     assert positive(pr["ik_replies_per_s"]) and positive(pr["ik_round_trip_median_ms"])
     assert positive(pr["ik_pipelined_replies_per_s"]) and pr["ik_pipelined_window"] > 1
+    assert pr["ik_pipelined_runs"] >= 1 and positive(pr["ik_pipelined_host_cpu_us"])
+    # The firmware's CPU needs enough /proc clock ticks: --short may leave it unmeasured.
+    assert pr["ik_pipelined_firmware_cpu_us"] is None or positive(pr["ik_pipelined_firmware_cpu_us"])
     # 400 mm at the board's 2 mm line step: at least 200 steps (shorter where joints would be too fast).
     assert pr["line_steps"] >= 200
     assert positive(pr["line_median_ms"])
@@ -181,5 +184,12 @@ def test_line_figures(bench):
     assert 190 <= line["steps"] <= 210 and line["kept_whole"] is True
     assert positive(line["first_step_ms"]) and positive(line["live_step_us"])
     assert heap(line["live_step_heap_bytes"])
+    # The skip leaves some exact zone checks, fewer than one a step.
+    assert positive(line["first_step_ms_zones_exact"]) and 0 < line["exact_zone_checks"] < line["steps"]
+    # The same line slower: longer than the ring, refilled after each step.
+    long = line["long"]
+    assert long["steps"] > 256 and long["kept_whole"] is False
+    assert positive(long["first_step_ms"]) and positive(long["live_step_us"]) and positive(long["refill_us"])
+    assert heap(long["live_step_heap_bytes"])
     est = bench[0]["estimate"]["rp2040_125MHz"]
     assert fraction(est["line_cpu_share"]) and positive(est["line_first_step_s"])

@@ -14,8 +14,12 @@ per radian, every joint), expected poses from the request's own numbers.
 """
 
 import json
+import os
+import select
 import subprocess
+import termios
 import time
+import tty
 from math import radians
 
 import pytest
@@ -222,6 +226,25 @@ def test_abort_replies_error_with_the_pose_reached_and_drops_queued_lines(consol
     assert port.request("move 150 0 150 180")[-1].startswith("ok OK")
 
 
+def test_real_time_bytes_inside_a_pipelined_batch_act_where_they_stand(console):
+    # One write, so the firmware takes it in one read: each real-time byte acts when
+    # the console reaches it, after the lines before it are answered, before the ones after.
+    sim, port = console
+    ik = "ik 150 30 300 90"
+    alone = port.request(ik)[-1]
+    assert alone.startswith("ok OK")
+    port.write((ik + "\n") * 3 + "?" + (ik + "\n") * 2 + "!~" + "fk 1 2\x18where\n")
+    lines = [port.line() for _ in range(7)]
+    assert lines[:3] == [alone] * 3
+    status = fields(lines[3])
+    assert lines[3].startswith("# status ") and status["state"] == "idle"
+    assert lines[4:6] == [alone] * 2
+    # Idle, hold and resume change nothing; Ctrl-X drops the half-typed line: `where` is answered alone.
+    assert lines[6].startswith("ok OK") and "clear_mm=" in lines[6]
+    assert joints_of(lines[6]) == [float(v) for v in status["joints"].split(",")]
+    assert port.request("info")[-1].startswith("ok name=")      # nothing left over
+
+
 def test_lines_sent_during_a_move_are_answered_in_order_after_it(console):
     sim, port = console
     port.write(LINE_200 + "\n" + "".join("fk 0 0 %d 0 0\n" % k for k in range(10)))
@@ -331,16 +354,56 @@ def test_back_from_the_repl_with_the_arm_where_it_was(realtime_console):
     assert final.startswith("ok OK") and abs(float(fields(final)["y"]) - 50) < 0.001
 
 
-def test_the_console_wait_allocates_nothing(micropython):
-    # Heap locked around every wait: an allocation is a MemoryError there.
-    proc = subprocess.Popen([micropython, str(MP_SCRIPTS / "console_wait.py")], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=upy.env())
+def _run_console_wait(micropython, terminal):
+    """tests/mp/console_wait.py's two lines, its input on a pipe or on a raw pty;
+    with the pty, also the terminal's VMIN after it ended."""
+    traffic = b"?!~\x18fk 1\x7f0 0\nwhere\x15info\n?"
+    script = [micropython, str(MP_SCRIPTS / "console_wait.py")]
+    if not terminal:
+        proc = subprocess.Popen(script, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, env=upy.env())
+        try:
+            lines = [proc.stdout.readline().decode()]
+            proc.stdin.write(traffic)
+            proc.stdin.flush()
+            lines.append(proc.stdout.readline().decode())
+        finally:
+            proc.stdin.close()
+            proc.wait(30)
+        return lines, None
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    proc = subprocess.Popen(script, stdin=slave, stdout=slave, stderr=slave, env=upy.env())
+    pending = b""
+    lines = []
     try:
-        assert proc.stdout.readline() == b"idle waits: ok\n"
-        proc.stdin.write(b"?!~\x18fk 1\x7f0 0\nwhere\x15info\n?")
-        proc.stdin.flush()
-        out = proc.stdout.readline().decode()
-    finally:
-        proc.stdin.close()
+        deadline = time.monotonic() + 30
+        while len(lines) < 2:
+            assert time.monotonic() < deadline, pending
+            if select.select([master], [], [], 0.1)[0]:
+                pending += os.read(master, 4096)
+            if b"\n" in pending:
+                line, _, pending = pending.partition(b"\n")
+                lines.append(line.decode() + "\n")
+                if len(lines) == 1:
+                    os.write(master, traffic)
         proc.wait(30)
-    assert out == "traffic waits: ok realtime=[63, 33, 126, 24, 63] lines=['fk 0 0', 'info']\n"
+        vmin = termios.tcgetattr(slave)[6][termios.VMIN]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+        os.close(slave)
+    return lines, vmin
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["pipe", "pty"])
+def test_the_console_wait_allocates_nothing(micropython, terminal):
+    # Heap locked around every wait: an allocation is a MemoryError there.
+    lines, vmin = _run_console_wait(micropython, terminal)
+    # A pipe gives a byte per read; the raw pty every waiting byte, its settings given back at the end.
+    assert lines[0] == "idle waits: ok reads_all_waiting=%s\n" % terminal
+    assert lines[1] == "traffic waits: ok realtime=[63, 33, 126, 24, 63] lines=['fk 0 0', 'info']\n"
+    if terminal:
+        assert vmin == 1            # tty.setraw's, as before the console took the terminal

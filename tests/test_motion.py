@@ -13,9 +13,9 @@ from math import cos, degrees, pi, radians, sin, sqrt
 import pytest
 
 from armctl.sim import Simulator
-from armfw import board, status
+from armfw import board, motion, status
 from armfw.gripper import Gripper
-from armfw.motion import ArmController, GRIP_DWELL_MS, JOINTS, LINE, MOVE
+from armfw.motion import ArmController, GRIP_CLOSE, GRIP_DWELL_MS, GRIP_OPEN, JOINTS, LINE, MOVE, WAIT
 from armfw.simservo import SimServo
 from conftest import BOARDS
 
@@ -427,3 +427,249 @@ def test_relaxed_arm_refuses_to_interpolate_and_joints_sends_at_once():
     assert [us for _, _, us in list(r.driver.records())[sent:]] == \
         [round(1500 + q * US_PER_RAD_ARM5) for q in (0, 0, pi / 2, 0, 0)]
     assert arm.pose_known() and r.poses == []
+
+
+# -- plans longer than the ring the check pass keeps (motion.PATH_STEPS) ------
+
+class PulseRecorder(Recorder):
+    """A Recorder that also keeps every pulse sent, (virtual ms, channel, us)."""
+
+    def __init__(self, path):
+        Recorder.__init__(self, path)
+        self.pulses = []
+        record = self.driver.set_us
+
+        def set_us(channel, us):
+            self.pulses.append((self.driver.now_ms, channel, us))
+            record(channel, us)
+
+        self.driver.set_us = set_us
+
+
+# The protocol bench's line, out and back at 3 deg/s: the joints' speed limit makes each
+# line several hundred steps; a gripper action and a wait between them.
+LONG_START = (250.0, -150.0, 150.0, radians(90))
+LONG_END = (250.0, 150.0, 150.0, radians(90))
+
+
+def test_a_line_keeps_its_own_step_length_to_its_last_step():
+    """A LINE added with step_mm (G-code F) walks that step length, also where a plan too long
+    for the ring is walked a second time while it runs, whatever line_step_mm says by then;
+    a step_mm of 0 or above the board's line_step_mm is the board's."""
+    a, b = (150.0, -60.0, 150.0), (150.0, 60.0, 150.0)
+    for step_mm, want in ((0.2, 600), (0.0, 60), (50.0, 60)):
+        r = Recorder(ARM5)
+        arm = r.arm
+        assert arm.move(a + (pi,))
+        r.poses.clear()
+        arm.plan()
+        arm.add(LINE, b + (pi,), step_mm=step_mm)
+        assert arm.begin()
+        assert arm.total == want, (step_mm, arm.total)    # 120 mm in steps of 0.2 mm or the board's 2 mm
+        arm.line_step_mm = 7.0
+        step_by_step(r)
+        assert len(r.poses) == want
+        prev = a
+        for _, q in r.poses:
+            p = arm5_tool(q)
+            assert abs(p[1] - prev[1] - 120.0 / want) < 1e-6 and abs(p[0] - 150.0) < 1e-6
+            prev = p
+        assert abs(prev[1] - 60.0) < 1e-6
+
+
+def long_plan(arm):
+    arm.plan()
+    arm.add(LINE, LONG_END)
+    arm.add(GRIP_CLOSE)
+    arm.add(WAIT, [70])
+    arm.add(LINE, LONG_START)
+    arm.add(GRIP_OPEN)
+    arm.add(JOINTS, [radians(v) for v in (-40, 30, 60, 40, 20)])
+
+
+def run_long_plan(monkeypatch, ring, refill):
+    monkeypatch.setattr(motion, "PATH_STEPS", ring)
+    monkeypatch.setattr(motion, "REFILL_EVENTS", max(refill, 1))
+    r = PulseRecorder(ARM5)
+    arm = r.arm
+    assert arm.move(LONG_START)
+    assert arm.set_speed_deg_s(3.0)
+    r.poses.clear()
+    del r.pulses[:]
+    q0 = list(arm.q)
+    long_plan(arm)
+    assert arm.begin()
+    assert arm.steps == 0 and arm._kept_whole == (arm.total + 3 <= ring)
+    step_by_step(r, refill > 0)
+    return r, q0
+
+
+def step_by_step(r, refill=True):
+    """Step the plan begun to its end as the live console does (refill: and refill the ring
+    after each step), recording each wait and pose."""
+    while True:
+        wait = r.arm.step()
+        if wait < 0:
+            return
+        r.poses.append((wait, list(r.arm.q)))
+        if refill:
+            r.arm.refill()
+        r.driver.sleep_ms(wait)
+
+
+@pytest.mark.parametrize("ring, refill", [(256, 2), (7, 1), (40, 3), (40, 0)])
+def test_a_plan_longer_than_the_ring_runs_exactly_the_plan_a_ring_that_holds_it_runs(monkeypatch, ring, refill):
+    """The same long plan (lines, a grip, a wait, a joint move: over a thousand events) with a
+    ring that holds it whole and with rings that must be refilled while it runs (one
+    event refilled per event sent, or none: the live pass catches the second walk up):
+    the same pulses at the same virtual times, the same poses; and every pose is the
+    plan's by the test's own forward kinematics: the lines straight, no joint faster
+    than the limit, each target reached."""
+    whole, q0 = run_long_plan(monkeypatch, 100000, 3)
+    chunked, _ = run_long_plan(monkeypatch, ring, refill)
+    assert len(whole.poses) > 4 * 256
+    assert chunked.pulses == whole.pulses and chunked.poses == whole.poses
+    assert max_joint_step(whole.poses, q0) <= radians(3.0) * STEP_MS / 1000 + 1e-12
+    steps = [q for ms, q in whole.poses if ms == STEP_MS]
+    waits = [ms for ms, _ in whole.poses if ms != STEP_MS]
+    assert waits == [GRIP_DWELL_MS, 70, GRIP_DWELL_MS]
+    a, b = LONG_START[:3], LONG_END[:3]
+    d = [b[i] - a[i] for i in range(3)]
+    on_line = 0
+    for q in steps:
+        p = arm5_tool(q)
+        t = sum((p[i] - a[i]) * d[i] for i in range(3)) / sum(v * v for v in d)
+        if sqrt(sum((p[i] - a[i] - t * d[i]) ** 2 for i in range(3))) < 1e-6 and -1e-9 <= t <= 1 + 1e-9:
+            on_line += 1
+    lines = len(steps) - int(max(abs(x - y) for x, y in zip(q0, [radians(v) for v in (-40, 30, 60, 40, 20)]))
+                             / (radians(3.0) * STEP_MS / 1000) + 1)
+    assert on_line >= lines > 2 * 256
+    assert steps[-1] == pytest.approx([radians(v) for v in (-40, 30, 60, 40, 20)], abs=1e-12)
+
+
+def test_a_long_plan_walked_otherwise_the_second_time_stops_before_a_step_it_did_not_check(monkeypatch):
+    """The second walk of a long plan must agree with the check: made to solve every pose a
+    hair off, it stops the run at the first step (after sending only that checked
+    step); made to refuse a step past the ring, the run stops before that step, having
+    sent only steps the check pass took."""
+    monkeypatch.setattr(motion, "PATH_STEPS", 64)
+    whole, q0 = run_long_plan(monkeypatch, 100000, 3)
+    for when in ("at once", "past the ring"):
+        monkeypatch.setattr(motion, "PATH_STEPS", 64)
+        r = PulseRecorder(ARM5)
+        arm = r.arm
+        assert arm.move(LONG_START) and arm.set_speed_deg_s(3.0)
+        r.poses.clear()
+        long_plan(arm)
+        assert arm.begin() and not arm._kept_whole
+        solve = arm.solver.ik
+
+        def off_by_a_hair(target, out, current=None, rule=0):
+            st = solve(target, out, current, rule)
+            if when == "at once":
+                out[0] += 1e-9
+            elif arm._n_walked > 100:
+                return status.COLLISION     # event 101 of the second walk: refused
+            return st
+
+        arm.solver.ik = off_by_a_hair
+        with pytest.raises(RuntimeError, match="not the plan checked"):
+            step_by_step(r)
+        assert not arm.running() and arm.step() == -1
+        # Every step that went out is the checked plan's (refill() stops after a step).
+        assert arm.q == whole.poses[arm.steps - 1][1]
+        assert r.poses == whole.poses[:arm.steps]
+        if when == "at once":
+            assert arm.steps == 1           # the first step went out, then the stop
+        else:
+            # The second walk runs at most the ring's 64 events ahead of the live pass.
+            assert 101 - 64 <= arm.steps < 101
+
+
+def test_a_long_line_sends_in_micropython_the_pulses_it_sends_in_cpython(micropython):
+    """A move and a line of over a thousand steps each at 3 deg/s through the simulator's
+    protocol (the Unix port, its ring refilled as the line runs) and the same calls on
+    CPython: the same pulses on the same channels at the same virtual times."""
+    with Simulator(ARM5) as sim:
+        assert sim.request("where")[-1].startswith("ok")     # booted
+        booted = len(sim.pulses())
+        t0 = sim.pulses()[-1][0]
+        assert sim.request("speed 3")[-1].startswith("ok")
+        assert sim.request("move 250 -150 150 90")[-1].startswith("ok")
+        reply = sim.request("line 250 150 150 90")[-1]
+        assert reply.startswith("ok")
+        steps = int(reply.split("steps=")[1].split()[0])
+        pulses = sim.pulses()[booted:]
+    assert steps > 4 * 256
+    r = PulseRecorder(ARM5)
+    assert r.arm.set_speed_deg_s(3.0)
+    start = r.driver.now_ms
+    assert r.arm.move(LONG_START) and r.arm.line(LONG_END)
+    assert [(t - t0, ch, us) for t, ch, us in pulses] == [(t - start, ch, us) for t, ch, us in r.pulses]
+
+
+class ScriptConsole:
+    """A console that hands the live console its request lines, one at a time, then ends."""
+
+    def __init__(self, lines):
+        self.lines = list(lines)
+        self.closed = False
+        self.refused = 0
+        self.on_realtime = None
+
+    def next_line(self):
+        if self.lines:
+            return self.lines.pop(0)
+        self.closed = True
+        return None
+
+    def wait(self, ms, block=False):
+        pass
+
+    def clear_typing(self):
+        pass
+
+    def begin(self):
+        pass
+
+    def end(self):
+        pass
+
+    def flush(self):
+        pass
+
+
+def test_the_live_console_stops_a_long_line_whose_second_walk_disagrees_with_an_error_word():
+    """The live console (armfw.session on CPython, virtual time) runs a 3 deg/s line of over
+    a thousand steps; its second walk is made to refuse event 301. The line stops
+    before that step with `error ABORTED INTERNAL ...` naming the step reached, every
+    pulse sent is the checked line's, and motion is locked (the alarm)."""
+    from armfw import protocol, session
+    requests = [b"speed 3", b"move 250 -150 150 90", b"line 250 150 150 90"]
+    runs = {}
+    for sabotage in (False, True):
+        r = PulseRecorder(ARM5)
+        arm = r.arm
+        solve = arm.solver.ik
+
+        def second_walk_refuses(target, out, current=None, rule=0):
+            if sabotage and arm._refilling and arm._n_walked > 300:
+                return status.COLLISION
+            return solve(target, out, current, rule)
+
+        arm.solver.ik = second_walk_refuses
+        replies = []
+        p = protocol.Protocol(arm, replies.append)
+        p.progress = False
+        session.Session(p, ScriptConsole(requests), r.driver).serve()
+        runs[sabotage] = (replies, r.pulses, p.alarm)
+    (whole, whole_pulses, calm), (stopped, stopped_pulses, alarm) = runs[False], runs[True]
+    assert [w.split()[0] for w in whole] == ["ok", "ok", "ok"] and not calm
+    total = int(whole[-1].split("steps=")[1].split()[0])
+    assert total > 4 * 256
+    assert stopped[:2] == whole[:2]
+    assert stopped[2].startswith("error ABORTED INTERNAL RuntimeError: the plan walked again is not the plan "
+                                 "checked: stopped at step ")
+    reached = int(stopped[2].split(" at step ")[1].split()[0])
+    assert 301 - 8 <= reached <= 301 and stopped[2].split(" at step ")[1].split()[2] == "%d:" % total
+    assert alarm and stopped_pulses == whole_pulses[:len(stopped_pulses)] and len(stopped_pulses) < len(whole_pulses)

@@ -322,3 +322,35 @@ def test_cpython_imports_the_same_protocol():
     for line in (b"ik 157.3 0 342.4 90", b"bogus"):
         p.handle(line)
     assert out[0].startswith("ok OK 0.000 -50.0") and out[1].startswith("error BAD_COMMAND")
+
+
+def test_move_solves_its_target_once_and_refuses_with_the_ik_words():
+    """`move` on CPython's Protocol: one IK for the target (the check pass's, not a second
+    one to answer), the motion it starts ends where the hand-calculated FK puts the
+    target; a target no pose reaches is refused in the ik command's words."""
+    from armfw import board, protocol
+    from armfw.motion import ArmController
+    from armfw.simservo import SimServo
+    b = board.load(str(ARM5))
+    arm = ArmController(b, SimServo(b.driver))
+    arm.park()
+    solves = []
+    solve = b.solver.ik
+
+    def counted(*args):
+        solves.append(args[0][:])
+        return solve(*args)
+
+    b.solver.ik = counted
+    out = []
+    p = protocol.Protocol(arm, out.append)
+    p.handle(b"move 200 50 150 150")
+    assert p.moving and out == [] and len(solves) == 1
+    while arm.step() >= 0:
+        pass
+    p.motion_done()
+    q = numbers(out[-1])[:5]
+    assert all(abs(a - w) < 0.05 for a, w in zip(arm5_fk(q), (200, 50, 150)))
+    del solves[:]
+    p.handle(b"move 900 0 150 90")
+    assert out[-1] == "error TOO_FAR no solution for 900 0 150 90" and len(solves) == 1

@@ -61,7 +61,7 @@ def test_al5d_import_agrees_with_robotics_toolbox_on_10000_poses(tmp_path, repor
 def test_shipped_al5d_board_is_the_import_of_the_rtb_data_urdf(tmp_path):
     data, _ = _import(AL5D_URDF, tmp_path, "--name", "sim_al5d")
     shipped = json.loads((BOARDS / "sim_al5d.json").read_text())
-    for key in ("name", "mcu", "driver", "arm", "joints"):
+    for key in ("name", "mcu", "driver", "arm", "joints", "workspace"):
         assert shipped[key] == data[key], key
 
 

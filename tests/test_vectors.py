@@ -314,7 +314,7 @@ def test_vectors_micropython_without_native_emitter(micropython, tmp_path):
         path.write_text(path.read_text().replace("@micropython.native", "@micropython.no_such_emitter"))
     probe = "import armfw; print(sorted(armfw.emitters.items()))"
     native = subprocess.run([micropython, "-c", probe], capture_output=True, text=True, env=upy.env())
-    modules = ("kinematics", "servo", "twolink", "zones")
+    modules = ("kinematics", "motion", "servo", "twolink", "zones")
     assert native.stdout.strip() == str([(m, "native") for m in modules]), native.stderr
     bytecode = subprocess.run([micropython, "-c", probe], capture_output=True, text=True,
                               env=upy.env(firmware))

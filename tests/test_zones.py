@@ -7,6 +7,7 @@ sampled every 0.5 mm as capsules, never armfw's own FK or zone code.
 import copy
 import json
 import math
+from math import pi
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from armctl.sim import Simulator
 from armfw import board, kinematics, status, zones
 from armfw.kinematics import MIN_MOTION, PREFER_DOWN, PREFER_UP
-from armfw.motion import ArmController
+from armfw.motion import JOINTS, LINE, MOVE, PATH_STEPS, ArmController
 from armfw.gripper import Gripper
 from armfw.simservo import SimServo
 from conftest import BOARDS
@@ -461,3 +462,170 @@ def test_numeric_solvers_never_report_a_solution_inside_a_zone(method):
             assert world.capsule_depth(batch.q[i]) <= 1e-6, (targets[i], batch.q[i])
         collisions += batch.status[i] == status.COLLISION
     assert collisions > 10
+
+
+# --- the skip: an exact check only where a pose is not provably clear --------
+
+SKIP_BOARDS = {
+    "arm5": lambda: board_data("arm5"),
+    "planar": lambda: board_data("planar"),
+    "arm5 defaults": lambda: board_data("arm5", workspace=None),
+    "arm5 tool offset": lambda: json.loads((BOARDS / "sim_arm5_tool.json").read_text()),
+}
+
+
+def joint_walks(arm, rng, count, length):
+    """Dense random paths in joint space, inside the limits: count walks of length poses
+    each, half creeping (~0.3 deg a pose), half striding (~3 deg), some straight
+    through the joint space from one random pose to another."""
+    lo = np.array(arm.lo)
+    hi = np.array(arm.hi)
+    for w in range(count):
+        if w % 3 == 2:
+            a, b = rng.uniform(lo, hi), rng.uniform(lo, hi)
+            yield a + (b - a) * np.linspace(0.0, 1.0, length)[:, None]
+            continue
+        sigma = D(0.3) if w % 2 else D(3.0)
+        steps = rng.normal(0.0, sigma, (length, arm.n))
+        yield np.clip(rng.uniform(lo, hi) + np.cumsum(steps, axis=0), lo, hi)
+
+
+def link_samples(world, q, m=300):
+    """Points along every link of pose q by the oracle's FK, at the same fractions of each link."""
+    pts = world.points(q)
+    f = np.linspace(0.0, 1.0, m)[:, None]
+    return np.concatenate([pts[i] + (pts[i + 1] - pts[i]) * f for i in range(len(pts) - 1)])
+
+
+@pytest.mark.parametrize("kind", ["arm5", "planar"])
+def test_joint_reach_bounds_how_far_any_point_of_a_link_moves(kind):
+    """The oracle's own forward kinematics, links sampled finely: between two poses no
+    sample moves farther than sum_j |dq_j| * reach[j]; turning one joint alone, the
+    farthest sample comes near the bound (reach is the geometry, not a guess)."""
+    b, world = load(kind)
+    arm = b.solver
+    reach = np.array(zones.joint_reach(arm))
+    rng = np.random.default_rng(31)
+    best_single = np.zeros(arm.n)
+    for k in range(3000):
+        q0 = rng.uniform(arm.lo, arm.hi)
+        dq = rng.normal(0.0, (1e-3, 0.03, 0.5)[k % 3], arm.n)
+        single = k % 4 == 0
+        if single:
+            j = rng.integers(arm.n)
+            dq = np.where(np.arange(arm.n) == j, dq, 0.0)
+        a = link_samples(world, q0)
+        c = link_samples(world, q0 + dq)
+        moved = np.max(np.linalg.norm(c - a, axis=1))
+        bound = float(np.sum(np.abs(dq) * reach))
+        assert moved <= bound * (1.0 + 1e-12) + 1e-9, (q0, dq, moved, bound)
+        if single and abs(dq[j]) < 0.05 and reach[j] > 0.0:
+            best_single[j] = max(best_single[j], moved / bound)
+    # The wrist roll of an arm without a tool offset moves nothing (reach 0).
+    assert all(best_single[j] > 0.9 for j in range(arm.n) if reach[j] > 0.0), best_single
+
+
+@pytest.mark.parametrize("name", list(SKIP_BOARDS))
+def test_the_skip_never_passes_a_pose_the_exact_check_refuses(name):
+    """Dense random paths through the joint space, each pose judged by clear() (the skip
+    on) and by clear_exact(): the same verdict, the same zone and link, every pose;
+    a pose passed is clear by the capsule judge (boards it can judge); and the
+    skip does skip."""
+    data = SKIP_BOARDS[name]()
+    b = board.from_dict(data, name)
+    arm = b.solver
+    z = arm.zones
+    world = World(data) if "workspace" in data and "tool_mm" not in data["arm"] else None
+    exact_calls = [0]
+    exact = z.clear_exact
+
+    def counted(q):
+        exact_calls[0] += 1
+        return exact(q)
+
+    z.clear_exact = counted
+    z.track(True)       # as motion's walks do
+    rng = np.random.default_rng(17)
+    poses = refused = 0
+    for path in joint_walks(arm, rng, 60, 150):
+        for q in path:
+            q = list(q)
+            want = exact(q)
+            want_hit = (z.hit_zone, z.hit_link)
+            z.hit_zone = z.hit_link = -1
+            got = z.clear(q)
+            assert got == want, (name, q)
+            poses += 1
+            if not got:
+                refused += 1
+                assert (z.hit_zone, z.hit_link) == want_hit
+            elif world is not None:
+                assert world.capsule_depth(q) <= 1e-6, q
+    skipped = poses - exact_calls[0]
+    assert refused > 100 and skipped > poses // 4, (refused, skipped, poses)
+
+
+@pytest.mark.parametrize("kind", ["arm5", "planar"])
+def test_the_skip_gap_is_never_more_than_the_clearance_the_capsule_judge_measures(kind):
+    """After an exact check of a clear pose, the gap the skip works from (armfw's lower
+    bound of every link's distance from every zone) is at most the capsules'
+    clearance the oracle measures; and it is useful: positive for most clear poses."""
+    b, world = load(kind)
+    z = b.solver.zones
+    rng = np.random.default_rng(5)
+    clear = positive = 0
+    for q in random_poses(b.solver, 1500, rng):
+        q = list(q)
+        if not z.clear_exact(q):
+            continue
+        clear += 1
+        gap = min(z._gap(z._pts))
+        clearance = -world.capsule_depth(q)
+        assert gap <= clearance + 1e-6, (q, gap, clearance)
+        positive += gap > 0.0
+    assert clear > 200 and positive > clear // 2, (clear, positive)
+
+
+@pytest.mark.parametrize("kind", ["arm5", "planar"])
+def test_random_plans_are_refused_at_the_same_step_zone_and_link_with_and_without_the_skip(kind):
+    """Random lines, moves and joint moves from random clear poses, checked by two
+    controllers, one of whose zones always check exactly: the same verdicts, the same
+    failing step, zone and link, the same kept steps."""
+    b, _ = load(kind)
+    plain, _ = load(kind)
+    plain.solver.zones.clear = plain.solver.zones.clear_exact
+    arms = [ArmController(x, SimServo(x.driver), None, sleep_ms=lambda ms: None) for x in (b, plain)]
+    for a in arms:
+        a.check_only = True
+    rng = np.random.default_rng(77)
+    solver = b.solver
+    collisions = passed = 0
+    for k in range(300):
+        start = list(rng.uniform(solver.lo, solver.hi))
+        if not solver.zones.clear_exact(start):
+            continue
+        if kind == "arm5":
+            target = [rng.uniform(-300, 300), rng.uniform(-300, 300), rng.uniform(-40, 300),
+                      rng.uniform(-pi, pi)]
+        else:
+            target = [rng.uniform(-180, 180), rng.uniform(-180, 180)]
+        op = (LINE, MOVE, JOINTS)[k % 3]
+        if op == JOINTS:
+            target = list(rng.uniform(solver.lo, solver.hi))
+        verdicts = []
+        for a in arms:
+            assert a.send_pose(start)
+            a.plan()
+            a.add(op, target)
+            ok = a.begin()
+            z = a.solver.zones
+            kept = min(a.total, PATH_STEPS) * a.solver.n
+            if ok:
+                verdicts.append((ok, a.total, list(a._path_us[:kept]), list(a.q)))
+            else:
+                verdicts.append((ok, a.fail_status, a.fail_op, a.fail_step, a.fail_joint, list(a.fail_point),
+                                 (z.hit_zone, z.hit_link) if a.fail_status == "COLLISION" else None))
+        assert verdicts[0] == verdicts[1], (k, op, start, target)
+        collisions += not verdicts[0][0] and verdicts[0][1] == "COLLISION"
+        passed += verdicts[0][0]
+    assert collisions > 20 and passed > 20, (collisions, passed)

@@ -27,7 +27,7 @@ def serve():
 
 
 # The modules with @micropython.native functions, each after the ones it imports.
-NATIVE_MODULES = ("twolink", "servo", "zones", "kinematics")
+NATIVE_MODULES = ("twolink", "servo", "zones", "kinematics", "motion")
 
 # "native" or "bytecode" per module of NATIVE_MODULES, as loaded (MicroPython only).
 emitters = {}

@@ -249,13 +249,8 @@ class GCode:
                 raise self.Refused(status.NAMES[status.BAD_INPUT], "F must be > 0 mm/min")
             self.feed_mm_min = args["F"]
         target = self._target(args)
-        controller = p.controller
-        if self.feed_mm_min > 0:
-            # F sets the tool speed of this line, up to the board's own line
-            # speed (the protocol puts that back before the next request).
-            step = self.feed_mm_min / 60000.0 * controller.step_ms
-            controller.line_step_mm = min(step, controller.board.motion["line_step_mm"])
-        return p.line(target)
+        # F sets the tool speed of this line, up to the board's own line speed.
+        return p.line(target, self.feed_mm_min / 60000.0 * p.controller.step_ms)
 
     def _dwell(self, args):
         ms = 0.0

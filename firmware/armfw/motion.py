@@ -9,15 +9,22 @@ Every plan is checked whole before anything moves: a walk that touches
 nothing (every IK status, zone check and servo pulse of every step, carried
 through the whole sequence). A path that leaves the workspace halfway is
 refused before the first pulse. The check keeps what it computed, each
-step's pulses and pose, in arrays made here once (PATH_STEPS steps), and the
-live run of a plan that fits only sends them: each step is solved once. A
-longer plan's live run walks it again through the same code, which takes
-exactly the same steps as the check did (the walk is deterministic).
+step's pulses and pose, in a ring made here once (PATH_STEPS events), and the
+live run only sends them: each step of a plan that fits is solved once. A
+longer plan is checked whole all the same; its live run refills the ring as
+it empties, an event or two after each step sent (refill()), by walking the
+plan again from its start through the same code, which takes exactly the
+same steps as the check did (the walk is deterministic). A refilled step has
+passed every check again before it goes into the ring, and the re-walk must
+agree with what the check kept (the kept steps, the number of events, the
+final pose): where it did not, step() raises instead of sending anything it
+did not check.
 
 The live run is a stepper: begin() checks the whole plan, then each step()
 sends one step's pulses and returns how long to wait before the next, so the
 caller (armfw.session) serves the console between steps and may stop at any
-step (hold, abort). run() is begin() plus waiting, for Python calls.
+step (hold, abort); after each step it calls refill(), which refills a long
+plan's ring in the idle time. run() is begin() plus waiting, for Python calls.
 
 Speed: each step lasts step_ms and no joint moves more than speed * step_ms
 in one step. Joint moves are split evenly; a straight line advances the tool
@@ -30,7 +37,7 @@ flip, the base turning through the axis) is refused.
 from array import array
 from math import pi, sqrt, sin, cos
 
-from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
+from armfw.compat import const, micropython, sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.kinematics import MIN_MOTION
 from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, HOME_FIRST, solved, name
@@ -51,13 +58,21 @@ MAX_WAYPOINTS = const(128)
 
 MAX_OPS = const(6)
 
-# Steps of a plan the check pass keeps for the live pass: per step the pulses
-# (2 bytes each) and the pose (8 bytes each), 256 steps of 5 joints in 13 KB.
-# A plan that fits is solved once: its live pass only sends what the check
-# pass computed. A longer one is still checked whole before it moves; its
-# live pass then solves each step again (the same steps: the walk is
-# deterministic, and each was checked).
+# Events (steps, gripper actions, waits) of a plan the ring keeps for the live
+# pass: per step the pulses (2 bytes each) and the pose (8 bytes each), 256
+# steps of 5 joints in 13 KB. A plan that fits is solved once: its live pass
+# only sends what the check pass computed. A longer one is still checked whole
+# before it moves; its live pass refills the ring from a second walk (see the
+# module doc).
 PATH_STEPS = const(256)
+# Events the second walk of a long plan reaches per refill() (once per step,
+# the live pass sending one): REFILL_EVENTS while it is fewer than REFILL_LEAD
+# events ahead of the live pass, then one. It starts with the plan; ahead, it
+# leaves the live pass an event in hand however a step's work varies (an
+# event is one step's IK, a few where a line slows down), and the work
+# between two steps stays one event but for the first few.
+REFILL_EVENTS = const(2)
+REFILL_LEAD = const(8)
 _STEP_EVENT = const(255)    # an event of the kept path that is a step (else a gripper op or a wait)
 _WAIT_EVENT = const(200)    # + the plan index of a WAIT op: its dwell
 
@@ -81,6 +96,8 @@ REASON_LIMITS = "outside the joint limits"
 REASON_PATH_FULL = "path full"
 REASON_UNKNOWN_POSE = "servos off, pose unknown: home first"
 REASON_ZONE = "would enter a zone"     # which zone and link: solver.zones.hit_zone, hit_link
+# What step() raises where a long plan's second walk disagrees with its check.
+_DISAGREE = "the plan walked again is not the plan checked: stopped"
 
 
 class _Clock:
@@ -167,6 +184,7 @@ class ArmController:
         self._rules = [MIN_MOTION] * MAX_OPS
         self._rolls = [None] * MAX_OPS
         self._waits = [0] * MAX_OPS          # WAIT: ms
+        self._line_steps = [0.0] * MAX_OPS   # LINE: mm per step
         self._current = [0.0] * n          # the IK's current pose with a commanded roll
         self._n_ops = 0
         # Step scratch, allocated once.
@@ -177,13 +195,21 @@ class ArmController:
         self._p0 = [0.0] * nt             # line start, tool coordinates
         self._p = [0.0] * nt              # line point
         self._up = [0.0] * nt             # pick and place waypoints
-        # The path the check pass keeps for the live pass (see PATH_STEPS).
+        # The ring of the checked plan's events for the live pass (see PATH_STEPS):
+        # event e in slot e % PATH_STEPS; a step's pulses and pose at slot * n.
         self._path_us = array("H", bytes(2 * PATH_STEPS * n))     # zeros (an array from bytes
         self._path_q = array("d", bytes(8 * PATH_STEPS * n))      # takes them as raw items)
-        self._events = bytearray(PATH_STEPS + MAX_OPS)   # _STEP_EVENT or a gripper op
-        self._n_events = 0
-        self._n_kept = 0                  # steps kept
-        self._kept_whole = True           # False: the plan had more steps than PATH_STEPS
+        self._events = bytearray(PATH_STEPS)   # _STEP_EVENT, a gripper op or a wait
+        self._n_events = 0                # events of the plan (the check pass counted)
+        self._n_walked = 0                # events the walk under way has reached
+        self._kept_whole = True           # False: the plan has more events than PATH_STEPS
+        self._refill = None               # the second walk of a long plan (a generator), or None
+        self._refilling = False           # True: the walk under way is that second walk
+        self._sent = 0                    # events the live pass has sent
+        self._start_q = [0.0] * n         # the pose the plan starts from
+        self._end_q = [0.0] * n           # and ends at (the check pass's)
+        self._dp = [0.0] * nt             # a line's tool move, end minus start
+        self._fixed = [0.0] * nt          # and the coordinates it keeps
         self._down = [0.0] * nt
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
         self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
@@ -372,15 +398,18 @@ class ArmController:
         """Start a new plan."""
         self._n_ops = 0
 
-    def add(self, op, target=None, rule=MIN_MOTION, roll=None):
+    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0):
         """Append an operation; target: joint angles (JOINTS) or tool coordinates (MOVE, LINE);
-        roll: the arm5 wrist roll a MOVE or LINE ends at (radians; None: unchanged)."""
+        roll: the arm5 wrist roll a MOVE or LINE ends at (radians; None: unchanged);
+        step_mm: a LINE's tool travel per step, at most line_step_mm (0: line_step_mm)."""
         k = self._n_ops
         if k >= MAX_OPS:
             raise ValueError("plan too long")
         self._ops[k] = op
         self._rules[k] = rule
         self._rolls[k] = roll
+        # Kept with the operation: a long plan's live pass walks it again.
+        self._line_steps[k] = step_mm if 0.0 < step_mm < self.line_step_mm else self.line_step_mm
         if op == WAIT:
             self._waits[k] = target[0]
             self._n_ops = k + 1
@@ -401,6 +430,7 @@ class ArmController:
             wait_ms = self.step()
             if wait_ms < 0:
                 return True
+            self.refill()
             if self._clock is not None:
                 self._clock.wait_step(wait_ms)
             else:
@@ -417,24 +447,35 @@ class ArmController:
             self.fail_step = 0
             self.fail_joint = -1
             return False
-        self._n_events = 0
-        self._n_kept = 0
-        self._kept_whole = True
+        self._refill = None
+        self._refilling = False
+        for i in range(self.solver.n):
+            self._start_q[i] = self.q[i]
         checked = self._walk(False)
+        self._track(True)
         try:
-            while True:
-                next(checked)
+            next(checked)           # the check walk never yields
         except StopIteration as e:
             if not e.value:
                 return False
+        finally:
+            self._track(False)
+        self._n_events = self._n_walked
+        self._kept_whole = self._n_events <= PATH_STEPS
         self.total = self.steps
         self.steps = 0
+        for i in range(self.solver.n):
+            self._end_q[i] = self._walk_q[i]
         if self.check_only:
             # Nothing runs: the pose the plan would reach is the commanded one now.
             for i in range(self.solver.n):
                 self.q[i] = self._walk_q[i]
             return True
-        self._live = self._replay() if self._kept_whole else self._walk(True)
+        if not self._kept_whole:
+            self._refill = self._walk(True)
+            self._n_walked = 0          # it has reached nothing yet
+        self._sent = 0
+        self._live = self._replay()
         return True
 
     def step(self):
@@ -445,9 +486,39 @@ class ArmController:
             return next(self._live)
         except StopIteration:
             self._live = None
+            self._refill = None
             if self._n_ops and self._ops[0] == PATH:
                 self.path_len = 0       # a path runs once
             return -1
+        except Exception:
+            self.stop()                 # nothing more is sent (see _refill_event)
+            raise
+
+    def refill(self):
+        """Use the idle time after a step: a long plan's second walk refills the ring by
+        one event, or up to REFILL_EVENTS while it is less than REFILL_LEAD ahead (into
+        slots the live pass has sent). True while it has more to do. Raises as step()
+        does where the walk disagrees with the check."""
+        if self._refill is None:
+            return False
+        budget = REFILL_EVENTS if self._n_walked < self._sent + REFILL_LEAD else 1
+        self._track(True)
+        try:
+            while budget and self._refill is not None and self._n_walked < self._sent + PATH_STEPS:
+                self._refill_event()
+                budget -= 1
+        except Exception:
+            self.stop()
+            raise
+        finally:
+            self._track(False)
+        return self._refill is not None
+
+    def _track(self, on):
+        """Tell the zones (armfw.zones.Zones.track) a walk's poses follow (on) or no longer."""
+        zones = self.solver.zones
+        if zones is not None:
+            zones.track(on)
 
     def running(self):
         """True while a plan begun has steps left."""
@@ -458,6 +529,7 @@ class ArmController:
         if self._live is not None and self._n_ops and self._ops[0] == PATH:
             self.path_len = 0       # a path stopped halfway is not run again from elsewhere
         self._live = None
+        self._refill = None
 
     def _failing_point(self, q, point):
         """The tool target of a refused step: the line's point, or for a joint-interpolated
@@ -476,42 +548,37 @@ class ArmController:
                 self.fail_point[i] = point[i]
         return False
 
-    def _walk(self, live):
-        """Walk the plan from the commanded pose; live: send pulses, else only check.
+    def _walk(self, refill):
+        """Walk the plan from the pose it starts from, checking every step and keeping its
+        events in the ring (the check pass); refill: the second walk of a long plan,
+        which keeps what the live pass has not yet sent.
 
-        A generator: live, it yields after each step the ms to wait before the
-        next one; it returns True when the plan passed, False when refused.
+        A generator: the check walk never yields; the second walk yields after
+        each event it reaches (the live pass takes a few at a time). It returns
+        True when the plan passed, False when refused.
         """
+        self._refilling = refill
+        self._n_walked = 0
         q = self._walk_q
         for i in range(self.solver.n):
-            q[i] = self.q[i]
-        self.steps = 0
+            q[i] = self._start_q[i]
+        if not refill:
+            self.steps = 0
         for k in range(self._n_ops):
             op = self._ops[k]
-            if op == GRIP_OPEN or op == GRIP_CLOSE:
-                if self.gripper is None:
+            if op == GRIP_OPEN or op == GRIP_CLOSE or op == WAIT:
+                if op != WAIT and self.gripper is None:
                     return self._refuse(BAD_INPUT, REASON_GRIPPER, k, 0)
-                if live:
-                    if op == GRIP_OPEN:
-                        self.gripper.open()
-                    else:
-                        self.gripper.close()
-                    yield GRIP_DWELL_MS
-                else:
-                    self._keep_event(op)
-                continue
-            if op == WAIT:
-                if live:
-                    yield int(self._waits[k])
-                else:
-                    self._keep_event(_WAIT_EVENT + k)
+                self._keep(op if op != WAIT else _WAIT_EVENT + k, None)
+                if refill:
+                    yield
                 continue
             if op == LINE:
-                if not (yield from self._walk_line(k, q, live)):
+                if not (yield from self._walk_line(k, q, refill)):
                     return False
                 continue
             if op == PATH:
-                if not (yield from self._walk_path(k, q, live)):
+                if not (yield from self._walk_path(k, q, refill)):
                     return False
                 continue
             goal = self._goal
@@ -523,7 +590,7 @@ class ArmController:
                 t = self._angles[k]
                 for i in range(self.solver.n):
                     goal[i] = t[i]
-            if not (yield from self._walk_joints(k, q, goal, live)):
+            if not (yield from self._walk_joints(k, q, goal, refill)):
                 return False
         return True
 
@@ -540,75 +607,116 @@ class ArmController:
     def _max_step(self):
         return self.speed_rad_s * self.step_ms / 1000.0
 
-    def _step(self, k, step, q, live, point=None, zones_checked=False):
-        """One step to pose q: check its zones and pulses; when live send them and record
-        the pose, else keep both for the live pass.
+    @micropython.native
+    def _step(self, k, step, q, point=None, zones_checked=False):
+        """One step to pose q: check its zones and pulses and keep both in the ring.
 
         zones_checked: q is the solver's answer, whose branch choice checked this
         very pose against the zones.
         """
         # Zone hook (armfw.zones): every step of every motion, in the check run.
-        zones = self.solver.zones
-        if zones is not None and not zones_checked and not zones.clear(q):
-            return self._refuse(COLLISION, REASON_ZONE, k, step, self._failing_point(q, point))
+        if not zones_checked:
+            zones = self.solver.zones
+            if zones is not None and not zones.clear(q):
+                return self._refuse(COLLISION, REASON_ZONE, k, step, self._failing_point(q, point))
         bad = self.servos.pulses(q, self._step_us)
         if bad >= 0:
             return self._refuse(JOINT_LIMIT, REASON_PULSE, k, step, self._failing_point(q, point), bad)
-        self.steps += 1
-        if live:
-            self._send_pulses()
-            for i in range(self.solver.n):
-                self.q[i] = q[i]
-        elif self._keep_event(_STEP_EVENT):
-            n = self.solver.n
-            j = self._n_kept * n
-            us = self._step_us
+        if not self._refilling:
+            self.steps += 1
+        self._keep(_STEP_EVENT, q)
+        return True
+
+    @micropython.native
+    def _keep(self, event, q):
+        """Keep the walk's next event (a step: its pulses in _step_us, its pose q) in the ring.
+
+        The check walk keeps the first PATH_STEPS and counts the rest; the
+        second walk of a long plan keeps the later ones in the slots the live
+        pass has sent (its caller sees they are), and raises where it does not
+        agree with what the check walk kept.
+        """
+        e = self._n_walked
+        self._n_walked = e + 1
+        if e >= PATH_STEPS and not self._refilling:
+            return
+        slot = e % PATH_STEPS
+        check = e < PATH_STEPS and self._refilling
+        events = self._events
+        if check and events[slot] != event:
+            raise RuntimeError(_DISAGREE)
+        events[slot] = event
+        if q is None:
+            return
+        n = self.solver.n
+        j = slot * n
+        us = self._step_us
+        path_us = self._path_us
+        path_q = self._path_q
+        if check:
             for i in range(n):
-                self._path_us[j + i] = us[i]
-                self._path_q[j + i] = q[i]
-            self._n_kept += 1
-        return True
+                if path_us[j + i] != us[i] or path_q[j + i] != q[i]:
+                    raise RuntimeError(_DISAGREE)
+            return
+        for i in range(n):
+            path_us[j + i] = us[i]
+            path_q[j + i] = q[i]
 
-    def _keep_event(self, event):
-        """Keep an event of the checked plan for the live pass; False once the path is full."""
-        e = self._n_events
-        if not self._kept_whole or e >= len(self._events) or (
-                event == _STEP_EVENT and self._n_kept >= PATH_STEPS):
-            self._kept_whole = False
-            return False
-        self._events[e] = event
-        self._n_events = e + 1
-        return True
+    def _refill_event(self):
+        """Let the second walk of a long plan reach one more event; raise where it ends
+        otherwise than the check walk did (refused, fewer or more events, another pose)."""
+        try:
+            next(self._refill)
+            return
+        except StopIteration as e:
+            ended = e.value
+        self._refill = None
+        if ended and self._n_walked == self._n_events:
+            for i in range(self.solver.n):
+                if self._walk_q[i] != self._end_q[i]:
+                    break
+            else:
+                return
+        raise RuntimeError(_DISAGREE)
 
+    @micropython.native
     def _replay(self):
-        """The live pass of a plan the check pass kept whole: send each step's pulses and
-        record its pose; nothing is solved or checked again. A generator, as _walk(True)."""
+        """The live pass: send each event of the ring (a step's pulses, recording its pose;
+        a gripper action; a wait); nothing is solved or checked again. A long plan's
+        ring is refilled by refill() between steps; an event the second walk has not
+        reached yet is walked first (nothing is sent unwalked). A generator: it
+        yields after each event the ms to wait before the next."""
         n = self.solver.n
         us = self._step_us
         path_us = self._path_us
         path_q = self._path_q
+        events = self._events
         q = self.q
-        j = 0
         for e in range(self._n_events):
-            event = self._events[e]
+            slot = e % PATH_STEPS
+            while e >= PATH_STEPS and self._n_walked <= e:
+                self._refill_event()    # not reached yet (the walk ran slow): now, before it is sent
+            event = events[slot]
             if event == _STEP_EVENT:
+                j = slot * n
                 for i in range(n):
-                    us[i] = path_us[j]
-                    q[i] = path_q[j]
-                    j += 1
+                    us[i] = path_us[j + i]
+                    q[i] = path_q[j + i]
                 self._send_pulses()
                 self.steps += 1
-                yield self.step_ms
+                wait = self.step_ms
             elif event >= _WAIT_EVENT:
-                yield int(self._waits[event - _WAIT_EVENT])
+                wait = int(self._waits[event - _WAIT_EVENT])
             else:
                 if event == GRIP_OPEN:
                     self.gripper.open()
                 else:
                     self.gripper.close()
-                yield GRIP_DWELL_MS
+                wait = GRIP_DWELL_MS
+            self._sent = e + 1          # its slot may take event e + PATH_STEPS
+            yield wait
 
-    def _walk_joints(self, k, q, goal, live):
+    def _walk_joints(self, k, q, goal, refill):
         n = self.solver.n
         biggest = 0.0
         for i in range(n):
@@ -624,13 +732,13 @@ class ArmController:
             f = s / steps
             for i in range(n):
                 q[i] = start[i] + (goal[i] - start[i]) * f
-            if not self._step(k, s, q, live):
+            if not self._step(k, s, q):
                 return False
-            if live:
-                yield self.step_ms
+            if refill:
+                yield
         return True
 
-    def _walk_path(self, k, q, live):
+    def _walk_path(self, k, q, refill):
         goal = self._goal
         path = self.path
         n = self.solver.n
@@ -638,11 +746,12 @@ class ArmController:
             base = w * n
             for i in range(n):
                 goal[i] = path[base + i]
-            if not (yield from self._walk_joints(k, q, goal, live)):
+            if not (yield from self._walk_joints(k, q, goal, refill)):
                 return False
         return True
 
-    def _walk_line(self, k, q, live):
+    @micropython.native
+    def _walk_line(self, k, q, refill):
         p0 = self._p0
         p1 = self._tools[k]
         p = self._p
@@ -668,9 +777,20 @@ class ArmController:
             return self._refuse(BAD_INPUT if solved(st) else st, REASON_SOLVER, k, 1, p1)
         if length <= 0.0:
             return True
-        dt_nominal = self.line_step_mm / length
+        dt_nominal = self._line_steps[k] / length
         dt_floor = MIN_LINE_STEP_MM / length
         max_step = self._max_step()
+        min_step = -max_step
+        t_end = 1.0 - 1e-9
+        dp = self._dp
+        fixed = self._fixed
+        for i in range(nt):
+            dp[i] = p1[i] - p0[i]
+            # A coordinate the line keeps: p0 + 0.0 * tn for every tn in (0, 1), as one
+            # float made here instead of two each step (bit for bit, -0.0 included).
+            fixed[i] = p0[i] + 0.0
+        rolling = roll1 != roll0
+        ik = self.solver.ik
         goal = self._goal
         n = self.solver.n
         t = 0.0
@@ -680,32 +800,34 @@ class ArmController:
             dt = dt_nominal
             while True:
                 tn = t + dt
-                if tn > 1.0 - 1e-9:
+                if tn > t_end:
                     tn = 1.0
-                for i in range(nt):
-                    p[i] = p0[i] + (p1[i] - p0[i]) * tn if tn < 1.0 else p1[i]
-                current = q
-                if roll1 != roll0:
-                    current = self.with_roll(q, roll0 + (roll1 - roll0) * tn)
-                st = self.solver.ik(p, goal, current, MIN_MOTION)
-                if not solved(st):
+                if tn < 1.0:
+                    for i in range(nt):
+                        p[i] = p0[i] + dp[i] * tn if dp[i] != 0.0 else fixed[i]
+                else:
+                    for i in range(nt):
+                        p[i] = p1[i]
+                current = self.with_roll(q, roll0 + (roll1 - roll0) * tn) if rolling else q
+                st = ik(p, goal, current, MIN_MOTION)
+                if st > SINGULAR:
                     return self._refuse(st, REASON_SOLVER, k, step, p)
-                biggest = 0.0
+                # No joint turns more than max_step (|d| <= max_step, as comparisons).
                 for i in range(n):
-                    d = abs(goal[i] - q[i])
-                    if d > biggest:
-                        biggest = d
-                if biggest <= max_step:
+                    d = goal[i] - q[i]
+                    if d > max_step or d < min_step:
+                        break
+                else:
                     break
                 dt = (tn - t) * 0.5
                 if dt < dt_floor:
                     return self._refuse(SINGULAR, REASON_JUMP, k, step, p)
             for i in range(n):
                 q[i] = goal[i]
-            if not self._step(k, step, q, live, p, True):
+            if not self._step(k, step, q, p, True):
                 return False
-            if live:
-                yield self.step_ms
+            if refill:
+                yield
             t = tn
         return True
 

@@ -8,13 +8,13 @@ then started: its final line comes when it ends (armfw.session steps it and
 calls motion_done or motion_stopped); the bytes themselves are armfw.console's.
 """
 
-from math import sin
+from math import isfinite, sin
 
 from armfw import gcode, motion, status
 from armfw.compat import const
 from armfw.console import MAX_LINE, TOO_LONG
 from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
-from armfw.numeric import DEG, finite, wrap_angle
+from armfw.numeric import DEG, wrap_angle
 from armfw.status import ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, INTERNAL, NO_CLOSED_FORM, RELAXED
 from armfw.twolink import SINGULAR_SIN
 
@@ -75,17 +75,34 @@ class Refused(Exception):
         self.message = message
 
 
+# Below half the last digit shown a value prints as 0.000, never -0.000.
+_HALF_DIGIT = 0.0005
+
+
 def _fmt(v):
-    if -0.0005 < v < 0.0005:
+    if -_HALF_DIGIT < v < _HALF_DIGIT:
         v = 0.0
     return "%.3f" % v
 
 
+# "%.3f %.3f ...", by count: a reply's joint angles in one format operation.
+_JOINT_FORMATS = {}
+
+
 def _degrees(q, n):
-    return " ".join([_fmt(q[i] / DEG) for i in range(n)])
+    """The first n angles of q (radians) in degrees, as _fmt shows each."""
+    shown = [q[i] / DEG for i in range(n)]
+    for i in range(n):
+        if -_HALF_DIGIT < shown[i] < _HALF_DIGIT:
+            shown[i] = 0.0
+    form = _JOINT_FORMATS.get(n)
+    if form is None:
+        form = _JOINT_FORMATS[n] = " ".join(["%.3f"] * n)
+    return form % tuple(shown)
 
 
 NUMBER_CHARS = "0123456789+-.eE"
+_NOT_DIGITS = "+-.eE"
 
 
 def _is_token(word):
@@ -96,21 +113,17 @@ def _is_token(word):
 
 
 def _number(word):
-    # float() alone is too lenient on MicroPython (float(".") is 0.0).
-    digits = False
-    for ch in word:
-        if ch not in NUMBER_CHARS:
+    # float() alone is too lenient on MicroPython (float(".") is 0.0): number
+    # characters only, at least one digit. (str.strip loops in C, not in Python.)
+    digits = not word.strip(NUMBER_CHARS) and word.strip(_NOT_DIGITS) != ""
+    if digits:
+        try:
+            v = float(word)
+        except ValueError:
             digits = False
-            break
-        if "0" <= ch <= "9":
-            digits = True
-    try:
-        v = float(word)
-    except ValueError:
-        digits = False
     if not digits:
         raise Refused(BAD_INPUT, "not a number: %s" % word[:20])
-    if not finite(v):
+    if not isfinite(v):
         raise Refused(BAD_INPUT, "not a finite number: %s" % word[:20])
     return v
 
@@ -173,9 +186,6 @@ class Protocol:
                 if c > 127:
                     raise Refused(BAD_COMMAND, "not ASCII text")
             text = bytes(raw).decode()
-            if self.controller is not None:
-                # A G1's F lasts for its own line only.
-                self.controller.line_step_mm = float(self.controller.board.motion["line_step_mm"])
             if gcode.is_gcode(text.lstrip()):
                 if self.controller is None:
                     raise Refused(BAD_BOARD, self.boot_error)
@@ -276,10 +286,13 @@ class Protocol:
         return "ok %s %s%s%s" % (status.name(self._pose_status(controller.q)), _degrees(controller.q, self._n),
                                  self._tool_fields(), extra)
 
-    def _start(self, planned=True):
-        """Check the planned motion and start it (no reply yet), or raise its refusal."""
+    def _start(self, planned=True, begun=None):
+        """Check the planned motion and start it (no reply yet), or raise its refusal;
+        begun: what the caller's own begin() answered (None: check it here)."""
         controller = self.controller
-        if not planned or not controller.begin():
+        if begun is None:
+            begun = planned and controller.begin()
+        if not begun:
             raise Refused(controller.fail_status, self._refusal())
         self.moving = True
         self.held = False
@@ -391,20 +404,23 @@ class Protocol:
         self._closed_form()
         rule = self._parse_target(args, True)
         self._may_move()
-        st = self.controller.solver.ik(self._target, self._q, self._current(), rule)
-        if not status.solved(st):
-            raise self._unsolved(st, args)
+        controller = self.controller
+        controller.plan()
+        controller.add(motion.MOVE, self._target, rule, self._roll)
+        # One IK: the check pass solves the target (from the pose and roll _current gives).
+        begun = controller.begin()
+        if not begun and controller.fail_reason == motion.REASON_SOLVER:
+            raise self._unsolved(status.code(controller.fail_status), args)
         self._note_branch(rule)
-        self.controller.plan()
-        self.controller.add(motion.MOVE, self._target, rule, self._roll)
-        return self._start()
+        return self._start(True, begun)
 
-    def line(self, args):
+    def line(self, args, step_mm=0.0):
+        """line X Y [Z PITCH [ROLL]]; step_mm: tool travel per step below the board's (G-code F)."""
         self._closed_form()
         self._parse_target(args, False)
         self._may_move()
         self.controller.plan()
-        self.controller.add(motion.LINE, self._target, MIN_MOTION, self._roll)
+        self.controller.add(motion.LINE, self._target, MIN_MOTION, self._roll, step_mm)
         return self._start()
 
     def jog(self, args):

@@ -103,6 +103,13 @@ class Session:
 
     def serve(self):
         """Answer lines and step motions until the input ends."""
+        self.console.begin()
+        try:
+            self._serve()
+        finally:
+            self.console.end()
+
+    def _serve(self):
         p = self.protocol
         c = self.console
         if p.moving:
@@ -148,6 +155,7 @@ class Session:
         if wait_ms < 0:
             p.motion_done()
             return
+        p.controller.refill()       # a long plan's ring, in the step's idle time
         self._pause(wait_ms)
         if p.moving and not p.held and self._long():
             now = self._elapsed if self._virtual else ticks_ms()
@@ -170,6 +178,7 @@ class Session:
         while True:
             left = ticks_diff(self._next, ticks_ms())
             if c.closed and left > 0:
+                c.flush()
                 sleep_ms(left)          # no input left to wait on
                 left = 0
             if left <= 0:

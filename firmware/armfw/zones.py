@@ -27,6 +27,21 @@ shoulder's joint limits.
 Cost: clear(q) is the joint points (the trigonometry of one FK) plus a few
 comparisons and multiplications per link and zone; all storage is allocated
 in the constructor, nothing per call.
+
+The skip: a pose near the last pose that was checked exactly is clear without
+an exact check when it provably is. The exact check of a clear pose also
+measures a lower bound of its clearance (the gap between each link segment
+and each zone as grown by the link's radius, the region the check refuses);
+no point of the arm moves farther than sum_j |dq_j| * reach[j] between two
+poses (see joint_reach), so while that bound stays below the gap (less
+SKIP_MARGIN_MM, for rounding), every link segment stays outside every grown
+zone: the exact check would pass it too. The bound is kept as a box in joint
+space around the exact check's pose (each joint its share of the gap), so the
+skip is comparisons only: no float arithmetic, nothing on the heap. Any
+other pose is checked exactly, so the first refused pose and its zone and
+link are found as without the skip. Measuring the gap and making the box
+costs about what the exact check does, so it is done only while a caller
+says the poses follow a path (track(); armfw.motion's walks do).
 """
 
 from math import sin, cos, sqrt
@@ -50,6 +65,52 @@ def link_names(solver):
     if solver.kind == "chain":
         return tuple("link%d" % (i + 1) for i in range(solver.n))
     return LINKS[solver.kind]
+
+
+def joint_reach(solver):
+    """Per joint j, an upper bound (mm) of how far any point of a link segment lies from
+    joint j's axis, counting only points that joint j moves; None when not derived
+    (chain arms: their zone checks are all exact).
+
+    Turning joint j alone by dq moves each point by at most reach[j] * |dq|;
+    turning several, by at most the sum (the joints in turn, the triangle
+    inequality), however the other joints stand: the bound holds for every
+    pose, so for the straight joint-space path between two poses. A point of a
+    link segment is a fixed mix of its two joint points, so it moves at most as
+    far as the farther of them; the capsule's radius is part of the zone it is
+    checked against (grown by it), not of the moving points.
+
+    arm5 (joint points: the J2 axis on the base axis, elbow, wrist, tool tip;
+    the tool tip lies tip = sqrt(tx^2 + ty^2 + (l3 + tz)^2) from the wrist for
+    every wrist roll, (tx, ty, tz) the tool offset in the tool frame whose z
+    axis the wrist rolls about):
+      base yaw (the vertical axis through the J2 point): every point lies
+        within l1 + l2 + tip of the J2 point, so horizontally within that of
+        the axis;
+      shoulder J2 (its axis through the J2 point): l1 + l2 + tip;
+      elbow (through the elbow point): l2 + tip;
+      wrist pitch (through the wrist point): tip;
+      wrist roll (the tool axis through the wrist): only the offset's part
+        across that axis moves, sqrt(tx^2 + ty^2) (0 without an offset).
+    planar (shoulder at the origin, elbow, tip): shoulder l1 + l2, elbow l2.
+    """
+    if solver.kind == "arm5":
+        t = getattr(solver, "tool", (0.0, 0.0, 0.0))
+        across = sqrt(t[0] * t[0] + t[1] * t[1])
+        tip = sqrt(across * across + (solver.l3 + t[2]) * (solver.l3 + t[2]))
+        arm = solver.l1 + solver.l2 + tip
+        return [arm, arm, solver.l2 + tip, tip, across]
+    if solver.kind == "planar":
+        return [solver.l1 + solver.l2, solver.l2]
+    return None
+
+
+# The skip's safety margin (mm) against rounding: the exact check and the
+# bound are computed in floats (float32 on most boards: ~1e-4 mm at arm scale).
+SKIP_MARGIN_MM = 0.01
+# The part of the skip's gap shared out evenly among the joints (the rest goes
+# by how far each moved points lately).
+SHARE_FLOOR = 0.25
 
 
 def _default_radius(solver, name):
@@ -139,7 +200,7 @@ class Zones:
                     m = BOX_MARGIN_MM
                     g += [g[0] - m, g[1] - m, g[2] - m, g[3] + m, g[4] + m, g[5] + m]
                 elif kind == CYLINDER:
-                    g = [p[0], p[1], (p[2] + r) * (p[2] + r), p[3] - r, p[4] + r, 0.0]
+                    g = [p[0], p[1], (p[2] + r) * (p[2] + r), p[3] - r, p[4] + r, p[2] + r]
                     if self.kind == "planar":
                         g[1] = 0.0
                     # The box around the grown cylinder, a hair larger (see _segment_in_cylinder).
@@ -153,12 +214,36 @@ class Zones:
                         g[4] = 1.0
                 row.append(g)
             self._grown.append(row)
+        # Every (zone, link, kind, grown zone) the check makes, zone by zone.
+        self._pairs = [(z, l, self.zone_kinds[z], self._grown[z][l]) for z in range(self.n_zones)
+                       for l in range(nl) if self._grown[z][l] is not None]
         # Joint points, x y z each: arm5 J2 axis, elbow, wrist, tip; planar shoulder, elbow, tip.
         self._pts = [0.0] * (3 * (nl + 1))
         self._tip = [0.0] * 3             # chain FK scratch
         self._tool_tip = [0.0, 0.0, 0.0, 0.0]     # the tool tip of an arm with a tool offset
         self.hit_zone = -1
         self.hit_link = -1
+        # The skip (see the module doc): a box in joint space around the last pose
+        # checked exactly and found clear, inside which every pose is clear.
+        self.reach = joint_reach(solver)
+        self._n_joints = solver.n
+        self._box = [0.0] * (2 * solver.n)     # per joint: the open interval (lo, hi)
+        self._near = False                     # True: the box holds
+        self._tracking = False                 # track()
+        self._ref = [0.0] * solver.n            # the pose of the last exact check
+        self._moved = [0.0] * solver.n          # scratch: how far each joint moved points since it
+        # arm5: zones the base's turn cannot bring a link nearer to (the floor, a
+        # cylinder on the base axis: a point's distance from them depends only on
+        # its height and its distance from the axis, which the turn keeps).
+        self._turn_free = [self.kind == "arm5" and (
+            z[1] == FLOOR or (z[1] == CYLINDER and z[2][0] == 0.0 and z[2][1] == 0.0)) for z in zones]
+        self._gaps = [0.0, 0.0]         # _gap's answer: turn-free zones, the others
+        if self.reach is not None:
+            # 1 / reach per joint (0: a joint that moves no point); how many joints
+            # move points, and how many of those after the first.
+            self._per_reach = [1.0 / r if r > 0.0 else 0.0 for r in self.reach]
+            self._moving = len([r for r in self.reach if r > 0.0])
+            self._rest_moving = len([r for r in self.reach[1:] if r > 0.0])
         self.nearest_zone = -1
         self.nearest_link = -1
 
@@ -222,33 +307,176 @@ class Zones:
 
     @micropython.native
     def clear(self, q):
-        """True when no link of pose q (radians) is in any zone; else sets hit_zone, hit_link."""
+        """True when no link of pose q (radians) is in any zone; else sets hit_zone, hit_link.
+
+        Skips the exact check where the last clear pose's gap proves q clear (module doc).
+        """
+        if self.n_zones == 0:
+            return True
+        if self._near:
+            box = self._box
+            for j in range(self._n_joints):
+                if not box[2 * j] < q[j] < box[2 * j + 1]:     # (NaN is outside)
+                    break
+            else:
+                return True
+        if not self.clear_exact(q):
+            return False
+        if self._tracking:
+            self._keep_box(q, self._gap(self._pts))
+        return True
+
+    def track(self, on):
+        """on: the poses clear() is asked about next follow a path in small steps (a
+        motion's walk), so each exact check also makes the skip's box; off: unrelated
+        poses (an ik request), where making it would only cost time. The box made
+        stays (the skip still tries it: comparisons only)."""
+        self._tracking = on and self.reach is not None
+
+    @micropython.native
+    def _keep_box(self, q, gaps):
+        """Make the skip's box around pose q from its gaps (mm): gaps[0] to the zones the
+        base's turn keeps its distance from, gaps[1] to the others.
+
+        A pose inside the box differs from q by sum_j |dq_j| * reach[j] (module
+        doc, joint_reach) of at most: over the joints after the first, rest =
+        min(gaps[0], part of gaps[1]); with the first joint, gaps[1] (on arm5
+        the turn-free zones do not see the first joint). Less SKIP_MARGIN_MM
+        each, for rounding. How rest is shared out only decides how far the box
+        reaches along each joint, never whether it is sound: each joint gets
+        SHARE_FLOOR of an equal share and the rest in proportion to how far it
+        moved points since the previous exact check, so the box stretches along
+        the path a motion is taking.
+        """
+        other = gaps[1] - SKIP_MARGIN_MM
+        n = self._n_joints
+        if self.kind == "arm5":
+            first = 1
+            m = self._rest_moving
+            rest = other * m / (m + 1)      # the turn keeps its share of the others' gap
+            free = gaps[0] - SKIP_MARGIN_MM
+            if free < rest:
+                rest = free
+        else:
+            first = 0
+            m = self._moving
+            rest = other
+        ref = self._ref
+        reach = self.reach
+        moved = self._moved
+        total = 0.0
+        for j in range(first, n):
+            a = q[j] - ref[j]
+            a = (a if a >= 0.0 else -a) * reach[j]
+            moved[j] = a
+            total += a
+            ref[j] = q[j]
+        ref[0] = q[0]
+        self._near = rest > 0.0
+        if not self._near:
+            return
+        box = self._box
+        per_reach = self._per_reach
+        even = SHARE_FLOOR / m
+        for j in range(first, n):
+            if per_reach[j] > 0.0:
+                if total > 0.0:
+                    w = rest * (even + (1.0 - SHARE_FLOOR) * moved[j] / total) * per_reach[j]
+                else:
+                    w = rest / m * per_reach[j]
+            else:
+                w = 1e30
+            box[2 * j] = q[j] - w
+            box[2 * j + 1] = q[j] + w
+        if first:
+            w = (other - rest) * per_reach[0] if other < 1e29 else 1e30
+            box[0] = q[0] - w
+            box[1] = q[0] + w
+
+    @micropython.native
+    def clear_exact(self, q):
+        """clear() without the skip: every link against every zone."""
         if self.n_zones == 0:
             return True
         p = self.points(q)
         tip = 3 * self.n_links
-        for z in range(self.n_zones):
-            kind = self.zone_kinds[z]
-            row = self._grown[z]
-            for l in range(self.n_links):
-                g = row[l]
-                if g is None:
-                    continue
-                i = 3 * l
-                if kind == FLOOR:
-                    hit = p[i + 2] < g[0] or p[i + 5] < g[0]
-                elif kind == BOX:
-                    hit = _segment_in_box(p, i, g)
-                elif kind == CYLINDER:
-                    hit = _segment_in_cylinder(p, i, g)
-                else:
-                    hit = not (g[0] <= p[tip] <= g[3] and g[1] <= p[tip + 1] <= g[4]
-                               and g[2] <= p[tip + 2] <= g[5])
-                if hit:
-                    self.hit_zone = z
-                    self.hit_link = l
-                    return False
+        for z, l, kind, g in self._pairs:
+            i = 3 * l
+            if kind == FLOOR:
+                hit = p[i + 2] < g[0] or p[i + 5] < g[0]
+            elif kind == BOX:
+                hit = _segment_in_box(p, i, g)
+            elif kind == CYLINDER:
+                hit = _segment_in_cylinder(p, i, g)
+            else:
+                hit = not (g[0] <= p[tip] <= g[3] and g[1] <= p[tip + 1] <= g[4]
+                           and g[2] <= p[tip + 2] <= g[5])
+            if hit:
+                self.hit_zone = z
+                self.hit_link = l
+                return False
         return True
+
+    @micropython.native
+    def _gap(self, p):
+        """Lower bounds (mm) of the distance from every link segment of joint points p to
+        every zone grown by the link's radius, into _gaps: [0] the turn-free zones,
+        [1] the others (1e30: none; <= 0: no gap known). For the skip.
+
+        Floor: the lower end's height above the grown floor (exact). Box: the
+        largest gap along one axis (a separating slab, never more than the
+        distance). Cylinder: the larger of the gap along its axis and the gap
+        across it (the segment's least distance from the axis less the grown
+        radius). Tool box: how deep the tip is inside it.
+        """
+        gaps = self._gaps
+        gaps[0] = 1e30
+        gaps[1] = 1e30
+        tip = 3 * self.n_links
+        planar = self.kind == "planar"
+        for z, l, kind, g in self._pairs:
+            which = 0 if self._turn_free[z] else 1
+            i = 3 * l
+            if kind == FLOOR:
+                d = (p[i + 2] if p[i + 2] < p[i + 5] else p[i + 5]) - g[0]
+            elif kind == TOOL_BOX:
+                d = 1e30
+                for k in range(3):
+                    if k == 1 and planar:
+                        continue        # the plane has no depth
+                    e = p[tip + k] - g[k]
+                    if e < d:
+                        d = e
+                    e = g[k + 3] - p[tip + k]
+                    if e < d:
+                        d = e
+            else:
+                # Along z (both kinds), then x and y (box) or across the axis (cylinder).
+                lo = g[2] if kind == BOX else g[3]
+                hi = g[5] if kind == BOX else g[4]
+                a = p[i + 2]
+                e = p[i + 5]
+                d = lo - (a if a > e else e)
+                e = (a if a < e else e) - hi
+                if e > d:
+                    d = e
+                if kind == BOX:
+                    for k in range(2):
+                        a = p[i + k]
+                        e = p[i + 3 + k]
+                        f = g[k] - (a if a > e else e)
+                        if f > d:
+                            d = f
+                        f = (a if a < e else e) - g[k + 3]
+                        if f > d:
+                            d = f
+                else:
+                    e = _across_gap(p, i, g)
+                    if e > d:
+                        d = e
+            if d < gaps[which]:
+                gaps[which] = d
+        return gaps
 
     def clearance(self, q):
         """Smallest gap (mm) between a link's surface and a zone for pose q (< 0: inside).
@@ -378,6 +606,25 @@ def _segment_in_cylinder(p, i, g):
     hx += dx * t
     hy += dy * t
     return hx * hx + hy * hy < g[2]
+
+
+@micropython.native
+def _across_gap(p, i, g):
+    """How far (mm) the segment p[i:i+3] - p[i+3:i+6] passes outside the grown radius g[5]
+    of the vertical axis at (g[0], g[1]), measured across the axis (<= 0: within it)."""
+    hx = p[i] - g[0]
+    hy = p[i + 1] - g[1]
+    dx = p[i + 3] - p[i]
+    dy = p[i + 4] - p[i + 1]
+    dd = dx * dx + dy * dy
+    if dd > 0.0:
+        t = -(hx * dx + hy * dy) / dd
+        if t > 1.0:
+            t = 1.0
+        if t > 0.0:
+            hx += dx * t
+            hy += dy * t
+    return sqrt(hx * hx + hy * hy) - g[5]
 
 
 def _distance(kind, prm, x, y, z, planar):

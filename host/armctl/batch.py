@@ -10,8 +10,12 @@ margin, singular threshold, limit fitting by whole turns, branch rules and
 statuses, with every constant imported from armfw. tests/test_batch.py holds
 it to the firmware's answers on dense random grids and the shared vectors.
 The 5-joint arm with the minimum-motion rule (what planning asks most) has
-its own path in fewer numpy passes (_arm5_min_motion); the preference rules
-build the four candidates in full.
+its own path, block by block in few numpy passes (_arm5_min_motion): the
+same decisions, with two liberties that move answers by an ulp or so (the
+pitch's sine and cosine from a vectorised tangent; whole turns found by a
+floor, which could pick another turn only for an angle within rounding of a
+limit plus whole turns). The preference rules build the four candidates in
+full.
 
     status, q, elbow = batch.ik(board_or_solver, targets, current=None, rule="min")
 
@@ -20,6 +24,9 @@ current: None, one pose (n,) or one per target (N, n), radians.
 Returns status (N,) int codes of armfw.status, q (N, n) radians (NaN where
 the status carries no solution) and elbow (N,) armfw UP/DOWN (0 where none).
 """
+
+import math
+import threading
 
 import numpy as np
 
@@ -36,6 +43,18 @@ RULE_PENALTY = 1e9
 # more, every valid cost is capped below it.
 COST_CAP = 1e298
 COST_INVALID = 1e300
+# A current pose within this (rad) of zero keeps every cost far below COST_CAP.
+CURRENT_SMALL = 1e100
+
+# Most targets per block of _arm5_min_motion. A block costs ~100 us of numpy
+# call overhead (~120 ufunc calls) whatever its size, and its working arrays
+# are ~50 rows of BLOCK float64 (4 MB): blocks of 2048 were 50 % slower than
+# 8192-20000, which measured alike with warm caches; past ~10000 a first call
+# after other work (cold caches) was up to twice as slow.
+BLOCK = 10240
+
+# _sin_cos takes sin and cos from tan(angle / 2) up to this size (rad).
+SIN_COS_BY_TAN = 4.0 * np.pi
 
 
 def solve_twolink(l1, l2, x, y, t2_sign):
@@ -210,90 +229,400 @@ def _pair(l1, l2, x, y):
     return status, phi, beta, gamma
 
 
-def _arm5_min_motion(arm, targets, current):
-    """ik() for arm5 with the minimum-motion rule, in fewer numpy passes.
+class _Arm5Blocks:
+    """The arrays _arm5_min_motion works in, for one block of targets.
 
-    Same answers as the general path (candidates, limit fits, costs summed in
-    armfw's order, the first of equal costs wins), cheaper: the turned-base
-    candidates are the facing ones negated, the yaw term of the cost is shared
-    by the two candidates with the same base yaw, the wrist roll is the
-    current one on every candidate (its cost term is 0), a joint is fitted by
-    whole turns only when some angle lies outside its limits, and the choice
-    is arithmetic on masks instead of masked copies (one numpy pass each).
-    Costs above COST_CAP (a current pose 1e149 rad away) tie.
+    The candidates' joint values are rows of one array, stored as armfw keeps
+    them (a turned-base candidate keeps its pitch joints as solved facing the
+    target: the angles are those negated, fitted against the negated limits):
+    0 the base yaw facing the target, 1 turned half a turn, 2 and 3 joint 3's
+    +gamma and -gamma (all four candidates' joint 3 is one of them), 4 and 5
+    joint 2 facing up and down, 6 and 7 joint 4 facing up and down, then the
+    turned candidates' joints 2 and 4 where a joint's limits are not
+    symmetric (where they are, the stored values and their fit are the same
+    rows). Rows 0-3 lie within [-pi, pi]; where joints 1 and 3 have limits
+    inside (-pi, pi) no whole turn can bring those into them and only rows
+    from turn_from on need the turn arithmetic.
     """
-    yaw, roll, r, pitch, phi, beta, gamma, st = _arm5_pair(arm, targets, current)
-    back = np.where(yaw > 0, yaw - np.pi, yaw + np.pi)
-    pair_ok = st <= SINGULAR
-    lo_eps = [a - LIMIT_EPS for a in arm.lo]
-    hi_eps = [a + LIMIT_EPS for a in arm.hi]
-    # The roll is the same on every candidate: it fits on all of them or on none.
-    roll_fitted, roll_fits = _fit_column(roll, 4, arm, lo_eps, hi_eps)
-    if roll_fitted is not roll:
-        return None     # a current roll a whole turn off: its cost term is not 0
-    pair_ok &= roll_fits
-    yaws = (_fit_column(yaw, 0, arm, lo_eps, hi_eps), _fit_column(back, 0, arm, lo_eps, hi_eps))
-    if current is not None:
-        cur = [current[:, i] for i in range(4)]
-        yaw_cost = [(a - cur[0]) * (a - cur[0]) for a, _ in yaws]
-    count = len(st)
-    best = np.full(count, -1, dtype=np.int8)
-    best_cost = np.full(count, COST_INVALID)
-    chosen = [[], [], []]
-    for c in range(4):
-        if c & 1:
-            q2, q3 = phi + beta, -gamma
-        else:
-            q2, q3 = phi - beta, gamma
-        q4 = pitch - q2 - q3
-        q0, valid = yaws[c >> 1]
-        if c >= 2:
-            q2, q3, q4 = -q2, -q3, -q4
-        valid = valid & pair_ok
-        for i, a in enumerate((q2, q3, q4)):
-            a, ok = _fit_column(a, i + 1, arm, lo_eps, hi_eps)
-            chosen[i].append(a)
-            valid &= ok
+
+    YAW, BACK, J3, J2, J4 = 0, 1, 2, 4, 6
+
+    def __init__(self, arm, size, per_row_current):
+        lo = [a - LIMIT_EPS for a in arm.lo]
+        hi = [a + LIMIT_EPS for a in arm.hi]
+        self.j2_turned = self.J2 if lo[1] == -hi[1] else 8
+        self.j4_turned = self.J4 if lo[3] == -hi[3] else 8 + 2 * (self.j2_turned != self.J2)
+        self.symmetric = self.j2_turned == self.J2 and self.j4_turned == self.J4
+        rows = [(lo[0], hi[0])] * 2 + [(lo[2], hi[2])] * 2 + [(lo[1], hi[1])] * 2 + [(lo[3], hi[3])] * 2
+        if self.j2_turned != self.J2:
+            rows += [(-hi[1], -lo[1])] * 2
+        if self.j4_turned != self.J4:
+            rows += [(-hi[3], -lo[3])] * 2
+        half_turn = all(-np.pi < lo[i] and hi[i] < np.pi for i in (0, 2))
+        # A joint spanning a whole turn: fit_angle keeps any angle inside as it
+        # is, the floor rule might not (_arm5_min_motion leaves it to the general path).
+        self.floor_rule_holds = all(hi[i] - lo[i] < TWO_PI for i in range(4))
+        self.turn_from = 4 if half_turn else 0
+        k = len(rows)
+        self.lo_rows = np.array([r[0] for r in rows])[:, None]
+        self.hi_rows = np.array([r[1] for r in rows])[:, None]
+        self.columns = np.empty((4, size))          # x, y, z, pitch of the block
+        self.geometry = np.empty((10, size))        # per-target intermediates
+        self.stored = np.empty((k, size))           # candidate values, fitted in place
+        self.inside = np.empty((k, size), dtype=bool)
+        self.scratch = np.empty((k, size), dtype=bool)
+        # Squared motion per joint and candidate; before that, the fit's whole turns.
+        self.terms = np.empty((max(12, k), size))
+        self.cost = np.empty((4, size))
+        self.valid = np.empty((4, size), dtype=bool)
+        self.flags = np.empty((10, size), dtype=bool)
+        self.current = np.empty((5, size)) if per_row_current else None
+
+
+_workspaces = threading.local()
+
+
+def _arm5_blocks(arm, per_row_current):
+    """The arrays of _arm5_min_motion, allocated once per thread and arm limits:
+    a fresh block of memory costs a page fault per 4 KiB on first touch."""
+    cache = getattr(_workspaces, "arm5", None)
+    if cache is None:
+        cache = _workspaces.arm5 = {}
+    key = (tuple(arm.lo), tuple(arm.hi), per_row_current, BLOCK)
+    w = cache.get(key)
+    if w is None:
+        if len(cache) > 8:
+            cache.clear()
+        w = cache[key] = _Arm5Blocks(arm, BLOCK, per_row_current)
+    return w
+
+
+def _arm5_min_motion(arm, targets, current):
+    """ik() for arm5 with the minimum-motion rule, block by block in few numpy passes.
+
+    The same answers as the general path (candidates, limit fits, costs summed
+    in armfw's order, the first of equal costs wins), cheaper:
+    - targets go through in blocks of BLOCK into arrays allocated once per
+      thread, every ufunc writing into them (out=): no new array per stage,
+      a block's working set (~4 MB) near a core's cache;
+    - the pitch's sin and cos from one vectorised tan (_sin_cos);
+    - one two-link solve is shared by the four candidates; the turned-base
+      candidates are the facing ones negated (as the firmware stores them), so
+      where a joint's limits are symmetric they share its limit fit too, and
+      the joint-3 rows are +-gamma for all four;
+    - all candidate angles are fitted at once, stacked as rows of one array:
+      whole turns by n = floor((a - lo) / 2 pi), then a - 2 pi n compared with
+      both limits (armfw.kinematics.fit_angle's answer, which also takes
+      a - 2 pi n: the turn counts can differ only for an angle within rounding,
+      ~1e-15 rad, of a limit plus whole turns);
+    - the yaw term of the cost is shared by the candidates with the same yaw,
+      the wrist roll is the current one on every candidate (its term is 0);
+    - the choice is a tournament on costs (first of equals wins) and the
+      chosen pose masks times values: arithmetic, no masked copies (a
+      masked copy on unpredictable masks costs ~4 ns an element, a multiply
+      ~0.4).
+    Costs above COST_CAP (a current pose 1e149 rad away) tie.
+    Returns None where the general path must answer: a joint spanning a whole
+    turn (the angle of the floor rule need not be the one fit_angle keeps), a
+    current roll a whole turn off (its cost term is not 0).
+    """
+    constant_current = current is not None and current.ndim == 1
+    w = _arm5_blocks(arm, current is not None and not constant_current)
+    if not w.floor_rule_holds:
+        return None
+    count = len(targets)
+    if current is None:
+        roll_ok = _roll_fits(arm, 0.0)
+    elif constant_current:
+        roll_ok = _roll_fits(arm, float(current[4]))
+    else:
+        roll_ok = _roll_fits(arm, current[:, 4])
+    if roll_ok is None:
+        return None
+    cur_small = current is None or current.size == 0 or bool(np.abs(current).max() < CURRENT_SMALL)
+    status = np.empty(count, dtype=np.int8)
+    elbow = np.empty(count, dtype=np.int8)
+    # Joint-major: each block writes whole rows; the caller gets the (N, 5) view.
+    q = np.empty((5, count))
+    # Blocks of equal size (a short last block would cost a block's overhead for little).
+    blocks = max(1, math.ceil(count / BLOCK))
+    size = max(1, math.ceil(count / blocks))
+    for start in range(0, count, size):
+        stop = min(start + size, count)
         if current is None:
-            cost = np.zeros(count)
+            cur = None
+        elif constant_current:
+            cur = current
         else:
-            cost = yaw_cost[c >> 1]
-            for i in (1, 2, 3):
-                d = chosen[i - 1][c] - cur[i]
-                cost = cost + d * d
-            np.minimum(cost, COST_CAP, out=cost)
-        cost += ~valid * COST_INVALID
-        take = cost < best_cost
-        best += take * (c - best)
-        np.minimum(best_cost, cost, out=best_cost)
-    solved = best >= 0
-    # Reachable but no candidate inside the limits: JOINT_LIMIT, as armfw.
-    status = st.copy()
-    status[(st <= SINGULAR) & ~solved] = JOINT_LIMIT
-    pick = np.maximum(best, 0)
-    q = np.empty((count, 5))
-    q[:, 0] = np.where(pick >= 2, yaws[1][0], yaws[0][0])
-    for i in range(3):
-        q[:, i + 1] = np.choose(pick, chosen[i])
-    q[:, 4] = roll
-    q[~solved] = np.nan
-    elbow = np.where(solved, np.where(best & 1, DOWN, UP), 0).astype(np.int8)
-    return status, q, elbow
+            cur = w.current[:, :stop - start]
+            np.copyto(cur, current[start:stop].T)
+        ok = roll_ok[start:stop] if isinstance(roll_ok, np.ndarray) else roll_ok
+        _arm5_block(arm, w, targets[start:stop], cur, cur_small, ok,
+                    status[start:stop], q[:, start:stop], elbow[start:stop])
+    return status, q.T, elbow
 
 
-def _fit_column(a, i, arm, lo_eps, hi_eps):
-    """Joint i's angles a fitted into its limits by whole turns, as
-    armfw.kinematics.fit_angle: (angles, fits). Arithmetic on masks: a row
-    inside its limits gets a - 0.0, which is a."""
-    above = a > hi_eps[i]
-    below = a < lo_eps[i]
-    if not (above.any() or below.any()):
-        return a, np.ones(len(a), dtype=bool)
+def _roll_fits(arm, roll):
+    """Whether the wrist roll (scalar or array) lies inside its limits; None when some
+    roll is out of them but a whole turn would fit it (the general path's case)."""
+    lo = arm.lo[4] - LIMIT_EPS
+    hi = arm.hi[4] + LIMIT_EPS
+    if np.ndim(roll) == 0:
+        inside = lo <= roll <= hi
+        fits = kinematics.fit_angle(roll, arm.lo[4], arm.hi[4]) is not None
+        return None if (fits and not inside) else inside
+    inside = (roll >= lo) & (roll <= hi)
+    if inside.all():
+        return True
+    fitted, fits = fit_angles(roll, arm.lo[4], arm.hi[4])
+    return None if np.any(fits & ~inside) else inside
+
+
+def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
+    """One block of _arm5_min_motion: answers into status, pose (5, B) and elbow.
+    cur_small: every current angle is below CURRENT_SMALL (no cost reaches COST_CAP)."""
+    n = len(targets)
+    cols = w.columns[:, :n]
+    np.copyto(cols, targets.T)
+    x, y, z, pitch_in = cols
+    sp, cp, pitch, r, wx, wy, r2, c2, s2, tmp = w.geometry[:, :n]
+    stored = w.stored[:, :n]
+    yaw = stored[w.YAW]
+    far, close, pair_ok, singular, turned, odd, solved, up_down, turned_down, key = w.flags[:, :n]
+    scratch = w.scratch[:, :n]
+    _sin_cos(pitch_in, sp, cp, tmp)
+    np.arctan2(sp, cp, out=pitch)        # whole turns off first, as armfw
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.multiply(x, x, out=r)
+        np.multiply(y, y, out=tmp)
+        r += tmp
+        np.sqrt(r, out=r)
+        np.arctan2(y, x, out=yaw)
+        axis_yaw = r.min() < AXIS_EPS
+        if axis_yaw:
+            on_axis = r < AXIS_EPS
+            yaw[on_axis] = 0.0 if cur is None else (cur[0] if cur.ndim == 1 else cur[0][on_axis])
+        # Wrist point in the arm's plane relative to J2 (armfw: x vertical, y horizontal).
+        np.subtract(z, arm.base, out=wx)
+        np.multiply(cp, arm.l3, out=tmp)
+        wx -= tmp
+        np.multiply(sp, arm.l3, out=tmp)
+        np.subtract(r, tmp, out=wy)
+        # armfw.twolink.TwoLink.solve_pair, every step in its order.
+        links = arm._links
+        np.multiply(wx, wx, out=r2)
+        np.multiply(wy, wy, out=tmp)
+        r2 += tmp
+        np.sqrt(r2, out=tmp)
+        np.greater(tmp, links._far, out=far)
+        np.less(tmp, links._near, out=close)
+        np.subtract(r2, links._l1_sq, out=c2)
+        c2 -= links._l2_sq
+        c2 /= links._twice_l1_l2
+        np.minimum(c2, 1.0, out=c2)
+        np.maximum(c2, -1.0, out=c2)
+        np.multiply(c2, c2, out=s2)
+        np.subtract(1.0, s2, out=s2)
+        np.sqrt(s2, out=s2)
+        phi = r2
+        np.arctan2(wy, wx, out=phi)
+    np.less(s2, twolink.SINGULAR_SIN, out=singular)
+    np.logical_or(far, close, out=pair_ok)
+    np.logical_not(pair_ok, out=pair_ok)
+
+    # The candidates' joint values, as stored (see _Arm5Blocks).
+    beta, gamma = tmp, r
+    np.multiply(c2, arm.l2, out=wx)
+    wx += arm.l1
+    np.multiply(s2, arm.l2, out=wy)
+    np.arctan2(wy, wx, out=beta)
+    np.arctan2(s2, c2, out=gamma)
+    # The base turned half a turn: yaw - pi if yaw > 0 else yaw + pi (-2 pi + pi is -pi exactly).
+    back = stored[w.BACK]
+    np.greater(yaw, 0.0, out=turned)
+    np.multiply(turned, -TWO_PI, out=back)
+    back += np.pi
+    back += yaw
+    np.copyto(stored[w.J3], gamma)
+    np.negative(gamma, out=stored[w.J3 + 1])
+    up2, down2, up4, down4 = stored[w.J2:w.J2 + 4]
+    np.subtract(phi, beta, out=up2)
+    np.add(phi, beta, out=down2)
+    np.subtract(pitch, up2, out=up4)
+    up4 -= gamma
+    np.subtract(pitch, down2, out=down4)
+    down4 += gamma                       # pitch - q2 - (-gamma), bit for bit
+    if not w.symmetric:
+        stored[w.j2_turned:w.j2_turned + 2] = stored[w.J2:w.J2 + 2]
+        stored[w.j4_turned:w.j4_turned + 2] = stored[w.J4:w.J4 + 2]
+
+    exact_yaw = None
+    if axis_yaw and cur is not None and not (-np.pi <= yaw.min() and yaw.max() <= np.pi):
+        # A current yaw more than half a turn off (a target on the base axis):
+        # armfw's own fit arithmetic, right for any angle.
+        exact_yaw = [fit_angles(stored[row], arm.lo[0], arm.hi[0]) for row in (w.YAW, w.BACK)]
+
+    # Limit fits of every row at once, in place.
+    first = w.turn_from
+    turns = w.terms[first:len(stored), :n]
+    np.subtract(stored[first:], w.lo_rows[first:], out=turns)
+    turns *= 1.0 / TWO_PI
+    np.floor(turns, out=turns)
+    turns *= TWO_PI
+    stored[first:] -= turns
+    fitted = stored
+    inside = w.inside[:, :n]
+    np.greater_equal(fitted, w.lo_rows, out=inside)
+    np.less_equal(fitted, w.hi_rows, out=scratch)
+    inside &= scratch
+    if exact_yaw is not None:
+        for row, (angles, fits) in zip((w.YAW, w.BACK), exact_yaw):
+            fitted[row] = angles
+            inside[row] = fits
+
+    # Which candidates are valid: 0, 1 facing up, down; 2, 3 turned up, down
+    # (joint 3 of the turned ones: the facing candidate's of the other elbow).
+    valid = w.valid[:, :n]
+    j2t, j4t = w.j2_turned, w.j4_turned
+    for side, yaw_row, j2, j3, j4 in ((0, w.YAW, w.J2, slice(w.J3, w.J3 + 2), w.J4),
+                                      (1, w.BACK, j2t, slice(w.J3 + 1, w.J3 - 1, -1), j4t)):
+        v = valid[2 * side:2 * side + 2]
+        np.logical_and(inside[j2:j2 + 2], inside[yaw_row], out=v)
+        v &= inside[j3]
+        v &= inside[j4:j4 + 2]
+        v &= pair_ok
+        if roll_ok is not True:
+            v &= roll_ok
+
+    cost = w.cost[:, :n]
+    if cur is None:
+        cost.fill(0.0)
+    else:
+        _arm5_costs(w, fitted, cur, cur_small, cost, n)
+    invalid = w.terms[:4, :n]
+    np.logical_not(valid, out=scratch[:4])
+    np.multiply(scratch[:4], COST_INVALID, out=invalid)
+    cost += invalid
+
+    # The cheapest valid candidate, the first of equals: a tournament.
+    best_facing, best_turned = tmp, r
+    np.less(cost[1], cost[0], out=up_down)
+    np.minimum(cost[0], cost[1], out=best_facing)
+    np.less(cost[3], cost[2], out=turned_down)
+    np.minimum(cost[2], cost[3], out=best_turned)
+    np.less(best_turned, best_facing, out=turned)
+    np.minimum(best_facing, best_turned, out=best_facing)
+    np.less(best_facing, COST_INVALID, out=solved)
+    # Elbow down: the facing pair's winner, or the turned pair's where turned won.
+    np.logical_xor(up_down, turned_down, out=odd)
+    odd &= turned
+    odd ^= up_down
+
+    # The chosen pose, from masks times values (x * 1 + y * 0 is x: no masked copies).
+    not_turned, not_odd = scratch[0], scratch[1]
+    np.logical_not(turned, out=not_turned)
+    np.logical_not(odd, out=not_odd)
+    product = w.terms[:, :n]
+    np.multiply(turned, fitted[w.BACK], out=pose[0])
+    np.multiply(not_turned, fitted[w.YAW], out=product[0])
+    pose[0] += product[0]
+    if w.symmetric:
+        # Joints 2 and 4 together: the up or down row, negated where turned.
+        pair = fitted[w.J2:w.J2 + 4].reshape(2, 2, n)
+        np.multiply(pair[:, 0], not_odd, out=pose[1:4:2])
+        np.multiply(pair[:, 1], odd, out=product[0:2])
+        pose[1:4:2] += product[0:2]
+        sign = product[2]
+        np.multiply(turned, -2.0, out=sign)
+        sign += 1.0
+        pose[1:4:2] *= sign
+    else:
+        weight = w.cost[:, :n]
+        for c, (elbow_mask, side_mask, factor) in enumerate(((not_odd, not_turned, 1.0), (odd, not_turned, 1.0),
+                                                            (not_odd, turned, -1.0), (odd, turned, -1.0))):
+            np.logical_and(elbow_mask, side_mask, out=scratch[2])
+            np.multiply(scratch[2], factor, out=weight[c])
+        for joint, facing, turned_row in ((1, w.J2, j2t), (3, w.J4, j4t)):
+            np.multiply(weight[0:2], fitted[facing:facing + 2], out=product[0:2])
+            np.multiply(weight[2:4], fitted[turned_row:turned_row + 2], out=product[2:4])
+            np.add.reduce(product[0:4], axis=0, out=pose[joint])
+    # Joint 3: +gamma's fit for facing up and turned down, -gamma's for the others.
+    np.logical_xor(odd, turned, out=key)
+    np.multiply(key, fitted[w.J3 + 1], out=pose[2])
+    np.logical_not(key, out=key)
+    np.multiply(key, fitted[w.J3], out=product[0])
+    pose[2] += product[0]
+    pose[4] = 0.0 if cur is None else cur[4]
+    # NaN where nothing was solved: 0 / 1 is 0, 0 / 0 is NaN.
+    nan_or_zero = product[0]
+    np.multiply(solved, 1.0, out=nan_or_zero)
     with np.errstate(invalid="ignore"):
-        a = a - TWO_PI * (np.floor((a - arm.hi[i] - LIMIT_EPS) / TWO_PI + 1.0) * above)
-        below = a < lo_eps[i]
-        a = a + TWO_PI * (np.floor((lo_eps[i] - a) / TWO_PI + 1.0) * below)
-    return a, ~((a > hi_eps[i]) | (a < lo_eps[i]))
+        np.divide(0.0, nan_or_zero, out=nan_or_zero)
+    pose += nan_or_zero
+
+    # Status: the pair's verdict; JOINT_LIMIT where it solved but no candidate fits.
+    code = np.int8      # bool times int8 stays int8: no pass through int64
+    np.multiply(far, code(TOO_FAR), out=status)
+    np.multiply(close, code(TOO_CLOSE), out=elbow)
+    status += elbow
+    np.logical_not(solved, out=scratch[0])
+    scratch[0] &= pair_ok
+    np.multiply(scratch[0], code(JOINT_LIMIT), out=elbow)
+    status += elbow
+    singular &= solved
+    status += singular
+    # Elbow: UP or DOWN (UP + 1) where solved, 0 elsewhere.
+    np.add(odd, code(UP), out=elbow)
+    elbow *= solved
+
+
+def _arm5_costs(w, fitted, cur, cur_small, cost, n):
+    """The four candidates' squared motion from the current pose into cost (4, B),
+    summed in armfw's order (yaw, joints 2, 3, 4; the roll's term is 0). A
+    turned candidate's angle is minus its stored value: (-a - c)^2 is (a + c)^2
+    bit for bit."""
+    t = w.terms[:, :n]
+    j2t, j4t = w.j2_turned, w.j4_turned
+    c = cur if cur.ndim == 2 else cur[:, None]
+    np.subtract(fitted[0:2], c[0], out=t[0:2])
+    np.subtract(fitted[w.J2:w.J2 + 2], c[1], out=t[2:4])
+    np.add(fitted[j2t:j2t + 2], c[1], out=t[4:6])
+    np.subtract(fitted[w.J3:w.J3 + 2], c[2], out=t[6:8])
+    np.subtract(fitted[w.J4:w.J4 + 2], c[3], out=t[8:10])
+    np.add(fitted[j4t:j4t + 2], c[3], out=t[10:12])
+    with np.errstate(over="ignore"):
+        np.multiply(t, t, out=t)
+    by_side = cost.reshape(2, 2, n)
+    np.add(t[2:6].reshape(2, 2, n), t[0:2].reshape(2, 1, n), out=by_side)
+    cost[0:2] += t[6:8]
+    cost[2:4] += t[7:5:-1]
+    by_side += t[8:12].reshape(2, 2, n)
+    if not cur_small:
+        np.minimum(cost, COST_CAP, out=cost)
+
+
+def _sin_cos(angle, sin_out, cos_out, scratch):
+    """sin and cos of angle (rad) into sin_out, cos_out.
+
+    numpy's float64 sin and cos call libm per element (~10 ns each); its tan
+    is vectorised. With t = tan(angle / 2): sin = 2t / (1 + t^2), cos =
+    (1 - t^2) / (1 + t^2), within an ulp of libm's (measured on 2 M angles in
+    +-3 pi, with and without AVX-512), the sign of sin included (it is t's).
+    Angles beyond a few turns take libm's, whose reduction keeps their digits.
+    """
+    if not (-SIN_COS_BY_TAN <= angle.min() and angle.max() <= SIN_COS_BY_TAN):
+        np.sin(angle, out=sin_out)
+        np.cos(angle, out=cos_out)
+        return
+    t = scratch
+    np.multiply(angle, 0.5, out=t)
+    np.tan(t, out=t)
+    np.multiply(t, t, out=cos_out)
+    np.add(cos_out, 1.0, out=sin_out)
+    np.subtract(1.0, cos_out, out=cos_out)
+    cos_out /= sin_out
+    t += t
+    np.divide(t, sin_out, out=sin_out)
 
 
 def _rule(rule):
@@ -304,11 +633,23 @@ def _rule(rule):
     return rule
 
 
+def _bad_rows(values):
+    """Which rows of values (N, k) hold a NaN or an infinity."""
+    # The common case in two quick passes (NaN wins min and max), without BLAS:
+    # its threads keep spinning after a call, on the cores numpy works on.
+    if len(values) == 0 or math.isfinite(values.min()) and math.isfinite(values.max()):
+        return np.zeros(len(values), dtype=bool)
+    # x * 0 is NaN for NaN and inf, 0 otherwise.
+    with np.errstate(invalid="ignore"):
+        return ~np.isfinite(values @ np.zeros(values.shape[1]))
+
+
 def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
     """Solve every target as armfw's solver.ik(target, out, current, rule) would.
 
     Returns (status (N,) int8, q (N, n) float radians with NaN rows where not
-    solved, elbow (N,) int8: UP, DOWN or 0 where not solved).
+    solved, elbow (N,) int8: UP, DOWN or 0 where not solved). q may be a
+    view of a joint-major (n, N) array (the 5-joint minimum-motion path).
     """
     arm = getattr(board_or_solver, "solver", board_or_solver)
     rule = _rule(rule)
@@ -317,35 +658,39 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
         raise ValueError("targets: shape (N, %d) for a %s arm, got %s"
                          % (len(arm.targets), arm.kind, targets.shape))
     n_targets = targets.shape[0]
-    # x * 0 is NaN for NaN and inf, 0 otherwise: one matrix product finds the bad rows.
-    with np.errstate(invalid="ignore"):
-        bad = ~np.isfinite(targets @ np.zeros(targets.shape[1]))
+    bad = _bad_rows(targets)
+    safe_current = None     # current with bad rows zeroed: None, one pose (n,) or (N, n)
     if current is not None:
         current = np.asarray(current, dtype=float)
         if current.ndim == 1:
             if current.shape != (arm.n,):
                 raise ValueError("current: shape (%d,) or (N, %d), got %s" % (arm.n, arm.n, current.shape))
-            if not np.all(np.isfinite(current)):
+            safe_current = current
+            if not all(map(math.isfinite, current.tolist())):
                 bad[:] = True
-            current = np.broadcast_to(current, (n_targets,) + current.shape)
+                safe_current = np.zeros(arm.n)
         elif current.shape != (n_targets, arm.n):
             raise ValueError("current: shape (%d,) or (N, %d), got %s" % (arm.n, arm.n, current.shape))
         else:
-            with np.errstate(invalid="ignore"):
-                bad |= ~np.isfinite(current @ np.zeros(arm.n))
+            bad |= _bad_rows(current)
+            safe_current = current
     any_bad = bad.any()
     safe_targets = np.where(bad[:, None], 0.0, targets) if any_bad else targets
-    safe_current = None if current is None else (np.where(bad[:, None], 0.0, current) if any_bad else current)
+    if any_bad and safe_current is not None and safe_current.ndim == 2:
+        safe_current = np.where(bad[:, None], 0.0, safe_current)
 
     offset = arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0)))
     fast = _arm5_min_motion(arm, safe_targets, safe_current) \
         if arm.kind == "arm5" and rule == MIN_MOTION and not offset else None
     if fast is not None:
         status, q_out, elbow_out = fast
-        status[bad] = BAD_INPUT
-        q_out[bad] = np.nan
-        elbow_out[bad] = 0
+        if any_bad:
+            status[bad] = BAD_INPUT
+            q_out[bad] = np.nan
+            elbow_out[bad] = 0
         return status, q_out, elbow_out
+    if safe_current is not None and safe_current.ndim == 1:
+        safe_current = np.broadcast_to(safe_current, (n_targets, arm.n))
     if arm.kind == "planar":
         candidates = _planar_candidates(arm, safe_targets, safe_current)
     elif offset:

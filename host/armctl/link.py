@@ -45,7 +45,8 @@ REPL_LINES = (">>> ", "Traceback (most recent call last)", "raw REPL; CTRL-B to 
 RESYNC_REPEAT_S = 1.0
 # Pipelined requests: at most this many, and this many bytes, sent ahead of
 # their replies (GRBL's senders keep under its 128-byte receive buffer; the
-# firmware reads one line at a time, the rest waits in the port's buffer).
+# firmware answers one line at a time, the rest waits in the port's buffer or
+# in the firmware's read buffer, armfw.console.READ_BYTES).
 PIPELINE_WINDOW = 8
 PIPELINE_BYTES = 128
 
@@ -89,24 +90,43 @@ class Reply:
     """
 
     def __init__(self, final, info_lines, raw):
-        head, _, rest = final.partition(" ")
-        self.ok = head == "ok"
+        self.ok = final.partition(" ")[0] == "ok"
         self.final = final
         self.info_lines = info_lines
         self.raw = raw
-        self.fields = {}
-        self.words = []
-        self.status = None
-        for word in rest.split():
-            key, eq, value = word.partition("=")
-            if eq and key:
-                self.fields[key] = _value(value)
-            elif self.status is None and not self.words and word in STATUS_WORDS:
-                self.status = word
-            else:
-                self.words.append(word)
-        if self.status is None:
-            self.status = "OK" if self.ok else "ERROR"
+        self._parts = None
+
+    def _parsed(self):
+        """(fields, words, status) of the final line, parsed on first use: a
+        pipelined batch that only prints its replies never pays for it."""
+        if self._parts is None:
+            fields = {}
+            words = []
+            status = None
+            for word in self.final.partition(" ")[2].split():
+                key, eq, value = word.partition("=")
+                if eq and key:
+                    fields[key] = _value(value)
+                elif status is None and not words and word in STATUS_WORDS:
+                    status = word
+                else:
+                    words.append(word)
+            if status is None:
+                status = "OK" if self.ok else "ERROR"
+            self._parts = (fields, words, status)
+        return self._parts
+
+    @property
+    def fields(self):
+        return self._parsed()[0]
+
+    @property
+    def words(self):
+        return self._parsed()[1]
+
+    @property
+    def status(self):
+        return self._parsed()[2]
 
     @property
     def values(self):
@@ -259,17 +279,9 @@ class Link:
         wait = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + wait
         while True:
-            cut = self._pending.find(b"\n")
-            if cut >= 0:
-                line = self._pending[:cut]
-                self._pending = self._pending[cut + 1:]
-                text = line.decode("utf-8", "replace").rstrip("\r")
-                if repl_check and is_repl_output(text):
-                    raise BoardAtRepl(self.port, text)
+            text = self._received_line(repl_check)
+            if text is not None:
                 return text
-            if repl_check and self._pending.rstrip(b" ") in (b">>>", b"\r>>>"):
-                prompt, self._pending = self._pending, b""
-                raise BoardAtRepl(self.port, prompt.decode("utf-8", "replace"))
             if time.monotonic() >= deadline:
                 raise LinkError("no answer from %s within %.1f s" % (self.port, wait))
             if self._serial is None:
@@ -281,6 +293,21 @@ class Link:
                 self.close()
                 raise LinkError("lost the port %s while reading: %s" % (self.port, e))
             self._pending += chunk
+
+    def _received_line(self, repl_check):
+        """The next line already received (without its line ending), or None: no waiting."""
+        cut = self._pending.find(b"\n")
+        if cut >= 0:
+            line = self._pending[:cut]
+            self._pending = self._pending[cut + 1:]
+            text = line.decode("utf-8", "replace").rstrip("\r")
+            if repl_check and is_repl_output(text):
+                raise BoardAtRepl(self.port, text)
+            return text
+        if repl_check and self._pending.rstrip(b" ") in (b">>>", b"\r>>>"):
+            prompt, self._pending = self._pending, b""
+            raise BoardAtRepl(self.port, prompt.decode("utf-8", "replace"))
+        return None
 
     def resync(self, timeout=None):
         """Make sure the next line read answers the next request: `sync TOKEN`, drop all before `ok TOKEN`.
@@ -410,25 +437,34 @@ class Link:
         got = []
         try:
             while len(replies) < len(lines_out):
+                # Every request the window has room for, in one write.
+                batch = []
                 while sent < len(lines_out) and len(in_flight) < window:
                     data = (lines_out[sent] + "\n").encode()
                     if in_flight and flight_bytes + len(data) > max_bytes:
                         break
-                    self.write_raw(data)
+                    batch.append(data)
                     in_flight.append((lines_out[sent], len(data)))
                     flight_bytes += len(data)
                     sent += 1
+                if batch:
+                    self.write_raw(b"".join(batch))
+                # One line (waited for), then every line already received: the window
+                # is refilled once per read, not once per reply.
                 text = self.readline(silence, repl_check=True)
-                head = in_flight[0][0]
-                if not text.strip() or (not got and text.strip() in (head, self._sync_reply)):
-                    continue
-                got.append(text)
-                if on_line is not None:
-                    on_line(text)
-                if is_final(text):
-                    replies.append(parse(got))
-                    got = []
-                    flight_bytes -= in_flight.popleft()[1]
+                while text is not None:
+                    head = in_flight[0][0]
+                    if text.strip() and (got or text.strip() not in (head, self._sync_reply)):
+                        got.append(text)
+                        if on_line is not None:
+                            on_line(text)
+                        if is_final(text):
+                            replies.append(parse(got))
+                            got = []
+                            flight_bytes -= in_flight.popleft()[1]
+                            if not in_flight:
+                                break
+                    text = self._received_line(repl_check=True)
         except (LinkError, KeyboardInterrupt):
             self._stale = True
             raise

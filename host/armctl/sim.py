@@ -238,6 +238,11 @@ class Simulator:
 
     # -- records --------------------------------------------------------
 
+    @property
+    def pid(self):
+        """The interpreter's process id (None when it is not running)."""
+        return self._proc.pid if self._proc is not None else None
+
     def pulses(self):
         """Every pulse the simulated driver sent since start: [(t_ms, channel, us)].
 

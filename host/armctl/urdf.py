@@ -23,6 +23,14 @@ Servo defaults a person edits afterwards (docs: README, "Your own arm"):
 channels 0, 1, 2, ... in chain order, a 270-degree servo per joint
 (1500 us at the joint's zero, 424.448 us/rad, window 500..2500 us, sign +1,
 offset 0), home at zero (or the limit nearest to it), the simulated driver.
+
+Table: a chain arm gets a floor in its workspace, the plane z = 0 of the
+URDF's root frame (where a robot description puts the surface the base
+stands on) with FLOOR_CLEARANCE_MM, so the board refuses a pose or a path
+that would put a link into the table (the analytic kinds have their own
+default workspace). Where the home pose already reaches below that plane
+the root frame is not the table: no floor, and a note says so.
+--no-floor leaves it out.
 """
 
 import math
@@ -37,6 +45,7 @@ DRIVEN = ("revolute", "continuous")
 # FK of the candidate analytic arm must match the chain this closely (mm, unit vector).
 MATCH_MM = 1e-6
 MATCH_POSES = 2000
+FLOOR_CLEARANCE_MM = 5.0
 
 
 class UrdfError(ValueError):
@@ -187,8 +196,9 @@ def _same_fk(chain_a, chain_b, rng):
     return bool(np.max(np.abs(pa - pb)) < MATCH_MM and np.max(np.abs(da - db)) < MATCH_MM)
 
 
-def board_dict(model, name, title=None, tip=None, seed=0):
-    """(board description dict, notes) for a URDF model (yourdfpy.URDF)."""
+def board_dict(model, name, title=None, tip=None, seed=0, floor=True):
+    """(board description dict, notes) for a URDF model (yourdfpy.URDF); floor: a chain
+    arm's workspace gets the table at z = 0 (see the module's docstring)."""
     from armfw import board as fw_board
     joints, tool, notes = chain_description(model, tip)
     head = {"name": name, "title": title or "%s (imported from its URDF)" % model.robot.name,
@@ -208,12 +218,23 @@ def board_dict(model, name, title=None, tip=None, seed=0):
             notes.append("exactly the %s arm: analytic kind" % arm["kind"])
             return analytic_board, notes
     notes.append("a serial chain of %d joints: kind chain (IK on the host)" % c.n)
+    if floor:
+        with_floor = dict(chain_board, workspace={
+            "floor": {"height_mm": 0.0, "clearance_mm": FLOOR_CLEARANCE_MM}})
+        try:
+            fw_board.from_dict(with_floor, name)
+        except fw_board.BoardError as e:
+            notes.append("no floor: the home pose already reaches below z = 0 of the root frame (%s)" % e)
+        else:
+            notes.append("floor at z = 0 of the root frame, links %g mm clear of it (--no-floor: none)"
+                         % FLOOR_CLEARANCE_MM)
+            return with_floor, notes
     return chain_board, notes
 
 
-def import_file(path, name=None, tip=None):
+def import_file(path, name=None, tip=None, floor=True):
     """(board dict, notes) for the URDF at path; the loader's checks have passed."""
     model = load(path)
     if name is None:
         name = "".join(ch if ch.isalnum() else "_" for ch in model.robot.name.lower()) or "arm"
-    return board_dict(model, name, tip=tip)
+    return board_dict(model, name, tip=tip, floor=floor)

@@ -4,6 +4,8 @@
 Idle waits (nothing to read) first, then, once the host has written some
 traffic (real-time bytes, edited lines), waits that read it. Prints one line
 per phase; a MemoryError (an allocation under the lock) ends the script.
+Serves as the session does (begin() to end()): on a pipe a byte per read, on
+a raw terminal every waiting byte per read.
 """
 
 import sys
@@ -22,11 +24,12 @@ def on_realtime(c):
 
 
 console = Console(sys.stdin.buffer, sys.stdin, sys.stdout.write, on_realtime)
+console.begin()
 for timeout in (0, 1, 5, 0, 2) * 20:
     micropython.heap_lock()
     console.wait(timeout)
     micropython.heap_unlock()
-print("idle waits: ok")
+print("idle waits: ok reads_all_waiting=%s" % console.reads_all_waiting)
 lines = []
 for _ in range(400):
     micropython.heap_lock()
@@ -38,3 +41,4 @@ for _ in range(400):
     if len(lines) == 2 and count[0] == 5:
         break
 print("traffic waits: ok realtime=%s lines=%s" % (list(seen[:count[0]]), lines))
+console.end()

@@ -3,13 +3,16 @@
 MicroPython Unix port (armctl.sim) -> reply, exactly as a board on USB is used.
 
 Figures: `ik` replies per second (and per-request round trip), the same
-requests pipelined (Link.pipeline, PIPELINE_WINDOW ahead), and the time a
-200-step straight `line` takes from request to final reply. The simulator
+requests pipelined (Link.pipeline, PIPELINE_WINDOW ahead; the median of
+PIPELINED_RUNS batches) with the CPU time the firmware and the host spent per
+request meanwhile (the firmware's is the bound a faster link cannot pass),
+and the time a 200-step straight `line` takes from request to final reply. The simulator
 runs in virtual time (a servo step is not waited for), so the line figure is
 the cost of planning, checking and sending every step; on a board each step
 also lasts step_ms, which the result states next to it.
 """
 
+import os
 import statistics
 import time
 
@@ -17,6 +20,9 @@ from armctl import BOARDS_DIR
 
 IK_REQUESTS = 1000
 SHORT_IK_REQUESTS = 100
+PIPELINED_RUNS = 3
+# Fewer clock ticks (10 ms each) than this are too coarse for a per-request figure.
+MIN_CPU_TICKS = 10
 LINES = 10
 SHORT_LINES = 2
 REQUEST_TIMEOUT_S = 30.0
@@ -37,6 +43,16 @@ def _field(reply, name):
         if word.startswith(name + "="):
             return word[len(name) + 1:]
     return None
+
+
+def _cpu_ticks(pid):
+    """Clock ticks of CPU (user + system) process pid has used, or None where /proc does not say."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, ValueError, IndexError, TypeError):
+        return None
 
 
 def run(short=False):
@@ -61,11 +77,22 @@ def run(short=False):
                 link.request(request)
                 round_trips.append(time.perf_counter() - t0)
             ik_elapsed = time.perf_counter() - t_all
-            t_all = time.perf_counter()
-            piped = link.pipeline([request] * n_ik, window=PIPELINE_WINDOW)
-            pipelined_elapsed = time.perf_counter() - t_all
-            if [r.final for r in piped] != [first.final] * n_ik:
-                raise RuntimeError("pipelined ik replies differ from the single request's")
+            pipelined_rates = []
+            firmware_ticks = _cpu_ticks(sim.pid)
+            host_cpu = time.process_time()
+            for _ in range(1 if short else PIPELINED_RUNS):
+                t_all = time.perf_counter()
+                piped = link.pipeline([request] * n_ik, window=PIPELINE_WINDOW)
+                pipelined_rates.append(n_ik / (time.perf_counter() - t_all))
+                if [r.final for r in piped] != [first.final] * n_ik:
+                    raise RuntimeError("pipelined ik replies differ from the single request's")
+            n_piped = n_ik * len(pipelined_rates)
+            host_cpu = time.process_time() - host_cpu
+            firmware_cpu = None
+            if firmware_ticks is not None and _cpu_ticks(sim.pid) is not None:
+                firmware_ticks = _cpu_ticks(sim.pid) - firmware_ticks
+                if firmware_ticks >= MIN_CPU_TICKS:
+                    firmware_cpu = firmware_ticks / os.sysconf("SC_CLK_TCK")
 
             move = link.request("move " + _words(LINE_START))
             if not move.ok:
@@ -87,7 +114,12 @@ def run(short=False):
         "ik_round_trip_median_ms": statistics.median(round_trips) * 1000.0,
         "ik_round_trip_p99_ms": sorted(round_trips)[max(0, int(0.99 * len(round_trips)) - 1)] * 1000.0,
         "ik_pipelined_window": PIPELINE_WINDOW,
-        "ik_pipelined_replies_per_s": n_ik / pipelined_elapsed,
+        "ik_pipelined_replies_per_s": statistics.median(pipelined_rates),
+        "ik_pipelined_runs": len(pipelined_rates),
+        # CPU per pipelined request: the firmware's (None where /proc does not say, or
+        # a run too short for its 10 ms clock ticks) and this process's (link and pty relay).
+        "ik_pipelined_firmware_cpu_us": None if firmware_cpu is None else firmware_cpu / n_piped * 1e6,
+        "ik_pipelined_host_cpu_us": host_cpu / n_piped * 1e6,
         "line_mm": abs(LINE_END[1] - LINE_START[1]),
         "line_runs": n_lines,
         "line_steps": steps[0],

@@ -67,6 +67,17 @@ def firmware_lines(fw):
                      "without the driver write (%s)"
                      % (line["steps"], line["first_step_ms"], line["live_step_us"], line["live_step_heap_bytes"],
                         "path kept by the check pass" if line["kept_whole"] else "solved again live"))
+        if line.get("first_step_ms_zones_exact") is not None:
+            lines.append("    every zone check exact: first step after %.2f ms; the zone skip leaves %d exact "
+                         "checks of %d steps" % (line["first_step_ms_zones_exact"], line["exact_zone_checks"],
+                                                 line["steps"]))
+        long = line.get("long")
+        if isinstance(long, dict):
+            lines.append("    the same line too long for the ring (%d steps): first step after %.2f ms; live step "
+                         "%.1f us%s, %d B with it"
+                         % (long["steps"], long["first_step_ms"], long["live_step_us"],
+                            "" if long["refill_us"] is None else " + %.1f us refilling the ring after it"
+                            % long["refill_us"], long["live_step_heap_bytes"]))
     elif line is not None:
         lines.append("  line: %s" % line)
     step = fw["move_step"]
@@ -163,8 +174,14 @@ def protocol_lines(pr):
     return ["Protocol through the simulator (%s):" % pr["transport"],
             "  ik: %s replies (round trip median %.2f ms, p99 %.2f ms)"
             % (_rate(pr["ik_replies_per_s"]), pr["ik_round_trip_median_ms"], pr["ik_round_trip_p99_ms"]),
-            "  ik pipelined, %d ahead: %s replies"
-            % (pr["ik_pipelined_window"], _rate(pr["ik_pipelined_replies_per_s"])),
+            "  ik pipelined, %d ahead: %s replies (%s); CPU per ik: firmware %s, "
+            "host %.0f us (link and pty relay)"
+            % (pr["ik_pipelined_window"], _rate(pr["ik_pipelined_replies_per_s"]),
+               "one batch" if pr["ik_pipelined_runs"] == 1 else "median of %d batches" % pr["ik_pipelined_runs"],
+               "not measured (no /proc, or too few clock ticks)" if pr["ik_pipelined_firmware_cpu_us"] is None
+               else "%.0f us (its bound: %s)" % (pr["ik_pipelined_firmware_cpu_us"],
+                                                 _rate(1e6 / pr["ik_pipelined_firmware_cpu_us"])),
+               pr["ik_pipelined_host_cpu_us"]),
             "  line of %g mm, %d steps: %.1f ms end to end (%.3f ms per step); %s"
             % (pr["line_mm"], pr["line_steps"], pr["line_median_ms"], pr["line_ms_per_step"], pr["note"]),
             ""]

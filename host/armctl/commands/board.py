@@ -39,6 +39,8 @@ def add_arguments(parser):
     p.add_argument("--output", "-o", required=True, metavar="BOARD.json", help="board file to write")
     p.add_argument("--name", help="board name (default: the robot's name in the URDF)")
     p.add_argument("--tip", metavar="LINK", help="tip link, where the URDF branches (e.g. gripper fingers)")
+    p.add_argument("--no-floor", dest="floor", action="store_false",
+                   help="a chain arm's workspace without the table at z = 0 of the URDF's root frame")
 
 
 def render(data):
@@ -51,7 +53,7 @@ def render(data):
 def run(args):
     from armctl import urdf
     try:
-        data, notes = urdf.import_file(args.urdf, name=args.name, tip=args.tip)
+        data, notes = urdf.import_file(args.urdf, name=args.name, tip=args.tip, floor=args.floor)
     except urdf.UrdfError as e:
         raise cli.UsageError(str(e))
     with open(args.output, "w") as f:
