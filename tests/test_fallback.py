@@ -376,3 +376,32 @@ def test_realtime_characters_act_on_a_path_as_on_any_motion(micropython, tmp_pat
             assert port.request("unlock")[-1] == "ok"
         finally:
             port.close()
+
+
+def test_move_with_the_calibration_the_board_runs(micropython, tmp_path, capsys):
+    """A board running a calibration with a tool offset: `armctl move --calibration` solves for
+    the tool the board has and reaches the target; without it the host solves for the board
+    file's tool, and the tip the board reports is the offset's length away (nothing hides it)."""
+    calibration = tmp_path / "calibration.json"
+    joints = [{"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500} for _ in range(5)]
+    calibration.write_text(json.dumps({"joints": joints, "tool_mm": [0.0, 0.0, 30.0]}))
+    target = np.array([200.0, 50.0, 120.0])
+    with Simulator(ARM5, pty=True, calibration=calibration) as sim:
+        args = ["move", "--port", sim.port, "--calibration", str(calibration)] + ["%g" % v for v in target]
+        assert cli.main(args) == 0
+        assert capsys.readouterr().out.startswith("solver=host-dls status=OK")
+        with Link(sim.port) as link:
+            where = link.request("where")
+            assert np.linalg.norm([where.fields[k] for k in ("x", "y", "z")] - target) < 0.1
+            assert link.request("home").ok
+        cli.main(["move", "--port", sim.port] + ["%g" % v for v in target])
+        out = capsys.readouterr().out
+        with Link(sim.port) as link:
+            where = link.request("where")
+        miss = np.linalg.norm([where.fields[k] for k in ("x", "y", "z")] - target)
+        assert 29.0 < miss < 31.0, (miss, out)
+        # A calibration file that cannot be read is bad usage (exit 2), and nothing moves.
+        assert cli.main(["move", "--port", sim.port, "--calibration", str(tmp_path / "none.json"),
+                         "150", "0", "150"]) == 2
+        with Link(sim.port) as link:
+            assert link.request("where").fields == where.fields

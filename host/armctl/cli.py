@@ -44,6 +44,15 @@ def add_link_options(parser, timeout=True, port_help=None):
                                  "the time its path needs (default %(default)s)")
 
 
+def add_calibration_option(parser):
+    """--calibration, for every command that describes the board on the host (pulses, windows,
+    tool offset) while the board runs its own calibration.json, which the host cannot read
+    over the link without stopping the board."""
+    parser.add_argument("--calibration", metavar="FILE",
+                        help="the calibration the board runs (calibration.json or armctl calibrate's "
+                             "--save copy), laid over the board file as the board lays it")
+
+
 def _command_modules():
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):

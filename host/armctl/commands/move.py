@@ -42,6 +42,7 @@ def add_arguments(parser):
     cli.add_link_options(parser)
     parser.add_argument("--board", "-b", default=None, metavar="NAME|PATH",
                         help="the board's description (default: the shipped board its `info` names)")
+    cli.add_calibration_option(parser)
     parser.add_argument("--line", action="store_true", help="a straight tool line from the current pose")
     parser.add_argument("target", nargs="+", type=float, metavar="V", help="X Y [Z [PITCH [ROLL]]]")
 
@@ -59,7 +60,7 @@ def split_target(kind, values):
 
 def run(args):
     with Link(args.port, args.baud, args.timeout) as link:
-        board = board_for(link, args.board)
+        board = board_for(link, args.board, args.calibration)
         position, pitch, roll = split_target(board.solver.kind, args.target)
         mover = Mover(link, board)
         if args.line:

@@ -44,6 +44,7 @@ def add_arguments(parser):
     parser.add_argument("--board", "-b", default=None, metavar="NAME|PATH",
                         help="the board's description, for targets the host solves "
                              "(default: the shipped board its `info` names)")
+    cli.add_calibration_option(parser)
 
 
 def _start_readline(words):
@@ -82,10 +83,10 @@ def _save_history(readline):
         print("armctl shell: history not saved: %s" % e, file=sys.stderr)
 
 
-def _mover(link, board_file, interactive):
+def _mover(link, board_file, calibration, interactive):
     """The host fallback for this board, or None (with a note) when its description is unknown."""
     try:
-        return Mover(link, board_for(link, board_file))
+        return Mover(link, board_for(link, board_file, calibration))
     except BoardError as e:
         if board_file is not None:
             raise
@@ -147,7 +148,7 @@ def run(args):
                     print(PROMPT + line)
                 target = tool_request(line)
                 if target is not None and not movers:
-                    movers.append(_mover(link, args.board, interactive))
+                    movers.append(_mover(link, args.board, args.calibration, interactive))
                 try:
                     if target is not None and movers[0] is not None and host_solves(movers[0].solver.kind):
                         verb, position = target

@@ -49,8 +49,7 @@ def add_arguments(parser):
     parser.add_argument("--board", help="board name or file (default: %s on the simulator; with --port the "
                                         "shipped board named by the board's `info`)" % DEFAULT_SIM_BOARD)
     cli.add_link_options(parser, port_help="serial port of a real board (default: start the simulator)")
-    parser.add_argument("--calibration", help="the calibration the board runs (calibration.json or armctl "
-                                              "calibrate's --save copy), for the page's pulses and previews")
+    cli.add_calibration_option(parser)
     parser.add_argument("--http-port", type=int, default=DEFAULT_HTTP_PORT,
                         help="port of the page (default %(default)s; 0: any free port)")
     parser.add_argument("--host", default="127.0.0.1",
