@@ -138,8 +138,11 @@ def test_fallback_figures(bench, report):
     assert isinstance(fb, dict), fb
     for key in ("chain_fallback_ms", "arm5_free_pitch_fallback_ms", "arm5_board_move_ms"):
         assert positive(fb[key])
-    # FK-made targets are reachable: every one moved, by the host or by the board.
-    assert fb["chain_moved"] == fb["arm5_free_pitch_moved"] == fb["arm5_board_moved"] == fb["targets"]
+    # Targets made by FK of poses clear of the zones are reachable: each one moved, by the host or
+    # by the board, unless the board refused the joint path to it (COLLISION: through the table).
+    for arm in ("chain", "arm5_free_pitch", "arm5_board"):
+        assert fb[arm + "_moved"] + fb[arm + "_refused_collision"] == fb["targets"], arm
+    assert fb["arm5_free_pitch_moved"] + fb["arm5_board_moved"] > 0 and fb["chain_moved"] > 0
     fk = fb["firmware_chain_fk"]
     assert positive(fk["fk_per_s"]) and heap(fk["heap_bytes_per_call"])
     # The script's own FK of the zero pose: the AL5D's tip as Robotics Toolbox puts it (mm).

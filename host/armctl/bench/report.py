@@ -191,12 +191,14 @@ def fallback_lines(fb):
     fk = fb["firmware_chain_fk"]
     return ["Host fallback driving the simulated board (%d FK-made targets each; %s):" % (fb["targets"], fb["note"]),
             "  chain arm (sim_al5d): %.1f ms per target end to end (board NO_CLOSED_FORM + where + "
-            "host DLS + firmware FK check + speed + joints + where), %d moved"
-            % (fb["chain_fallback_ms"], fb["chain_moved"]),
-            "  5-joint arm, pitch free: %.1f ms per target on the host (%d moved); the board's own analytic "
-            "move with the pitch given: %.1f ms (%d moved)"
-            % (fb["arm5_free_pitch_fallback_ms"], fb["arm5_free_pitch_moved"], fb["arm5_board_move_ms"],
-               fb["arm5_board_moved"]),
+            "host DLS + firmware FK check + speed + joints + where), %d moved, %d refused COLLISION "
+            "(the joint path from the target before through the table)"
+            % (fb["chain_fallback_ms"], fb["chain_moved"], fb["chain_refused_collision"]),
+            "  5-joint arm, pitch free: %.1f ms per target on the host (%d moved, %d refused COLLISION); "
+            "the board's own analytic move with the pitch given: %.1f ms (%d moved, %d refused COLLISION)"
+            % (fb["arm5_free_pitch_fallback_ms"], fb["arm5_free_pitch_moved"],
+               fb["arm5_free_pitch_refused_collision"], fb["arm5_board_move_ms"], fb["arm5_board_moved"],
+               fb["arm5_board_refused_collision"]),
             "  firmware chain FK (%d joints) on the Unix port: %s, %.1f us per call, %d heap bytes per "
             "call (boxed float temporaries; buffers are allocated once)"
             % (fk["joints"], _rate(fk["fk_per_s"]), fk["fk_us"], fk["heap_bytes_per_call"]),
