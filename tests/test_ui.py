@@ -581,3 +581,24 @@ def test_a_board_that_is_not_shipped_needs_its_board_file(micropython, tmp_path)
         finally:
             proc.terminate()
             proc.communicate(timeout=15)
+
+
+def test_info_typed_again_refreshes_every_tabs_info_panel(served):
+    """The info panel shows the board's `info`; typed again (after a move, whose pose changes
+    clear_mm), every tab gets the new line."""
+    run, sim = served
+
+    async def body(client, session):
+        a, hello = await _open_tab(client)
+        b, _ = await _open_tab(client)
+        before = dict(w.split("=", 1) for w in hello["info"].split() if "=" in w)
+        assert (await _ask(a, 1, {"op": "send", "words": ["move", "150", "100", "150", "180"]}))["final"].startswith("ok")
+        await a.send_json({"id": 2, "op": "send", "words": ["info"]})
+        info, _ = await _until(b, lambda m: m["type"] == "info")
+        after = dict(w.split("=", 1) for w in info["info"].split() if "=" in w)
+        assert after["name"] == before["name"] == "sim_arm5"
+        assert after["clear_mm"] != before["clear_mm"]
+        where = await _ask(a, 3, {"op": "send", "words": ["where"]})
+        assert where["final"].split("clear_mm=")[1].split()[0] == after["clear_mm"]
+
+    run(body)

@@ -142,6 +142,18 @@ def test_jog_plus_x_moves_the_drawn_tool_and_the_board_agrees(page):
     assert [where["x"], where["y"], where["z"]] == pytest.approx(after_mm, abs=0.01)
 
 
+def test_info_typed_again_refreshes_the_info_panel(page):
+    send(page, "home")
+    wait_idle(page)
+    send(page, "move 150 100 150 180")
+    wait_idle(page)
+    final = send(page, "info")
+    clear = final.split("clear_mm=")[1].split()[0]
+    page.wait_for_function("(c) => document.getElementById('info').innerText.includes(c)", arg=clear,
+                           timeout=10000)
+    assert "sim_arm5" in page.inner_text("#info")
+
+
 def test_target_out_of_reach_shows_too_far_and_moves_nothing(page):
     start = fields(send(page, "where"))
     sent_before = page.locator("#transcript > .sent").all_inner_texts()

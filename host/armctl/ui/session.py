@@ -340,6 +340,7 @@ class Session:
             self._emit(self.pose())
         if reply.ok and command == "info":
             self.info = reply.final
+            self._emit({"type": "info", "info": self.info})     # every tab's info panel
         if command == "where":
             self._take_where(reply)
             self._emit(self.pose())

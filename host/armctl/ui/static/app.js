@@ -47,6 +47,7 @@ function receive(m) {
   if (m.type === "hello") return hello(m);
   if (m.type === "line") return addLine(m);
   if (m.type === "pose") return showPose(m);
+  if (m.type === "info") return ui.hello && showInfo(Object.assign(ui.hello, {info: m.info}));
   const resolve = ui.waiting.get(m.id);
   if (resolve) { ui.waiting.delete(m.id); resolve(m); }
 }
@@ -54,6 +55,7 @@ function receive(m) {
 // ---------------------------------------------------------------- building the page
 
 function hello(m) {
+  ui.hello = m;
   ui.board = m.board;
   scene.board = m.board;
   $("board-name").textContent = m.board.name;
