@@ -93,12 +93,15 @@ def wrap(a):
     return a
 
 
-def make_targets(arm, n, seed):
+def make_targets(arm, n, seed, targets=None, poses=None):
+    """n reachable targets of arm (and the poses that reach them), into targets and
+    poses (lists of n, made here when None)."""
     rnd = Lcg(seed)
     # Allocated whole up front: a list grown one item at a time needs ever
     # larger contiguous blocks in a heap the solver's garbage fragments.
-    targets = [None] * n
-    poses = [None] * n
+    if targets is None:
+        targets = [None] * n
+        poses = [None] * n
     found = 0
     q = [0.0] * arm.n
     p = [0.0] * len(arm.targets)
@@ -562,15 +565,21 @@ def ratio(safe_rate, textbook_rate):
     return textbook_rate / safe_rate
 
 
+# The checked targets' lists, made before the timed runs fragment the heap: made
+# later, a 100-item list found no block of 800 bytes in some runs, depending
+# on nothing more than the length of the checkout's path.
+_CHECK_TARGETS = [None] * SET_SIZE
+_CHECK_POSES = [None] * SET_SIZE
+
+
 def check_arm(arm, seed):
     """check_answers of both solvers over N_SOLVES targets, SET_SIZE at a time."""
     safe = None
     textbook = None
     for chunk in range(max(1, N_SOLVES // SET_SIZE)):
-        # A collection per chunk: the timed runs left the board-sized heap too
-        # fragmented for a 100-item list to be found lazily (MemoryError at 10,000).
+        # A collection per chunk: the timed runs leave the board-sized heap fragmented.
         gc.collect()
-        targets = make_targets(arm, SET_SIZE, seed + chunk)[0]
+        targets = make_targets(arm, SET_SIZE, seed + chunk, _CHECK_TARGETS, _CHECK_POSES)[0]
         safe = merge(safe, check_answers(arm, targets, safe_answer(arm)))
         textbook = merge(textbook, check_answers(arm, targets, textbook_answer(arm)))
     return safe, textbook
@@ -598,6 +607,10 @@ def print_json(res):
 def main():
     planar_board = board.load(ROOT + "/boards/sim_planar.json")
     arm5_board = board.load(ROOT + "/boards/sim_arm5.json")
+    # Every board loaded before the timed runs fragment the heap (loaded after
+    # them, sim_arm5_tool's zone storage found no block in some runs).
+    tool_arm = board.load(ROOT + "/boards/sim_arm5_tool.json").solver
+    tool_arm.zones = None
     # Compiled first, while the heap is not yet fragmented by the targets.
     if "native" not in [armfw.emitters[m] for m in armfw.emitters]:
         natives = "not available: this port has no native emitter (armfw.emitters %r)" % (armfw.emitters,)
@@ -690,8 +703,6 @@ def main():
 
     # A tool offset (sim_arm5_tool: 4, 12, 25 mm) takes the general closed form
     # (per half turn of the base: the lateral offset's base angle, then the plane).
-    tool_arm = board.load(ROOT + "/boards/sim_arm5_tool.json").solver
-    tool_arm.zones = None
     t_rates = side_by_side((run_arm_ik, a_targets, arm5, out5, a_home),
                            (run_arm_ik, a_targets, tool_arm, out5, a_home))
     res["tool_offset"] = {
