@@ -712,7 +712,7 @@ def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", res
         if len(missed) == 0:
             break
         d_sub = None if dirs is None else dirs[missed]
-        begin = _restart_poses(chain, pos[missed], d_sub, rng, accept)
+        begin = _restart_poses(chain, pos[missed], d_sub, rng)
         if chain.kind == "arm5":
             begin[:, 4] = q0[missed, 4]     # wrist roll: the user's, not the solver's
         rq, rm, rr, ri, rc = run(chain, begin, pos[missed], d_sub, enough_mm[missed], tol_rad, cap)
@@ -810,10 +810,8 @@ def _seed_pitch(chain, q0, pos):
     return np.arctan2(d[:, 0] * np.cos(az) + d[:, 1] * np.sin(az), d[:, 2])
 
 
-def _restart_poses(chain, pos, dirs, rng, accept=None):
-    """For each target, the random in-limit pose (of RESTART_POOL) that comes closest to it,
-    one the acceptance check passes where the pool has one (a solver started clear of the
-    keep-out zones, near the target, mostly ends clear of them too)."""
+def _restart_poses(chain, pos, dirs, rng):
+    """For each target, the random in-limit pose (of RESTART_POOL) that comes closest to it."""
     count = len(pos)
     pool = chain.random_poses(count * RESTART_POOL, rng).reshape(count, RESTART_POOL, chain.n)
     _, end = chain.frames(pool)
@@ -821,10 +819,6 @@ def _restart_poses(chain, pos, dirs, rng, accept=None):
     if dirs is not None:
         miss = np.hypot(miss, DIRECTION_WEIGHT_MM * np.linalg.norm(
             end[..., :3, :3] @ chain.tool_axis - dirs[:, None, :], axis=2))
-    if accept is not None:
-        flat = pool.reshape(-1, chain.n)
-        refused = _refused(accept, flat, np.ones(len(flat), dtype=bool)).reshape(count, RESTART_POOL)
-        miss = miss + np.where(refused, REFUSED_PENALTY, 0.0)
     return pool[np.arange(count), np.argmin(miss, axis=1)]
 
 
