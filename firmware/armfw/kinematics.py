@@ -403,11 +403,8 @@ class Arm5Solver(Solver):
                 return BAD_INPUT
         except TypeError:
             return BAD_INPUT
-        self._candidates(target, current)
-        return self._choose(current, rule, out)
-
-    @micropython.native
-    def _candidates(self, target, current):
+        # The candidates here rather than in a method of their own: a native
+        # method call costs more than most of the lines below.
         x = target[0]
         y = target[1]
         sp = sin(target[3])
@@ -424,11 +421,11 @@ class Arm5Solver(Solver):
             # a finite target farther than any reach, not bad input.
             for c in range(4):
                 status[c] = TOO_FAR
-            return
+            return TOO_FAR
         roll = current[4] if current is not None else 0.0
         if self._offset:
             self._candidates_offset(target, current, atan2(sp, cp), roll, r)
-            return
+            return self._choose(current, rule, out)
         lo = self._lo_eps
         hi = self._hi_eps
         if not lo[4] <= roll <= hi[4]:
@@ -446,7 +443,7 @@ class Arm5Solver(Solver):
         if st > SINGULAR:
             for c in range(4):
                 status[c] = st
-            return
+            return st
         # Facing the target: up is q3 >= 0 (pair[0:2]), down q3 <= 0 (pair[2:4]).
         # Turned half a turn and leaning back (wrist at -r, pitch -pitch), the
         # two-link answers are the exact mirrors: every pitch joint negated,
@@ -496,6 +493,25 @@ class Arm5Solver(Solver):
                 status[e + 2] = st
             else:
                 status[e + 2] = JOINT_LIMIT
+        if self.zones is not None:
+            return self._choose(current, rule, out)
+        # No zones: _choose without its calls (the candidate, then _pose inline).
+        best = self._cheapest(current, rule)
+        if best < 0:
+            return self._verdict()
+        q = qs[best]
+        out[0] = q[0]
+        if best >= 2:
+            out[1] = -q[1]
+            out[2] = -q[2]
+            out[3] = -q[3]
+        else:
+            out[1] = q[1]
+            out[2] = q[2]
+            out[3] = q[3]
+        out[4] = q[4]
+        self.elbow = self._elbow[best]
+        return status[best]
 
     @micropython.native
     def _pose(self, c, out):
