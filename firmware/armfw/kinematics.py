@@ -130,6 +130,9 @@ class Solver:
                 t = (0.0,) * 8
             self._turns.append(t)
             self._turns_neg.append((-t[1], -t[0], -t[3], -t[2], -t[7], -t[6], -t[5], -t[4]))
+        # What ik reads on every call, in one tuple: in native code each attribute
+        # is a dictionary lookup, an unpacked tuple one lookup for all.
+        self._buffers = (self._status, self._q, self._pair, self._lo_eps, self._hi_eps, self._elbow)
 
     def within_limits(self, q):
         """True when every angle of q lies inside its joint limits."""
@@ -415,7 +418,7 @@ class Arm5Solver(Solver):
         if not -pi < pitch <= pi:
             pitch = atan2(sp, cp)
         r = sqrt(x * x + y * y)
-        status = self._status
+        status, qs, pair, lo, hi, elbow = self._buffers
         if not isfinite(r):
             # x*x + y*y overflowed (from 1e154 mm in double, 2e19 in float32):
             # a finite target farther than any reach, not bad input.
@@ -426,8 +429,6 @@ class Arm5Solver(Solver):
         if self._offset:
             self._candidates_offset(target, current, atan2(sp, cp), roll, r)
             return self._choose(current, rule, out)
-        lo = self._lo_eps
-        hi = self._hi_eps
         if not lo[4] <= roll <= hi[4]:
             roll = self._refit(4, roll, 1)     # None: no turn fits, no candidate either
         if r < AXIS_EPS:
@@ -436,8 +437,6 @@ class Arm5Solver(Solver):
             yaw = atan2(y, x)
         # Wrist point in the arm's vertical plane, relative to the J2 axis; the
         # planar solver's x axis is vertical here, its y axis horizontal.
-        pair = self._pair
-        qs = self._q
         l3 = self.l3
         st = self._links.solve_pair(target[2] - self.base - l3 * cp, r - l3 * sp, pair)
         if st > SINGULAR:
@@ -510,7 +509,7 @@ class Arm5Solver(Solver):
             out[2] = q[2]
             out[3] = q[3]
         out[4] = q[4]
-        self.elbow = self._elbow[best]
+        self.elbow = elbow[best]
         return status[best]
 
     @micropython.native
@@ -542,7 +541,7 @@ class Arm5Solver(Solver):
         terms are >= 0 and a float sum of them never shrinks below any of them,
         so it cannot win).
         """
-        status = self._status
+        status, qs, pair, lo, hi, elbow = self._buffers
         valid = 0
         first = -1
         for c in range(4):
@@ -552,7 +551,6 @@ class Arm5Solver(Solver):
                     first = c
         if valid < 2 or (current is None and rule == MIN_MOTION):
             return first
-        elbow = self._elbow
         # The branch the rule prefers (0: none); the others pay its penalty.
         want = UP if rule == PREFER_UP else (DOWN if rule == PREFER_DOWN else 0)
         if current is None:
@@ -561,7 +559,6 @@ class Arm5Solver(Solver):
                 if status[c] <= SINGULAR and elbow[c] == want:
                     return c
             return first
-        qs = self._q
         b0 = current[0]
         a = qs[first][4]
         b = current[4]
