@@ -395,26 +395,25 @@ class Arm5Solver(Solver):
         the wrist roll to keep, or None. rule: MIN_MOTION, PREFER_UP or
         PREFER_DOWN. On a failing status out is left untouched.
         """
-        # Finite numbers only, unrolled (a loop costs as much as the checks).
+        # Finite numbers only, unrolled (a loop costs as much as the checks), each
+        # read once (in native code a subscript costs about what an isfinite call does).
         try:
-            if len(target) != 4 or not (isfinite(target[0]) and isfinite(target[1]) and
-                                        isfinite(target[2]) and isfinite(target[3])):
+            x, y, z, pitch = target
+            if not (isfinite(x) and isfinite(y) and isfinite(z) and isfinite(pitch)):
                 return BAD_INPUT
-            if current is not None and (len(current) != 5 or not (
-                    isfinite(current[0]) and isfinite(current[1]) and isfinite(current[2]) and
-                    isfinite(current[3]) and isfinite(current[4]))):
-                return BAD_INPUT
-        except TypeError:
+            roll = 0.0
+            if current is not None:
+                b0, b1, b2, b3, roll = current
+                if not (isfinite(b0) and isfinite(b1) and isfinite(b2) and isfinite(b3) and isfinite(roll)):
+                    return BAD_INPUT
+        except (TypeError, ValueError):     # not numbers, or not 4 (5) of them
             return BAD_INPUT
         # The candidates here rather than in a method of their own: a native
         # method call costs more than most of the lines below.
-        x = target[0]
-        y = target[1]
-        sp = sin(target[3])
-        cp = cos(target[3])
+        sp = sin(pitch)
+        cp = cos(pitch)
         # Whole turns off the pitch first: q4 = pitch - q2 - q3 must not lose
         # the digits of a large pitch that sin() and cos() keep.
-        pitch = target[3]
         if not -pi < pitch <= pi:
             pitch = atan2(sp, cp)
         r = sqrt(x * x + y * y)
@@ -425,20 +424,19 @@ class Arm5Solver(Solver):
             for c in range(4):
                 status[c] = TOO_FAR
             return TOO_FAR
-        roll = current[4] if current is not None else 0.0
         if self._offset:
             self._candidates_offset(target, current, atan2(sp, cp), roll, r)
             return self._choose(current, rule, out)
         if not lo[4] <= roll <= hi[4]:
             roll = self._refit(4, roll, 1)     # None: no turn fits, no candidate either
         if r < AXIS_EPS:
-            yaw = current[0] if current is not None else 0.0
+            yaw = b0 if current is not None else 0.0
         else:
             yaw = atan2(y, x)
         # Wrist point in the arm's vertical plane, relative to the J2 axis; the
         # planar solver's x axis is vertical here, its y axis horizontal.
         l3 = self.l3
-        st = self._links.solve_pair(target[2] - self.base - l3 * cp, r - l3 * sp, pair)
+        st = self._links.solve_pair(z - self.base - l3 * cp, r - l3 * sp, pair)
         if st > SINGULAR:
             for c in range(4):
                 status[c] = st
