@@ -256,28 +256,28 @@ class PlanarSolver(Solver):
         out is left untouched. Both candidates and their choice in one call
         (with zones, Solver's choice, which checks them).
         """
-        # Finite numbers only, unrolled (a loop costs as much as the checks).
+        # Finite numbers only, each read once (see Arm5Solver.ik).
         try:
-            if len(target) != 2 or not (isfinite(target[0]) and isfinite(target[1])):
+            x, y = target
+            if not (isfinite(x) and isfinite(y)):
                 return BAD_INPUT
-            if current is not None and (len(current) != 2 or not (isfinite(current[0]) and isfinite(current[1]))):
-                return BAD_INPUT
-        except TypeError:
+            if current is not None:
+                b0, b1 = current
+                if not (isfinite(b0) and isfinite(b1)):
+                    return BAD_INPUT
+        except (TypeError, ValueError):     # not numbers, or not 2 of them
             return BAD_INPUT
-        status = self._status
-        pair = self._pair
-        st = self._links.solve_pair(target[0], target[1], pair)
+        status, qs, pair, lo, hi, elbow = self._buffers
+        st = self._links.solve_pair(x, y, pair)
         if st > SINGULAR:
             status[0] = st
             status[1] = st
             return st
         # Up (candidate 0) is the branch with t2 <= 0: pair[2], pair[3].
-        lo = self._lo_eps
-        hi = self._hi_eps
         for c in range(2):
             a1 = pair[2 - 2 * c]
             a2 = pair[3 - 2 * c]
-            q = self._q[c]
+            q = qs[c]
             q[0] = a1
             q[1] = a2
             if (lo[0] <= a1 <= hi[0] and lo[1] <= a2 <= hi[1]) or self._fit_stored(q, 1, 0, 2):
@@ -295,19 +295,19 @@ class PlanarSolver(Solver):
             elif current is None:
                 best = 1 if rule == PREFER_DOWN else 0
             else:
-                q = self._q[0]
-                d = q[0] - current[0]
-                e = q[1] - current[1]
+                q = qs[0]
+                d = q[0] - b0
+                e = q[1] - b1
                 up = d * d + e * e
                 if rule == PREFER_DOWN:
                     up += 1e9
-                q = self._q[1]
-                d = q[0] - current[0]
+                q = qs[1]
+                d = q[0] - b0
                 down = d * d
                 if down >= up:
                     best = 0        # its first term already loses: the sum is not needed
                 else:
-                    e = q[1] - current[1]
+                    e = q[1] - b1
                     down = down + e * e
                     if rule == PREFER_UP:
                         down += 1e9
@@ -318,10 +318,10 @@ class PlanarSolver(Solver):
             if zones is None or zones.clear(self._pose(best, self._pose_buf)):
                 break
             status[best] = COLLISION
-        q = self._q[best]
+        q = qs[best]
         out[0] = q[0]
         out[1] = q[1]
-        self.elbow = self._elbow[best]
+        self.elbow = elbow[best]
         return status[best]
 
     def fk(self, q, out):
