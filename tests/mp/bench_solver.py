@@ -486,6 +486,47 @@ def run_core_with(items, solve, l1, l2, out):
         solve(l1, l2, t[0], t[1], 1, out)
 
 
+def emitter_figures(natives, v_solve, planar, arm5, servos, p_targets, a_targets, p_home, a_home,
+                    out2, out5, out_us, ah):
+    """The firmware as loaded against its bytecode copies (natives, from bytecode_builds)
+    and viper on the two-link core (v_solve), side by side while the copies are loaded;
+    "heap_free_bytes" is the heap these runs had (the other figures have more)."""
+    emitters = {"loaded": armfw.emitters}
+    if isinstance(natives, str):
+        emitters["native"] = natives
+    if isinstance(v_solve, str):
+        emitters["viper"] = v_solve
+    if isinstance(natives, str) and isinstance(v_solve, str):
+        return emitters
+    emitters["heap_free_bytes"] = heap_free()
+    l1 = planar.l1
+    l2 = planar.l2
+    core_jobs = [(run_core_safe, p_targets, l1, l2, out2)]
+    if not isinstance(natives, str):
+        b_solve, b_planar, b_arm5, b_servos = natives
+        core_jobs.append((run_core_with, p_targets, b_solve, l1, l2, out2))
+    if not isinstance(v_solve, str):
+        core_jobs.append((run_core_with, p_targets, v_solve, l1, l2, out2))
+    core = side_by_side(*core_jobs)
+    if not isinstance(v_solve, str):
+        emitters["viper"] = {"twolink_per_s": core[-1], "twolink_gain": core[-1] / core[0],
+                             "functions": list(VIPER_FUNCTIONS)}
+    if isinstance(natives, str):
+        return emitters
+    p_rates = side_by_side((run_arm_ik, p_targets, planar, out2, p_home),
+                           (run_arm_ik, p_targets, b_planar, out2, p_home))
+    a_rates = side_by_side((run_arm5_safe, a_targets, arm5, servos, out5, a_home, out_us),
+                           (run_arm5_safe, a_targets, b_arm5, b_servos, out5, a_home, out_us))
+    # The firmware as loaded (its hot functions native) over the same source as bytecode.
+    emitters["native"] = {
+        "twolink_per_s": core[0], "twolink_bytecode_per_s": core[1], "twolink_gain": core[0] / core[1],
+        "planar_per_s": p_rates[0], "planar_bytecode_per_s": p_rates[1], "planar_gain": p_rates[0] / p_rates[1],
+        "arm5_per_s": a_rates[0], "arm5_bytecode_per_s": a_rates[1], "arm5_gain": a_rates[0] / a_rates[1],
+        "arm5_heap_bytes": heap_per_item(run_arm5_safe, ah, arm5, servos, out5, a_home, out_us),
+        "arm5_bytecode_heap_bytes": heap_per_item(run_arm5_safe, ah, b_arm5, b_servos, out5, a_home, out_us)}
+    return emitters
+
+
 # --- Correctness of each solver on the same targets ---
 
 def check_answers(arm, targets, solver):
@@ -644,40 +685,37 @@ def main():
     ph = p_targets[:HEAP_ITEMS]
     ah = a_targets[:HEAP_ITEMS]
 
+    # The emitters first, while their copies are loaded; then the copies go, and
+    # every other figure is measured in a heap that holds, as a board's does,
+    # one copy of the firmware: a second copy leaves less heap free (more
+    # collections) and more objects for every collection to mark, which slowed
+    # every competitor alike by 5-15 %.
+    emitters = emitter_figures(natives, v_solve, planar, arm5, servos, p_targets, a_targets, p_home, a_home,
+                               out2, out5, out_us, ah)
+    natives = v_solve = None
+    gc.collect()
+
     res = {"port": {"version": ".".join(str(v) for v in sys.implementation.version[:3]),
                     "machine": sys.implementation._machine if hasattr(sys.implementation, "_machine") else "",
                     "float_bits": 64 if 1.0 + 2.0 ** -40 != 1.0 else 32,
                     "gc_block_bytes": gc_block_bytes()},
            "heap_total_bytes": gc.mem_alloc() + gc.mem_free(),
-           # What the timed loops have to allocate in: the firmware, its bytecode
-           # build and the targets are loaded by now. Less of it means more collections.
+           # What the timed loops have to allocate in: the firmware and the
+           # targets are loaded by now. Less of it means more collections.
            "heap_free_bytes": heap_free(),
            "n_solves": N_SOLVES, "set_size": SET_SIZE, "heap_items": HEAP_ITEMS}
 
-    # Two-link core: safe, textbook, the safe one compiled native / viper, all
-    # side by side.
-    core_jobs = [(run_core_safe, p_targets, l1, l2, out2), (run_core_textbook, p_targets, l1, l2, out2)]
-    core_names = ["safe", "textbook"]
-    if not isinstance(natives, str):
-        b_solve, b_planar, b_arm5, b_servos = natives
-        core_jobs.append((run_core_with, p_targets, b_solve, l1, l2, out2))
-        core_names.append("bytecode")
-    if not isinstance(v_solve, str):
-        core_jobs.append((run_core_with, p_targets, v_solve, l1, l2, out2))
-        core_names.append("viper")
-    core = dict(zip(core_names, side_by_side(*core_jobs)))
-    core_safe = core["safe"]
+    # Two-link core: safe and textbook side by side.
+    core_safe, core_textbook = side_by_side((run_core_safe, p_targets, l1, l2, out2),
+                                            (run_core_textbook, p_targets, l1, l2, out2))
     res["twolink"] = {
-        "safe_per_s": core_safe, "textbook_per_s": core["textbook"],
-        "cost_ratio": ratio(core_safe, core["textbook"]),
+        "safe_per_s": core_safe, "textbook_per_s": core_textbook,
+        "cost_ratio": ratio(core_safe, core_textbook),
         "safe_heap_bytes": heap_per_item(run_core_safe, ph, l1, l2, out2),
         "textbook_heap_bytes": heap_per_item(run_core_textbook, ph, l1, l2, out2)}
 
-    planar_jobs = [(run_arm_ik, p_targets, planar, out2, p_home),
-                   (run_planar_textbook, p_targets, planar, out2, p_home)]
-    if not isinstance(natives, str):
-        planar_jobs.append((run_arm_ik, p_targets, b_planar, out2, p_home))
-    p_rates = side_by_side(*planar_jobs)
+    p_rates = side_by_side((run_arm_ik, p_targets, planar, out2, p_home),
+                           (run_planar_textbook, p_targets, planar, out2, p_home))
     p_safe = p_rates[0]
     res["planar"] = {
         "safe_per_s": p_safe, "textbook_per_s": p_rates[1], "cost_ratio": ratio(p_safe, p_rates[1]),
@@ -689,8 +727,6 @@ def main():
     arm5_jobs = [(run_arm_ik, a_targets, arm5, out5, a_home),
                  (run_arm5_safe, a_targets, arm5, servos, out5, a_home, out_us),
                  (run_arm5_textbook, a_targets, arm5, servos, out5, a_home, out_us)]
-    if not isinstance(natives, str):
-        arm5_jobs.append((run_arm5_safe, a_targets, b_arm5, b_servos, out5, a_home, out_us))
     a_rates = side_by_side(*arm5_jobs)
     a_safe = a_rates[1]
     res["arm5"] = {
@@ -727,30 +763,12 @@ def main():
             (run_servo_map, a_poses, servos, out_us), (run_move_step, a_poses, servos, out_us, driver))
     res["move_step"] = step
 
-    emitters = {"loaded": armfw.emitters}
-    if isinstance(natives, str):
-        emitters["native"] = natives
-    else:
-        # The firmware as loaded (its hot functions native) over the same source as bytecode.
-        emitters["native"] = {
-            "twolink_per_s": core_safe, "twolink_bytecode_per_s": core["bytecode"],
-            "twolink_gain": core_safe / core["bytecode"],
-            "planar_per_s": p_safe, "planar_bytecode_per_s": p_rates[2], "planar_gain": p_safe / p_rates[2],
-            "arm5_per_s": a_safe, "arm5_bytecode_per_s": a_rates[3], "arm5_gain": a_safe / a_rates[3],
-            "arm5_heap_bytes": res["arm5"]["safe_heap_bytes"],
-            "arm5_bytecode_heap_bytes": heap_per_item(run_arm5_safe, ah, b_arm5, b_servos, out5, a_home, out_us)}
-    if isinstance(v_solve, str):
-        emitters["viper"] = v_solve
-    else:
-        emitters["viper"] = {"twolink_per_s": core["viper"], "twolink_gain": core["viper"] / core_safe,
-                             "functions": list(VIPER_FUNCTIONS)}
     res["emitters"] = emitters
 
     res["op_ns"] = op_costs(max(N_SOLVES, 2000) * 5)
     # The heap is board-sized: free the targets and compiled code before
     # building the output text.
-    p_targets = a_targets = a_poses = ph = ah = poses = natives = v_solve = None
-    b_solve = b_planar = b_arm5 = b_servos = arm5_zoned = driver = None
+    p_targets = a_targets = a_poses = ph = ah = poses = arm5_zoned = driver = None
     gc.collect()
     print_json(res)
 
