@@ -299,40 +299,40 @@ def zone_figures(free, zoned, targets, poses, current, out):
 
 # --- Where a 5-joint solve spends its time (armfw internals, measured only) ---
 
-def run_candidates(items, arm, current):
-    candidates = arm._candidates
+def run_ik_and_choice(items, arm, out, current):
+    # Each ik, then its branch choice once more: the choice's own time is the difference.
+    ik = arm.ik
+    cheapest = arm._cheapest
     for t in items:
-        candidates(t, current)
+        ik(t, out, current, MIN_MOTION)
+        cheapest(current, MIN_MOTION)
 
 
-def run_choose(items, arm, current, out):
-    choose = arm._choose
-    for t in items:
-        choose(current, MIN_MOTION, out)
-
-
-def run_twolink_calls(items, arm, pair):
-    # The one two-link solve (both branches) a 5-joint ik makes, on its wrist
-    # point; the turned-base candidates are its mirror images.
-    solve_pair = arm._links.solve_pair
-    for t in items:
-        solve_pair(t[2] - arm.base - arm.l3 * cos(t[3]), sqrt(t[0] * t[0] + t[1] * t[1]) - arm.l3 * sin(t[3]), pair)
+def run_twolink_calls(points, solve_pair, pair):
+    for p in points:
+        solve_pair(p[0], p[1], pair)
 
 
 def arm5_breakdown(arm, targets, current, out):
-    """Calls per second of each part of Arm5Solver.ik, and its share of a whole ik's time
-    (the rest: the input checks, inline in ik, and the calls)."""
-    names = ("candidates (two-link pair + limit checks)",
-             "one two-link solve (TwoLink.solve_pair)", "choose branch")
+    """Calls per second of parts of Arm5Solver.ik, and each part's share of a whole ik's
+    time (the rest: the input checks, the wrist point, the candidates' limit checks and
+    the calls; they are inline in ik)."""
     try:
         arm.ik(targets[0], out, current, MIN_MOTION)
-        rates = side_by_side((run_arm_ik, targets, arm, out, current),
-                             (run_candidates, targets, arm, current),
-                             (run_twolink_calls, targets, arm, [0.0, 0.0, 0.0, 0.0]),
-                             (run_choose, targets, arm, current, out))
+        # The one two-link solve (both branches) an ik makes, on its wrist point
+        # (worked out before the timing); the turned-base candidates are its mirror images.
+        points = _WRIST_POINTS
+        for i in range(len(targets)):
+            t = targets[i]
+            points[i] = (t[2] - arm.base - arm.l3 * cos(t[3]), sqrt(t[0] * t[0] + t[1] * t[1]) - arm.l3 * sin(t[3]))
+        ik, both, pair = side_by_side((run_arm_ik, targets, arm, out, current),
+                                      (run_ik_and_choice, targets, arm, out, current),
+                                      (run_twolink_calls, points, arm._links.solve_pair, [0.0, 0.0, 0.0, 0.0]))
     except Exception as e:
         return "not available: %s: %s" % (type(e).__name__, e)
-    return {names[i]: {"per_s": rates[i + 1], "share": rates[0] / rates[i + 1]} for i in range(len(names))}
+    choice = 1.0 / max(1e-9, 1.0 / both - 1.0 / ik)
+    return {"one two-link solve (TwoLink.solve_pair)": {"per_s": pair, "share": ik / pair},
+            "branch choice (Arm5Solver._cheapest)": {"per_s": choice, "share": ik / choice}}
 
 
 # --- Operation costs (why one solver costs what it does) ---
@@ -491,7 +491,7 @@ def emitter_figures(natives, v_solve, planar, arm5, servos, p_targets, a_targets
     """The firmware as loaded against its bytecode copies (natives, from bytecode_builds)
     and viper on the two-link core (v_solve), side by side while the copies are loaded;
     "heap_free_bytes" is the heap these runs had (the other figures have more)."""
-    emitters = {"loaded": armfw.emitters}
+    emitters = {"loaded": getattr(armfw, "emitters", {})}
     if isinstance(natives, str):
         emitters["native"] = natives
     if isinstance(v_solve, str):
@@ -611,6 +611,7 @@ def ratio(safe_rate, textbook_rate):
 # on nothing more than the length of the checkout's path.
 _CHECK_TARGETS = [None] * SET_SIZE
 _CHECK_POSES = [None] * SET_SIZE
+_WRIST_POINTS = [None] * SET_SIZE      # arm5_breakdown's, for the same reason
 
 
 def check_arm(arm, seed):
@@ -653,8 +654,10 @@ def main():
     tool_arm = board.load(ROOT + "/boards/sim_arm5_tool.json").solver
     tool_arm.zones = None
     # Compiled first, while the heap is not yet fragmented by the targets.
-    if "native" not in [armfw.emitters[m] for m in armfw.emitters]:
-        natives = "not available: this port has no native emitter (armfw.emitters %r)" % (armfw.emitters,)
+    # (A firmware from before the emitters, e.g. the one before issue 13, runs as bytecode.)
+    loaded = getattr(armfw, "emitters", {})
+    if "native" not in [loaded[m] for m in loaded]:
+        natives = "not available: the firmware loaded no module native (armfw.emitters %r)" % (loaded,)
     else:
         try:
             natives = bytecode_builds(planar_board, arm5_board)
