@@ -282,14 +282,22 @@ def run_zone_check(poses, zones):
         clear(q)
 
 
-def zone_figures(free, zoned, targets, poses, current, out):
-    """The zone check per step (arm5 default zones: floor and base column); ik with (zoned)
-    and without them (free, the same arm with zones None), measured side by side."""
-    zones = zoned.zones
+def run_arm_ik_zoned(items, arm, zones, out, current):
+    # The arm's own zones for this loop only: the other figures solve without them.
+    arm.zones = zones
+    try:
+        run_arm_ik(items, arm, out, current)
+    finally:
+        arm.zones = None
+
+
+def zone_figures(arm, zones, targets, poses, current, out):
+    """The zone check per step (arm5 default zones: floor and base column); arm's ik with
+    those zones and without them, measured side by side."""
     heap = heap_per_item(run_zone_check, poses[:HEAP_ITEMS], zones)
     check, with_zones, without = side_by_side((run_zone_check, poses, zones),
-                                              (run_arm_ik, targets, zoned, out, current),
-                                              (run_arm_ik, targets, free, out, current))
+                                              (run_arm_ik_zoned, targets, arm, zones, out, current),
+                                              (run_arm_ik, targets, arm, out, current))
     return {"zones": ",".join(zones.zone_names), "links": len(zones.link_names),
             "check_per_s": check, "check_us": 1e6 / check, "check_heap_bytes": heap,
             "ik_free_per_s": without, "ik_zoned_per_s": with_zones,
@@ -671,9 +679,9 @@ def main():
     planar = planar_board.solver
     arm5 = arm5_board.solver
     # The solver figures compare the solver alone with the textbook one; the
-    # zones get their own section (zone_figures), on a second arm5 that keeps them.
+    # zones get their own section (zone_figures), which lends them back to arm5.
     planar.zones = None
-    arm5_zoned = board.load(ROOT + "/boards/sim_arm5.json").solver
+    arm5_zones = arm5.zones
     arm5.zones = None
     servos = arm5_board.servos
     p_targets = make_targets(planar, SET_SIZE, 12345)[0]
@@ -750,7 +758,7 @@ def main():
         "with_heap_bytes": heap_per_item(run_arm_ik, ah, tool_arm, out5, a_home)}
 
     res["arm5"]["breakdown"] = arm5_breakdown(arm5, a_targets, a_home, out5)
-    res["zones"] = zone_figures(arm5, arm5_zoned, a_targets, a_poses, a_home, out5)
+    res["zones"] = zone_figures(arm5, arm5_zones, a_targets, a_poses, a_home, out5)
 
     poses = a_poses[:HEAP_ITEMS]
     step = {"servo_map_heap_bytes": heap_per_item(run_servo_map, poses, servos, out_us)}
@@ -771,7 +779,7 @@ def main():
     res["op_ns"] = op_costs(max(N_SOLVES, 2000) * 5)
     # The heap is board-sized: free the targets and compiled code before
     # building the output text.
-    p_targets = a_targets = a_poses = ph = ah = poses = arm5_zoned = driver = None
+    p_targets = a_targets = a_poses = ph = ah = poses = arm5_zones = driver = None
     gc.collect()
     print_json(res)
 
