@@ -27,6 +27,13 @@ What it measures, all in this one process:
   it), and viper on the two-link core: never a hand-made copy;
 - the cost of the operations each solver is made of, to explain the ratio;
 - how often the textbook solver is wrong on the same reachable targets.
+
+The bytecode copies are measured first and then freed: every other figure,
+the textbook solver's too, is timed in a heap that holds one copy of the
+firmware and one of each board it needs, as a board's heap does (a second
+copy means less heap free and more objects for every collection to mark).
+A firmware without armfw.emitters (before issue 13) runs as it loads, as
+bytecode, so the same script measures it.
 """
 
 import gc
