@@ -351,6 +351,67 @@ class PlanarSolver(Solver):
         dy = p[1] - target[1]
         return sqrt(dx * dx + dy * dy), 0.0
 
+    @micropython.native
+    def ik_near(self, target, out, current):
+        """ik(target, out, current, MIN_MOTION) for a target near the one whose answer
+        current is (a line's next step): the same status, angles and elbow to the
+        bit, at less cost where it can prove the answer.
+
+        Arm5Solver.ik_near's continuation on two joints: only the candidate with
+        current's elbow is fitted, and it is returned where each joint of it is
+        within D < (G - NEAR_FLOOR) / NEAR_RATIO of current, G the distance to the
+        other elbow's t2 (minus this one's, fitted as ik fits it): its cost is at
+        most 2 D^2, the other's at least (G - D)^2 > (2 D)^2. Anything else is
+        ik's own answer, the full solve.
+        """
+        try:
+            if len(target) != 2 or len(current) != 2:
+                return self.ik(target, out, current, MIN_MOTION)
+            # NaN and inf in target fail the two-link solve, in current the
+            # comparisons below: ik answers them.
+            pair = self._pair
+            st = self._links.solve_pair(target[0], target[1], pair)
+            if st > SINGULAR:
+                return self.ik(target, out, current, MIN_MOTION)
+            lo = self._lo_eps
+            hi = self._hi_eps
+            # Up (candidate 0) is the branch with t2 <= 0: pair[2], pair[3].
+            c = 0 if current[1] <= 0.0 else 1
+            a1 = pair[2 - 2 * c]
+            a2 = pair[3 - 2 * c]
+            if not (lo[0] <= a1 <= hi[0] and lo[1] <= a2 <= hi[1]):
+                q = self._q[c]
+                q[0] = a1
+                q[1] = a2
+                if not self._fit_stored(q, 1, 0, 2):
+                    return self.ik(target, out, current, MIN_MOTION)
+                a1 = q[0]
+                a2 = q[1]
+            # G: the other elbow's t2 as ik fits it (None: it cannot, that candidate is invalid).
+            gap = _INF
+            a = pair[1 + 2 * c]
+            if not lo[1] <= a <= hi[1]:
+                a = self._refit(1, a, 1)
+            if a is not None:
+                gap = a - a2 if a >= a2 else a2 - a
+            most = (gap - NEAR_FLOOR) / NEAR_RATIO
+            least = -most
+            if not (least < a1 - current[0] < most and least < a2 - current[1] < most):
+                return self.ik(target, out, current, MIN_MOTION)
+            zones = self.zones
+            if zones is not None:
+                pose = self._pose_buf
+                pose[0] = a1
+                pose[1] = a2
+                if not zones.clear(pose):
+                    return self.ik(target, out, current, MIN_MOTION)
+        except (TypeError, ValueError):
+            return self.ik(target, out, current, MIN_MOTION)
+        out[0] = a1
+        out[1] = a2
+        self.elbow = self._elbow[c]
+        return st
+
 
 class Arm5Solver(Solver):
     """The 5-joint teaching arm; joints (yaw, shoulder, elbow, wrist pitch, wrist roll).
