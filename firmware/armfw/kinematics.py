@@ -906,22 +906,24 @@ class Arm5Solver(Solver):
                 turned = None if t[0] < back < t[1] or t[2] < back < t[3] else self._refit(0, back, 1)
             # The continued half turn: its yaw, the other's (None: those candidates
             # cannot fit), the sign the pitch joints are stored with (Solver._sign).
-            if facing is not None and _NEAR_YAW_NEG < facing - c0 < NEAR_YAW:
+            d0 = _INF if facing is None else facing - c0
+            if _NEAR_YAW_NEG < d0 < NEAR_YAW:
                 c = 0
                 a0 = facing
                 other = turned
                 sign = 1
                 nlo = lo
                 nhi = hi
-            elif turned is not None and _NEAR_YAW_NEG < turned - c0 < NEAR_YAW:
+            else:
+                d0 = _INF if turned is None else turned - c0
+                if not _NEAR_YAW_NEG < d0 < NEAR_YAW:
+                    return self.ik(target, out, current, MIN_MOTION)
                 c = 2
                 a0 = turned
                 other = facing
                 sign = -1
                 nlo = self._neg_lo_eps
                 nhi = self._neg_hi_eps
-            else:
-                return self.ik(target, out, current, MIN_MOTION)
             # The elbow: up stores pair[0:2], its elbow angle gamma >= 0 (turned: -gamma).
             e = 0 if (current[2] >= 0.0) == (sign > 0) else 1
             c += e
@@ -954,7 +956,7 @@ class Arm5Solver(Solver):
                     gap = g
             most = (gap - NEAR_FLOOR) / NEAR_RATIO
             least = -most
-            if not least < a0 - c0 < most:
+            if not least < d0 < most:
                 return self.ik(target, out, current, MIN_MOTION)
             if sign > 0:
                 near = (least < a1 - current[1] < most and least < a2 - current[2] < most and
