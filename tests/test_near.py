@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import pytest
 
-from armfw import board
+from armfw import board, status
 from conftest import BOARDS, MP_SCRIPTS
 
 SCRIPT = MP_SCRIPTS / "near_check.py"
@@ -153,3 +153,36 @@ def test_ik_near_is_the_full_ik_bit_for_bit(micropython, report, name, zones):
             assert f <= 0.02 * n, calls
         report("ik_near %s zones=%d %s: %s" % (name, zones, os.path.basename(interpreter), ", ".join(
             "%s %d/%d fell back" % (cat, f, n) for cat, (n, f) in sorted(calls.items()))))
+
+
+NAN = float("nan")
+INF = float("inf")
+BAD = (NAN, INF, -INF, "1", None)
+
+
+@pytest.mark.parametrize("name", ["sim_arm5.json", "sim_planar.json"])
+def test_ik_near_answers_what_ik_answers_to_input_it_refuses(name):
+    """Input the full ik refuses or treats specially gets the full ik's answer: NaN,
+    inf, a string or None for a coordinate of the target or a joint of the current
+    pose, no current pose, a target or a current pose of the wrong length."""
+    solver = board.load(str(BOARDS / name)).solver
+    target = [250.0, 10.0, 150.0, math.pi / 2] if solver.kind == "arm5" else [100.0, 80.0]
+    answer = [0.0] * solver.n
+    assert solver.ik(target, answer, None) == 0
+
+    def both(t, c):
+        near = [7.0] * solver.n
+        full = [7.0] * solver.n
+        st = solver.ik_near(t, near, c)
+        elbow = solver.elbow
+        assert (st, repr(near), elbow) == (solver.ik(t, full, c, 0), repr(full), solver.elbow), (t, c)
+        return st
+
+    cases = [(target[:i] + [bad] + target[i + 1:], c) for i in range(len(target)) for bad in BAD
+             for c in (answer, None)]
+    cases += [(target, answer[:j] + [bad] + answer[j + 1:]) for j in range(solver.n) for bad in BAD]
+    cases += [(target + [1.0], answer), (target[:-1], answer), (target, answer + [0.0]), (target, answer[:-1]),
+              (target, None), (None, answer)]
+    statuses = {both(t, c) for t, c in cases}
+    assert statuses >= {status.BAD_INPUT}
+    assert both(target, answer) == status.OK     # and the good pair is the continuation's own

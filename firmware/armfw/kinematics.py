@@ -64,6 +64,7 @@ NEAR_FLOOR = 1e-9
 # current one; the turned one is half a turn away.
 NEAR_YAW = 1.0
 _NEAR_YAW_NEG = -NEAR_YAW
+_NEG_INF = -_INF
 
 
 def rule_code(rule_name):
@@ -942,29 +943,41 @@ class Arm5Solver(Solver):
                 a1 = q[1]
                 a2 = q[2]
                 a3 = q[3]
-            # G: the other elbow's stored elbow angle as ik fits it (None: it cannot,
-            # that candidate is invalid), and the other half turn's yaw.
+            # G: the other elbow's stored elbow angle as ik fits it, and the other half
+            # turn's yaw; infinite where those candidates cannot fit the limits (the
+            # other elbow's shoulder first: Solver._refit's no-turn answer inline).
             gap = _INF
-            a = pair[3 - 2 * e]
-            if not nlo[2] <= a <= nhi[2]:
-                a = self._refit(2, a, sign)
+            a = pair[2 - 2 * e]
+            if not nlo[1] <= a <= nhi[1]:
+                t = self._turns[1] if sign > 0 else self._turns_neg[1]
+                a = None if t[0] < a < t[1] or t[2] < a < t[3] else self._refit(1, a, sign)
             if a is not None:
-                gap = a - a2 if a >= a2 else a2 - a
+                a = pair[3 - 2 * e]
+                if not nlo[2] <= a <= nhi[2]:
+                    a = self._refit(2, a, sign)
+                if a is not None:
+                    gap = a - a2 if a >= a2 else a2 - a
             if other is not None:
                 g = other - a0 if other >= a0 else a0 - other
                 if g < gap:
                     gap = g
-            most = (gap - NEAR_FLOOR) / NEAR_RATIO
-            least = -most
-            if not least < d0 < most:
-                return self.ik(target, out, current, MIN_MOTION)
-            if sign > 0:
-                near = (least < a1 - current[1] < most and least < a2 - current[2] < most and
-                        least < a3 - current[3] < most)
+            if gap < _INF:
+                most = (gap - NEAR_FLOOR) / NEAR_RATIO
+                least = -most
+                if not least < d0 < most:
+                    return self.ik(target, out, current, MIN_MOTION)
+                if sign > 0:
+                    near = (least < a1 - current[1] < most and least < a2 - current[2] < most and
+                            least < a3 - current[3] < most)
+                else:
+                    # The pose's pitch joints are minus the stored: -a - b, its size a + b's.
+                    near = (least < a1 + current[1] < most and least < a2 + current[2] < most and
+                            least < a3 + current[3] < most)
             else:
-                # The pose's pitch joints are minus the stored: -a - b, its size a + b's.
-                near = (least < a1 + current[1] < most and least < a2 + current[2] < most and
-                        least < a3 + current[3] < most)
+                # The only candidate that fits, however far: ik's choice if current is
+                # finite (NaN and inf fail these; ik refuses them).
+                near = (_NEG_INF < current[1] < _INF and _NEG_INF < current[2] < _INF and
+                        _NEG_INF < current[3] < _INF)
             if not near:
                 return self.ik(target, out, current, MIN_MOTION)
             pose = self._pose_buf
