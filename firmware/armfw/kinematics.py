@@ -932,12 +932,10 @@ class Arm5Solver(Solver):
             a2 = pair[2 * e + 1]
             a3 = pitch - pair[2] - pair[3] if e else pitch - pair[0] - pair[1]
             if not (nlo[1] <= a1 <= nhi[1] and nlo[2] <= a2 <= nhi[2] and nlo[3] <= a3 <= nhi[3]):
-                q = self._q[c]
-                q[0] = a0
+                q = self._q[c]          # its store (the fit reads joints 1-3 only)
                 q[1] = a1
                 q[2] = a2
                 q[3] = a3
-                q[4] = roll
                 if not self._fit_stored(q, sign, 1, 4):
                     return self.ik(target, out, current, MIN_MOTION)
                 a1 = q[1]
