@@ -161,13 +161,15 @@ INF = float("inf")
 BAD = (NAN, INF, -INF, "1", None)
 
 
-@pytest.mark.parametrize("name", ["sim_arm5.json", "sim_planar.json"])
-def test_ik_near_answers_what_ik_answers_to_input_it_refuses(name):
+@pytest.mark.parametrize("name, target", [("sim_arm5.json", [250.0, 10.0, 150.0, math.pi / 2]),
+                                          ("sim_arm5.json", [0.0, 0.0, 350.0, math.pi / 2]),    # on the base axis
+                                          ("sim_planar.json", [100.0, 80.0])])
+def test_ik_near_answers_what_ik_answers_to_input_it_refuses(name, target):
     """Input the full ik refuses or treats specially gets the full ik's answer: NaN,
     inf, a string or None for a coordinate of the target or a joint of the current
-    pose, no current pose, a target or a current pose of the wrong length."""
+    pose (on the base axis the current yaw is the target's), no current pose, a
+    target or a current pose of the wrong length."""
     solver = board.load(str(BOARDS / name)).solver
-    target = [250.0, 10.0, 150.0, math.pi / 2] if solver.kind == "arm5" else [100.0, 80.0]
     answer = [0.0] * solver.n
     assert solver.ik(target, answer, None) == 0
 

@@ -891,7 +891,14 @@ class Arm5Solver(Solver):
                 pitch = atan2(sp, cp)
             r = sqrt(x * x + y * y)
             c0 = current[0]
-            yaw = c0 if r < AXIS_EPS else atan2(y, x)
+            if r < AXIS_EPS:
+                # On the axis the yaw is current's: an infinite one would reach the
+                # whole-turn fit, which cannot count its turns (ik refuses it first).
+                if not _NEG_INF < c0 < _INF:
+                    return self.ik(target, out, current, MIN_MOTION)
+                yaw = c0
+            else:
+                yaw = atan2(y, x)
             pair = self._pair
             l3 = self.l3
             st = self._links.solve_pair(target[2] - self.base - l3 * cp, r - l3 * sp, pair)
