@@ -53,6 +53,13 @@ CURRENT_SMALL = 1e100
 # after other work (cold caches) was up to twice as slow.
 BLOCK = 10240
 
+# |cos t2| between these: an arm within sin t2 < 5e-6 of stretched or folded
+# (t2 moves ~5e-16 / sin t2 with an ulp of the wrist point, 1e-10 rad here),
+# or past it within ~1e-5 (a reach margin is ~4e-6 in cos t2). _arm5_min_motion
+# answers those rows by the general path, whose sines are libm's as armfw's.
+NEAR_END_LOW = 1.0 - 1.25e-11
+NEAR_END_HIGH = 1.0 + 1e-5
+
 # _sin_cos takes sin and cos from tan(angle / 2) up to this size (rad).
 SIN_COS_BY_TAN = 4.0 * np.pi
 
@@ -379,6 +386,7 @@ def _arm5_min_motion(arm, targets, current):
     # Blocks of equal size (a short last block would cost a block's overhead for little).
     blocks = max(1, math.ceil(count / BLOCK))
     size = max(1, math.ceil(count / blocks))
+    resolve = []        # rows of nearly stretched or folded arms, for the general path
     for start in range(0, count, size):
         stop = min(start + size, count)
         if current is None:
@@ -389,8 +397,17 @@ def _arm5_min_motion(arm, targets, current):
             cur = w.current[:, :stop - start]
             np.copyto(cur, current[start:stop].T)
         ok = roll_ok[start:stop] if isinstance(roll_ok, np.ndarray) else roll_ok
-        _arm5_block(arm, w, targets[start:stop], cur, cur_small, ok,
-                    status[start:stop], q[:, start:stop], elbow[start:stop])
+        near_ends = _arm5_block(arm, w, targets[start:stop], cur, cur_small, ok,
+                                status[start:stop], q[:, start:stop], elbow[start:stop])
+        if near_ends is not None:
+            resolve.append(near_ends + start)
+    if resolve:
+        rows = np.concatenate(resolve)
+        sub_current = current if current is None or constant_current else current[rows]
+        st, q_rows, el = _general_ik(arm, MIN_MOTION, targets[rows], sub_current)
+        status[rows] = st
+        q[:, rows] = q_rows.T
+        elbow[rows] = el
     return status, q.T, elbow
 
 
@@ -456,6 +473,17 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         np.subtract(r2, links._l1_sq, out=c2)
         c2 -= links._l2_sq
         c2 /= links._twice_l1_l2
+        # A nearly stretched or folded arm: sin(t2) goes with the square root of
+        # cos(t2)'s rounding, and the sines of the pitch from tan(pitch / 2),
+        # an ulp off libm's, could move t2 by more than 1e-9 rad, the branch
+        # chosen (t2 near 0 ties them) or the status across a reach margin.
+        # Such rows go to the general path (libm's sines, as armfw).
+        near_ends = w.inside[:2, :n]
+        np.abs(c2, out=tmp)
+        np.greater(tmp, NEAR_END_LOW, out=near_ends[0])
+        np.less(tmp, NEAR_END_HIGH, out=near_ends[1])
+        near_ends[0] &= near_ends[1]
+        near_ends = np.flatnonzero(near_ends[0]) if near_ends[0].any() else None
         np.minimum(c2, 1.0, out=c2)
         np.maximum(c2, -1.0, out=c2)
         np.multiply(c2, c2, out=s2)
@@ -617,6 +645,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     # Elbow: UP or DOWN (UP + 1) where solved, 0 elsewhere.
     np.add(odd, code(UP), out=elbow)
     elbow *= solved
+    return near_ends
 
 
 def _arm5_costs(w, fitted, cur, cur_small, cost, n):
@@ -801,14 +830,24 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
             q_out[bad] = np.nan
             elbow_out[bad] = 0
         return status, q_out, elbow_out
-    if safe_current is not None and safe_current.ndim == 1:
-        safe_current = np.broadcast_to(safe_current, (n_targets, arm.n))
+    status, q_out, elbow_out = _general_ik(arm, rule, safe_targets, safe_current)
+    status[bad] = BAD_INPUT
+    q_out[bad] = np.nan
+    elbow_out[bad] = 0
+    return status, q_out, elbow_out
+
+
+def _general_ik(arm, rule, targets, current):
+    """ik() by every candidate in full, for finite targets and current poses."""
+    n_targets = len(targets)
+    if current is not None and current.ndim == 1:
+        current = np.broadcast_to(current, (n_targets, arm.n))
     if arm.kind == "planar":
-        candidates = _planar_candidates(arm, safe_targets, safe_current)
-    elif offset:
-        candidates = _arm5_tool_candidates(arm, safe_targets, safe_current)
+        candidates = _planar_candidates(arm, targets, current)
+    elif arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0))):
+        candidates = _arm5_tool_candidates(arm, targets, current)
     elif arm.kind == "arm5":
-        candidates = _arm5_candidates(arm, safe_targets, safe_current)
+        candidates = _arm5_candidates(arm, targets, current)
     else:
         raise ValueError("arm kind %r has no analytic solver" % arm.kind)
 
@@ -816,10 +855,10 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
     best_cost = np.zeros(n_targets)
     for c, (st, q, elbow) in enumerate(candidates):
         cost = np.zeros(n_targets)
-        if safe_current is not None:
+        if current is not None:
             # Summed joint by joint, in armfw's order, so ties break the same way.
             for i in range(arm.n):
-                d = q[:, i] - safe_current[:, i]
+                d = q[:, i] - current[:, i]
                 cost = cost + d * d
         if (rule == PREFER_UP and elbow != UP) or (rule == PREFER_DOWN and elbow != DOWN):
             cost = cost + RULE_PENALTY
@@ -839,8 +878,5 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
         status[chosen] = st[chosen]
         q_out[chosen] = q[chosen]
         elbow_out[chosen] = elbow
-    status[bad] = BAD_INPUT
-    q_out[bad] = np.nan
-    elbow_out[bad] = 0
     return status, q_out, elbow_out
 
