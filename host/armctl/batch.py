@@ -304,10 +304,12 @@ class _Arm5Blocks:
         self.columns = np.empty((2, size))          # z, pitch of the block
         # y and x of the block's four arctan2 (yaw, phi, beta, gamma), their answers.
         self.sides = np.empty((2, 4, size))
-        self.angles = np.empty((4, size))
         self.octants = np.empty((2, 4, size), dtype=np.int8)     # _atan2's
         self.geometry = np.empty((6, size))         # per-target intermediates
-        self.stored = np.empty((k, size))           # candidate values, fitted in place
+        # The arctan2 answers phi, beta, gamma, then the candidate values (fitted
+        # in place), whose first row is the yaw: the fourth arctan2 answer.
+        self.angles_and_stored = np.empty((3 + k, size))
+        self.stored = self.angles_and_stored[3:]
         self.inside = np.empty((k, size), dtype=bool)
         self.scratch = np.empty((k, size), dtype=bool)
         # Squared motion per joint and candidate; before that, the fit's whole turns.
@@ -431,11 +433,11 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     """One block of _arm5_min_motion: answers into status, pose (5, B) and elbow.
     cur_small: every current angle is below CURRENT_SMALL (no cost reaches COST_CAP)."""
     n = len(targets)
-    # The four arctan2 of a target (yaw, phi, beta, gamma) in one stacked call:
+    # The four arctan2 of a target (phi, beta, gamma, yaw) in one stacked call:
     # their y in sides[0], their x in sides[1], row by row.
     sides = w.sides[:, :, :n]
-    (y, wy, s2_beta, s2), (x, wx, x_beta, c2) = sides
-    np.copyto(sides[:, 0], targets[:, 1::-1].T)
+    (wy, s2_beta, s2, y), (wx, x_beta, c2, x) = sides
+    np.copyto(sides[:, 3], targets[:, 1::-1].T)
     z, pitch_in = cols = w.columns[:, :n]
     np.copyto(cols, targets[:, 2:].T)
     sp, cp, pitch, r, r2, tmp = w.geometry[:, :n]
@@ -491,14 +493,13 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         np.sqrt(s2, out=s2)
         np.copyto(s2_beta, s2)
         np.add(c2, links._l1_over_l2, out=x_beta)
-        angles = w.angles[:, :n]
+        angles = w.angles_and_stored[:4, :n]       # phi, beta, gamma, yaw (stored[YAW])
         if OWN_ATAN2:
             _atan2(sides[0], sides[1], angles, w.terms[:12, :n].reshape(3, 4, n),
                    (w.inside[:4, :n], w.inside[4:8, :n], scratch[:4]), w.octants[:, :, :n])
         else:
             np.arctan2(sides[0], sides[1], out=angles)
-    np.copyto(yaw, angles[0])
-    phi, beta, gamma = angles[1:]
+    phi, beta, gamma = angles[:3]
     axis_yaw = r.min() < AXIS_EPS
     if axis_yaw:
         on_axis = r < AXIS_EPS
