@@ -11,11 +11,13 @@ statuses, with every constant imported from armfw. tests/test_batch.py holds
 it to the firmware's answers on dense random grids and the shared vectors.
 The 5-joint arm with the minimum-motion rule (what planning asks most) has
 its own path, block by block in few numpy passes (_arm5_min_motion): the
-same decisions, with two liberties that move answers by an ulp or so (the
-pitch's sine and cosine from a vectorised tangent; whole turns found by a
+same decisions, with liberties that move answers by an ulp or so (the
+pitch's sine and cosine from a vectorised tangent; where numpy's arctan2
+calls libm per element, _atan2, within 2 ulp of it; whole turns found by a
 floor, which could pick another turn only for an angle within rounding of a
-limit plus whole turns). The preference rules build the four candidates in
-full.
+limit plus whole turns). A nearly stretched or folded arm, where an ulp of
+the wrist point moves t2 by more than that, takes the general path. The
+preference rules build the four candidates in full.
 
     status, q, elbow = batch.ik(board_or_solver, targets, current=None, rule="min")
 
@@ -346,7 +348,9 @@ def _arm5_min_motion(arm, targets, current):
     - targets go through in blocks of BLOCK into arrays allocated once per
       thread, every ufunc writing into them (out=): no new array per stage,
       a block's working set (~4 MB) near a core's cache;
-    - the pitch's sin and cos from one vectorised tan (_sin_cos);
+    - the pitch's sin and cos from one vectorised tan (_sin_cos); the four
+      arctan2 of a target in one call on a stacked (4, B) array, numpy's where
+      it is vectorised (AVX-512), _atan2 where numpy's calls libm per element;
     - one two-link solve is shared by the four candidates; the turned-base
       candidates are the facing ones negated (as the firmware stores them), so
       where a joint's limits are symmetric they share its limit fit too, and
