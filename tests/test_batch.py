@@ -69,8 +69,8 @@ def random_targets(arm, count, rng):
     """Half FK of random in-limit poses (reachable), half uniform in a box past the reach."""
     half = count // 2
     poses = arm.lo + (np.array(arm.hi) - arm.lo) * rng.random((half, arm.n))
-    out = [0.0] * len(arm.targets)
-    reach = np.array([arm.fk(p.tolist(), out) for p in poses])
+    # fk returns its out list: a fresh one per pose.
+    reach = np.array([arm.fk(p.tolist(), [0.0] * len(arm.targets)) for p in poses])
     span = 1.2 * (arm.reach + getattr(arm, "l3", 0.0))
     box = rng.uniform(-span, span, (count - half, len(arm.targets)))
     if arm.kind == "arm5":
@@ -238,6 +238,102 @@ def test_sin_cos_by_half_angle_tangent():
     big = np.array([0.5, 50.0, -1e6, 1e16])
     batch._sin_cos(big, sin[:4], cos[:4], np.empty(4))
     assert sin[:4].tolist() == [math.sin(a) for a in big] and cos[:4].tolist() == [math.cos(a) for a in big]
+
+
+
+# --- the vectorised atan2 (used where numpy's arctan2 calls libm per element) ---
+
+def own_atan2(y, x):
+    y = np.asarray(y, float)
+    x = np.asarray(x, float)
+    out = np.empty_like(y)
+    batch._atan2(y, x, out, [np.empty_like(y) for _ in range(3)],
+                 [np.empty(y.shape, dtype=bool) for _ in range(3)],
+                 [np.empty(y.shape, dtype=np.int8) for _ in range(2)])
+    return out
+
+
+def libm_atan2(y, x):
+    return np.array([math.atan2(a, b) for a, b in zip(np.ravel(y).tolist(), np.ravel(x).tolist())]).reshape(np.shape(y))
+
+
+def test_own_atan2_within_two_ulp_of_libm():
+    rng = np.random.default_rng(13)
+    n = 400_000
+    sign = lambda: rng.choice([-1.0, 1.0], n)
+    # Anywhere; every magnitude; on and near the octant boundaries |y| = |x|,
+    # |y| = tan(pi / 8) |x| (where the reduction switches) and the axes.
+    x = rng.standard_normal(n)
+    ratio = np.concatenate([np.ones(n // 4), np.full(n // 4, math.tan(math.pi / 8)),
+                            np.full(n - n // 2, 1e-9)]) * (1.0 + rng.uniform(-1e-12, 1e-12, n))
+    ys = [rng.standard_normal(n), x * ratio * sign(), x / ratio * sign(),
+          rng.uniform(0.5, 1, n) * 10.0 ** rng.integers(-300, 300, n) * sign()]
+    xs = [x, x, x, rng.uniform(0.5, 1, n) * 10.0 ** rng.integers(-300, 300, n) * sign()]
+    y = np.concatenate(ys)
+    x = np.concatenate(xs)
+    got = own_atan2(y, x)
+    want = libm_atan2(y, x)
+    ulps = np.abs(got - want) / np.spacing(np.abs(want))
+    assert np.max(ulps) <= 2.0
+    assert np.mean(got != want) < 0.1          # most answers are libm's to the bit
+    # The quadrant is libm's everywhere.
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    assert np.array_equal(np.abs(got) > math.pi / 2, np.abs(want) > math.pi / 2)
+
+
+def test_own_atan2_special_cases_are_libm_s():
+    values = [0.0, -0.0, 5e-324, -5e-324, 1e-300, 1.0, -1.0, 3.5, -2.0, 1e300, -1e300,
+              math.inf, -math.inf, math.nan]
+    y, x = (a.ravel() for a in np.meshgrid(values, values))
+    got = own_atan2(y, x)
+    want = libm_atan2(y, x)
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    # Where an operand is a zero or infinite, bit for bit, the sign of zero
+    # included (atan2(-0, -1) is -pi, atan2(-0, +0) is -0); elsewhere within 2 ulp.
+    special = ~nan & ((x == 0) | (y == 0) | np.isinf(x) | np.isinf(y))
+    assert np.array_equal(got[special].view(np.int64), want[special].view(np.int64))
+    assert np.all(np.abs(got - want)[~nan] <= 2 * np.spacing(np.abs(want[~nan])))
+    assert own_atan2([-0.0, 0.0], [-1.0, 0.0]).tolist() == [-math.pi, 0.0]
+
+
+def test_own_atan2_is_chosen_where_numpy_calls_libm():
+    rng = np.random.default_rng(3)
+    y, x = rng.uniform(-5, 5, (2, 5000))
+    numpy_is_libm = np.array_equal(np.arctan2(y, x), libm_atan2(y, x))
+    assert batch.OWN_ATAN2 == numpy_is_libm
+
+
+@pytest.mark.parametrize("own_atan2_on", [True, False])
+def test_min_motion_with_either_atan2_matches_firmware_at_the_limits(own_atan2_on, monkeypatch):
+    """The decisions an ulp can flip: joints exactly on their limits or an ulp
+    past (then JOINT_LIMIT, or another candidate), both elbow branches, targets
+    on the octant boundaries of the base yaw. With numpy's arctan2 and with
+    _atan2, whichever this CPU would use."""
+    monkeypatch.setattr(batch, "OWN_ATAN2", own_atan2_on)
+    arm = load("sim_arm5.json").solver
+    rng = np.random.default_rng(21)
+    n = 3000
+    lo = np.array(arm.lo)
+    hi = np.array(arm.hi)
+    poses = lo + (hi - lo) * rng.random((n, arm.n))
+    for j in range(4):
+        pick = rng.integers(0, 6, n)
+        on = [lo[j], hi[j], np.nextafter(lo[j], -9.0), np.nextafter(hi[j], 9.0), 0.0]
+        for k, value in enumerate(on):
+            poses[pick == k, j] = value
+    targets = np.array([arm.fk(p.tolist(), [0.0] * 4) for p in poses])
+    # Base yaw on the diagonals and axes (|y| = |x|, y = 0, x = 0).
+    diag = targets[:300].copy()
+    diag[:100, 1] = diag[:100, 0] * rng.choice([-1.0, 1.0], 100)
+    diag[100:200, 1] = 0.0 * rng.choice([-1.0, 1.0], 100)
+    diag[200:, 0] = 0.0 * rng.choice([-1.0, 1.0], 100)
+    targets = np.concatenate([targets, diag])
+    seen = set()
+    for current in (None, list(arm.home), arm.lo + (hi - lo) * rng.random((len(targets), arm.n))):
+        st, q, solved = assert_same(arm, targets, current, MIN_MOTION)
+        seen.update(st.tolist())
+    assert {status.OK, status.JOINT_LIMIT} <= seen
 
 
 def test_rules_choose_the_branch():

@@ -189,6 +189,10 @@ def test_line_figures(bench):
     assert heap(line["live_step_heap_bytes"])
     # The skip leaves some exact zone checks, fewer than one a step.
     assert positive(line["first_step_ms_zones_exact"]) and 0 < line["exact_zone_checks"] < line["steps"]
+    # One solve per step at least (more where a step is halved); the continuation
+    # answers the ordinary line's steps itself, the full ik only where it cannot prove.
+    assert line["line_solves"] >= line["steps"]
+    assert 0 <= line["full_ik_fallbacks"] <= line["line_solves"] // 20
     # The same line slower: longer than the ring, refilled after each step.
     long = line["long"]
     assert long["steps"] > 256 and long["kept_whole"] is False

@@ -573,6 +573,7 @@ def test_a_long_plan_walked_otherwise_the_second_time_stops_before_a_step_it_did
             return st
 
         arm.solver.ik = off_by_a_hair
+        arm.solver.ik_near = lambda target, out, current: off_by_a_hair(target, out, current)    # a line's steps
         with pytest.raises(RuntimeError, match="not the plan checked"):
             step_by_step(r)
         assert not arm.running() and arm.step() == -1
@@ -658,6 +659,7 @@ def test_the_live_console_stops_a_long_line_whose_second_walk_disagrees_with_an_
             return solve(target, out, current, rule)
 
         arm.solver.ik = second_walk_refuses
+        arm.solver.ik_near = lambda target, out, current: second_walk_refuses(target, out, current)
         replies = []
         p = protocol.Protocol(arm, replies.append)
         p.progress = False

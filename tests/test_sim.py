@@ -64,8 +64,17 @@ def test_cli_stdio_answers_piped_requests(micropython):
     assert lines[2].startswith("error BAD_COMMAND")
 
 
+def test_cli_without_a_board_serves_the_default_simulated_arm(micropython, tmp_path):
+    # Run outside the checkout: the default is a shipped board's name, not a relative path.
+    proc = subprocess.run(ARMCTL + ["sim", "--fast"], input="info\n", capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    banner, info = proc.stdout.splitlines()
+    assert "sim_arm5" in banner
+    assert info.startswith("ok name=sim_arm5 arm=arm5 ")
+
+
 def test_cli_usage_errors():
-    assert subprocess.run(ARMCTL + ["sim"], capture_output=True, timeout=30).returncode == 2
     assert subprocess.run(ARMCTL + ["sim", "--board", "no/such.json"], capture_output=True,
                           timeout=30).returncode == 2
 

@@ -52,6 +52,20 @@ AXIS_EPS = 1e-6
 
 _INF = float("inf")
 
+# ik_near's proof (see Arm5Solver.ik_near): a candidate G (radians) from the
+# continued one in one joint costs more than it when G > NEAR_RATIO * D +
+# NEAR_FLOOR, D the continued one's largest joint motion from the current pose.
+# 3 is the bound itself (4 D^2 < (G - D)^2); the 0.001 of it and the floor are
+# wider by far than the rounding of the costs (a relative 1e-15) and keep a
+# cost of 0 from a tie.
+NEAR_RATIO = 3.001
+NEAR_FLOOR = 1e-9
+# The base angle of a continued candidate is this close (radians) to the
+# current one; the turned one is half a turn away.
+NEAR_YAW = 1.0
+_NEAR_YAW_NEG = -NEAR_YAW
+_NEG_INF = -_INF
+
 
 def rule_code(rule_name):
     """Rule code for "min", "up" or "down" (ValueError if unknown)."""
@@ -229,6 +243,13 @@ class Solver:
         """
         raise NotImplementedError
 
+    def ik_near(self, target, out, current):
+        """ik(target, out, current, MIN_MOTION) for a target near the one whose answer
+        current is (a line's next step): the same status, angles and elbow to the
+        bit. The closed-form arms find it cheaper where they can prove it is that
+        (see Arm5Solver.ik_near); here it is the full solve."""
+        return self.ik(target, out, current, MIN_MOTION)
+
 
 class PlanarSolver(Solver):
     """Two-link planar arm; joints (t1, t2)."""
@@ -333,6 +354,67 @@ class PlanarSolver(Solver):
         dx = p[0] - target[0]
         dy = p[1] - target[1]
         return sqrt(dx * dx + dy * dy), 0.0
+
+    @micropython.native
+    def ik_near(self, target, out, current):
+        """ik(target, out, current, MIN_MOTION) for a target near the one whose answer
+        current is (a line's next step): the same status, angles and elbow to the
+        bit, at less cost where it can prove the answer.
+
+        Arm5Solver.ik_near's continuation on two joints: only the candidate with
+        current's elbow is fitted, and it is returned where each joint of it is
+        within D < (G - NEAR_FLOOR) / NEAR_RATIO of current, G the distance to the
+        other elbow's t2 (minus this one's, fitted as ik fits it): its cost is at
+        most 2 D^2, the other's at least (G - D)^2 > (2 D)^2. Anything else is
+        ik's own answer, the full solve.
+        """
+        try:
+            if len(target) != 2 or len(current) != 2:
+                return self.ik(target, out, current, MIN_MOTION)
+            # NaN and inf in target fail the two-link solve, in current the
+            # comparisons below: ik answers them.
+            pair = self._pair
+            st = self._links.solve_pair(target[0], target[1], pair)
+            if st > SINGULAR:
+                return self.ik(target, out, current, MIN_MOTION)
+            lo = self._lo_eps
+            hi = self._hi_eps
+            # Up (candidate 0) is the branch with t2 <= 0: pair[2], pair[3].
+            c = 0 if current[1] <= 0.0 else 1
+            a1 = pair[2 - 2 * c]
+            a2 = pair[3 - 2 * c]
+            if not (lo[0] <= a1 <= hi[0] and lo[1] <= a2 <= hi[1]):
+                q = self._q[c]
+                q[0] = a1
+                q[1] = a2
+                if not self._fit_stored(q, 1, 0, 2):
+                    return self.ik(target, out, current, MIN_MOTION)
+                a1 = q[0]
+                a2 = q[1]
+            # G: the other elbow's t2 as ik fits it (None: it cannot, that candidate is invalid).
+            gap = _INF
+            a = pair[1 + 2 * c]
+            if not lo[1] <= a <= hi[1]:
+                a = self._refit(1, a, 1)
+            if a is not None:
+                gap = a - a2 if a >= a2 else a2 - a
+            most = (gap - NEAR_FLOOR) / NEAR_RATIO
+            least = -most
+            if not (least < a1 - current[0] < most and least < a2 - current[1] < most):
+                return self.ik(target, out, current, MIN_MOTION)
+            zones = self.zones
+            if zones is not None:
+                pose = self._pose_buf
+                pose[0] = a1
+                pose[1] = a2
+                if not zones.clear(pose):
+                    return self.ik(target, out, current, MIN_MOTION)
+        except (TypeError, ValueError):
+            return self.ik(target, out, current, MIN_MOTION)
+        out[0] = a1
+        out[1] = a2
+        self.elbow = self._elbow[c]
+        return st
 
 
 class Arm5Solver(Solver):
@@ -770,6 +852,173 @@ class Arm5Solver(Solver):
         ez = cos(p[3]) - cos(target[3])
         chord = sqrt(ex * ex + ey * ey + ez * ez)
         return sqrt(dx * dx + dy * dy + dz * dz), 2.0 * _asin_clamped(chord / 2.0)
+
+    @micropython.native
+    def ik_near(self, target, out, current):
+        """ik(target, out, current, MIN_MOTION) for a target near the one whose answer
+        current is (a line's next step): the same status, angles and elbow to the
+        bit, at less cost where it can prove the answer.
+
+        Between neighbouring steps of a path the arm barely moves, so the answer
+        is the candidate that continues current: the same half turn of the base,
+        the same elbow. Only that one is built (with ik's arithmetic and fits),
+        and it is returned where the minimum-motion choice provably picks it.
+        Every other candidate is G from it in one joint: the other elbow in the
+        elbow (its stored elbow angle is minus this one's, fitted as ik fits it),
+        the turned pair in the base yaw (the fitted yaws of the two half turns).
+        When each joint of the continued candidate is within D < (G - NEAR_FLOOR)
+        / NEAR_RATIO of current (the roll is current's, inside its limits: cost 0),
+        its cost, the squared motion summed over yaw and the pitch joints, is at
+        most 4 D^2, and by the triangle inequality another's term in that one
+        joint alone is at least (G - D)^2 > (2 D)^2; a float sum of terms >= 0
+        never falls below one of them, and the margins dwarf the rounding. So it
+        is the strictly cheapest valid candidate (the only one where the others
+        cannot fit the limits: G infinite). With zones its pose is checked as ik
+        checks its choice (the same call, the same pose).
+
+        Anything else is ik's own answer, the full solve: a tool offset, input ik
+        refuses, a failing two-link solve, the roll outside its limits, no
+        candidate within NEAR_YAW of current's yaw or one that cannot fit the
+        limits, a motion not proven small enough (near a singular pose, a big
+        step, another current), a pose in a zone.
+        """
+        try:
+            if self._offset or len(target) != 4 or len(current) != 5:
+                return self.ik(target, out, current, MIN_MOTION)
+            # NaN and inf in current fail the comparisons below, in target the
+            # two-link solve (sin(inf) raises ValueError): ik answers them.
+            lo = self._lo_eps
+            hi = self._hi_eps
+            roll = current[4]
+            if not lo[4] <= roll <= hi[4]:
+                return self.ik(target, out, current, MIN_MOTION)
+            # As Arm5Solver's ik computes them, to the bit.
+            x = target[0]
+            y = target[1]
+            pitch = target[3]
+            sp = sin(pitch)
+            cp = cos(pitch)
+            if not -pi < pitch <= pi:
+                pitch = atan2(sp, cp)
+            r = sqrt(x * x + y * y)
+            c0 = current[0]
+            if r < AXIS_EPS:
+                # On the axis the yaw is current's: an infinite one would reach the
+                # whole-turn fit, which cannot count its turns (ik refuses it first).
+                if not _NEG_INF < c0 < _INF:
+                    return self.ik(target, out, current, MIN_MOTION)
+                yaw = c0
+            else:
+                yaw = atan2(y, x)
+            pair = self._pair
+            l3 = self.l3
+            st = self._links.solve_pair(target[2] - self.base - l3 * cp, r - l3 * sp, pair)
+            if st > SINGULAR:
+                return self.ik(target, out, current, MIN_MOTION)
+            back = yaw - pi if yaw > 0 else yaw + pi
+            facing = yaw if lo[0] <= yaw <= hi[0] else self._refit(0, yaw, 1)
+            if lo[0] <= back <= hi[0]:
+                turned = back
+            else:
+                # Solver._refit's first answer inline (a call costs more): no turn fits.
+                t = self._turns[0]
+                turned = None if t[0] < back < t[1] or t[2] < back < t[3] else self._refit(0, back, 1)
+            # The continued half turn: its yaw, the other's (None: those candidates
+            # cannot fit), the sign the pitch joints are stored with (Solver._sign).
+            d0 = _INF if facing is None else facing - c0
+            if _NEAR_YAW_NEG < d0 < NEAR_YAW:
+                c = 0
+                a0 = facing
+                other = turned
+                sign = 1
+                nlo = lo
+                nhi = hi
+            else:
+                d0 = _INF if turned is None else turned - c0
+                if not _NEAR_YAW_NEG < d0 < NEAR_YAW:
+                    return self.ik(target, out, current, MIN_MOTION)
+                c = 2
+                a0 = turned
+                other = facing
+                sign = -1
+                nlo = self._neg_lo_eps
+                nhi = self._neg_hi_eps
+            # The elbow: up stores pair[0:2], its elbow angle gamma >= 0 (turned: -gamma).
+            e = 0 if (current[2] >= 0.0) == (sign > 0) else 1
+            c += e
+            a1 = pair[2 * e]
+            a2 = pair[2 * e + 1]
+            a3 = pitch - pair[2] - pair[3] if e else pitch - pair[0] - pair[1]
+            if not (nlo[1] <= a1 <= nhi[1] and nlo[2] <= a2 <= nhi[2] and nlo[3] <= a3 <= nhi[3]):
+                q = self._q[c]          # its store (the fit reads joints 1-3 only)
+                q[1] = a1
+                q[2] = a2
+                q[3] = a3
+                if not self._fit_stored(q, sign, 1, 4):
+                    return self.ik(target, out, current, MIN_MOTION)
+                a1 = q[1]
+                a2 = q[2]
+                a3 = q[3]
+            # G: the other elbow's stored elbow angle as ik fits it, and the other half
+            # turn's yaw; infinite where those candidates cannot fit the limits (the
+            # other elbow's shoulder first: Solver._refit's no-turn answer inline).
+            gap = _INF
+            a = pair[2 - 2 * e]
+            if not nlo[1] <= a <= nhi[1]:
+                t = self._turns[1] if sign > 0 else self._turns_neg[1]
+                a = None if t[0] < a < t[1] or t[2] < a < t[3] else self._refit(1, a, sign)
+            if a is not None:
+                a = pair[3 - 2 * e]
+                if not nlo[2] <= a <= nhi[2]:
+                    a = self._refit(2, a, sign)
+                if a is not None:
+                    gap = a - a2 if a >= a2 else a2 - a
+            if other is not None:
+                g = other - a0 if other >= a0 else a0 - other
+                if g < gap:
+                    gap = g
+            if gap < _INF:
+                most = (gap - NEAR_FLOOR) / NEAR_RATIO
+                least = -most
+                if not least < d0 < most:
+                    return self.ik(target, out, current, MIN_MOTION)
+                if sign > 0:
+                    near = (least < a1 - current[1] < most and least < a2 - current[2] < most and
+                            least < a3 - current[3] < most)
+                else:
+                    # The pose's pitch joints are minus the stored: -a - b, its size a + b's.
+                    near = (least < a1 + current[1] < most and least < a2 + current[2] < most and
+                            least < a3 + current[3] < most)
+            else:
+                # The only candidate that fits, however far: ik's choice if current is
+                # finite (NaN and inf fail these; ik refuses them).
+                near = (_NEG_INF < current[1] < _INF and _NEG_INF < current[2] < _INF and
+                        _NEG_INF < current[3] < _INF)
+            if not near:
+                return self.ik(target, out, current, MIN_MOTION)
+            pose = self._pose_buf
+            pose[0] = a0
+            if sign > 0:
+                pose[1] = a1
+                pose[2] = a2
+                pose[3] = a3
+            else:
+                pose[1] = -a1
+                pose[2] = -a2
+                pose[3] = -a3
+            pose[4] = roll
+            zones = self.zones
+            if zones is not None and not zones.clear(pose):
+                return self.ik(target, out, current, MIN_MOTION)
+        except (TypeError, ValueError):
+            return self.ik(target, out, current, MIN_MOTION)
+        out[0] = pose[0]
+        out[1] = pose[1]
+        out[2] = pose[2]
+        out[3] = pose[3]
+        out[4] = pose[4]
+        self.elbow = self._elbow[c]
+        return st
 
 
 def _asin_clamped(v):

@@ -790,7 +790,9 @@ class ArmController:
             # float made here instead of two each step (bit for bit, -0.0 included).
             fixed[i] = p0[i] + 0.0
         rolling = roll1 != roll0
-        ik = self.solver.ik
+        # Each step's target is near the last one's: the solver continues its answer
+        # (ik's own answer to the bit, proven cheaply or solved in full).
+        ik_near = self.solver.ik_near
         goal = self._goal
         n = self.solver.n
         t = 0.0
@@ -809,7 +811,7 @@ class ArmController:
                     for i in range(nt):
                         p[i] = p1[i]
                 current = self.with_roll(q, roll0 + (roll1 - roll0) * tn) if rolling else q
-                st = ik(p, goal, current, MIN_MOTION)
+                st = ik_near(p, goal, current)
                 if st > SINGULAR:
                     return self._refuse(st, REASON_SOLVER, k, step, p)
                 # No joint turns more than max_step (|d| <= max_step, as comparisons).

@@ -11,11 +11,13 @@ statuses, with every constant imported from armfw. tests/test_batch.py holds
 it to the firmware's answers on dense random grids and the shared vectors.
 The 5-joint arm with the minimum-motion rule (what planning asks most) has
 its own path, block by block in few numpy passes (_arm5_min_motion): the
-same decisions, with two liberties that move answers by an ulp or so (the
-pitch's sine and cosine from a vectorised tangent; whole turns found by a
+same decisions, with liberties that move answers by an ulp or so (the
+pitch's sine and cosine from a vectorised tangent; where numpy's arctan2
+calls libm per element, _atan2, within 2 ulp of it; whole turns found by a
 floor, which could pick another turn only for an angle within rounding of a
-limit plus whole turns). The preference rules build the four candidates in
-full.
+limit plus whole turns). A nearly stretched or folded arm, where an ulp of
+the wrist point moves t2 by more than that, takes the general path. The
+preference rules build the four candidates in full.
 
     status, q, elbow = batch.ik(board_or_solver, targets, current=None, rule="min")
 
@@ -53,8 +55,42 @@ CURRENT_SMALL = 1e100
 # after other work (cold caches) was up to twice as slow.
 BLOCK = 10240
 
+# |cos t2| between these: an arm within sin t2 < 5e-6 of stretched or folded
+# (t2 moves ~5e-16 / sin t2 with an ulp of the wrist point, 1e-10 rad here),
+# or past it within ~1e-5 (a reach margin is ~4e-6 in cos t2). _arm5_min_motion
+# answers those rows by the general path, whose sines are libm's as armfw's.
+NEAR_END_LOW = 1.0 - 1.25e-11
+NEAR_END_HIGH = 1.0 + 1e-5
+
 # _sin_cos takes sin and cos from tan(angle / 2) up to this size (rad).
 SIN_COS_BY_TAN = 4.0 * np.pi
+
+
+# _atan2's rational approximation of atan(a) = a + a z P(z) / Q(z), z = a^2, for
+# |a| <= 0.66 (Cephes atan.c, S. L. Moshier; Q monic).
+ATAN_P = (-8.750608600031904122785e-01, -1.615753718733365076637e+01, -7.500855792314704667340e+01,
+          -1.228866684490136173410e+02, -6.485021904942025371773e+01)
+ATAN_Q = (2.485846490142306297962e+01, 1.650270098316988542046e+02, 4.328810604912902668951e+02,
+          4.853903996359136964868e+02, 1.945506571482613964425e+02)
+# pi / 4 - float(pi / 4)
+QUARTER_PI_LOW = 3.061616997868382943065e-17
+
+
+def _numpy_arctan2_is_libm():
+    """Whether numpy's float64 arctan2 calls libm per element (no SIMD loop for this
+    CPU: numpy has one only with AVX-512), judged by its answers: libm's own, bit
+    for bit, on a fixed sample, where a vectorised one differs in the last bit
+    on a few percent of them. A property of the CPU and the numpy build: the
+    same on every call, so every answer of this module is too."""
+    sample = np.linspace(-3.0, 3.0, 4099)
+    x = np.cos(sample * 7.0) * np.linspace(0.5, 40.0, 4099)
+    y = sample[::-1] * 5.0
+    want = [math.atan2(a, b) for a, b in zip(y.tolist(), x.tolist())]
+    return np.arctan2(y, x).tolist() == want
+
+
+# Without a vectorised arctan2 in numpy, _arm5_min_motion takes _atan2's.
+OWN_ATAN2 = _numpy_arctan2_is_libm()
 
 
 def solve_twolink(l1, l2, x, y, t2_sign):
@@ -198,7 +234,8 @@ def _arm5_pair(arm, targets, current):
     n = len(targets)
     sp = np.sin(pitch)
     cp = np.cos(pitch)
-    pitch = np.arctan2(sp, cp)     # whole turns off first, as armfw
+    # Whole turns off a pitch outside (-pi, pi] first, as armfw.
+    pitch = np.where((pitch > -np.pi) & (pitch <= np.pi), pitch, np.arctan2(sp, cp))
     with np.errstate(over="ignore", invalid="ignore"):
         r = np.sqrt(x * x + y * y)
     yaw = np.arctan2(y, x)
@@ -223,7 +260,7 @@ def _pair(l1, l2, x, y):
     np.clip(c2, -1.0, 1.0, out=c2)
     s2 = np.sqrt(1.0 - c2 * c2)
     phi = np.arctan2(y, x)
-    beta = np.arctan2(l2 * s2, l1 + l2 * c2)
+    beta = np.arctan2(s2, (l1 / l2 if l2 != 0.0 else math.inf) + c2)
     gamma = np.arctan2(s2, c2)
     status[(status == OK) & (s2 < twolink.SINGULAR_SIN)] = SINGULAR
     return status, phi, beta, gamma
@@ -266,9 +303,15 @@ class _Arm5Blocks:
         k = len(rows)
         self.lo_rows = np.array([r[0] for r in rows])[:, None]
         self.hi_rows = np.array([r[1] for r in rows])[:, None]
-        self.columns = np.empty((4, size))          # x, y, z, pitch of the block
-        self.geometry = np.empty((10, size))        # per-target intermediates
-        self.stored = np.empty((k, size))           # candidate values, fitted in place
+        self.columns = np.empty((2, size))          # z, pitch of the block
+        # y and x of the block's four arctan2 (yaw, phi, beta, gamma), their answers.
+        self.sides = np.empty((2, 4, size))
+        self.octants = np.empty((2, 4, size), dtype=np.int8)     # _atan2's
+        self.geometry = np.empty((6, size))         # per-target intermediates
+        # The arctan2 answers phi, beta, gamma, then the candidate values (fitted
+        # in place), whose first row is the yaw: the fourth arctan2 answer.
+        self.angles_and_stored = np.empty((3 + k, size))
+        self.stored = self.angles_and_stored[3:]
         self.inside = np.empty((k, size), dtype=bool)
         self.scratch = np.empty((k, size), dtype=bool)
         # Squared motion per joint and candidate; before that, the fit's whole turns.
@@ -305,7 +348,9 @@ def _arm5_min_motion(arm, targets, current):
     - targets go through in blocks of BLOCK into arrays allocated once per
       thread, every ufunc writing into them (out=): no new array per stage,
       a block's working set (~4 MB) near a core's cache;
-    - the pitch's sin and cos from one vectorised tan (_sin_cos);
+    - the pitch's sin and cos from one vectorised tan (_sin_cos); the four
+      arctan2 of a target in one call on a stacked (4, B) array, numpy's where
+      it is vectorised (AVX-512), _atan2 where numpy's calls libm per element;
     - one two-link solve is shared by the four candidates; the turned-base
       candidates are the facing ones negated (as the firmware stores them), so
       where a joint's limits are symmetric they share its limit fit too, and
@@ -347,6 +392,7 @@ def _arm5_min_motion(arm, targets, current):
     # Blocks of equal size (a short last block would cost a block's overhead for little).
     blocks = max(1, math.ceil(count / BLOCK))
     size = max(1, math.ceil(count / blocks))
+    resolve = []        # rows of nearly stretched or folded arms, for the general path
     for start in range(0, count, size):
         stop = min(start + size, count)
         if current is None:
@@ -357,8 +403,17 @@ def _arm5_min_motion(arm, targets, current):
             cur = w.current[:, :stop - start]
             np.copyto(cur, current[start:stop].T)
         ok = roll_ok[start:stop] if isinstance(roll_ok, np.ndarray) else roll_ok
-        _arm5_block(arm, w, targets[start:stop], cur, cur_small, ok,
-                    status[start:stop], q[:, start:stop], elbow[start:stop])
+        near_ends = _arm5_block(arm, w, targets[start:stop], cur, cur_small, ok,
+                                status[start:stop], q[:, start:stop], elbow[start:stop])
+        if near_ends is not None:
+            resolve.append(near_ends + start)
+    if resolve:
+        rows = np.concatenate(resolve)
+        sub_current = current if current is None or constant_current else current[rows]
+        st, q_rows, el = _general_ik(arm, MIN_MOTION, targets[rows], sub_current)
+        status[rows] = st
+        q[:, rows] = q_rows.T
+        elbow[rows] = el
     return status, q.T, elbow
 
 
@@ -382,26 +437,31 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     """One block of _arm5_min_motion: answers into status, pose (5, B) and elbow.
     cur_small: every current angle is below CURRENT_SMALL (no cost reaches COST_CAP)."""
     n = len(targets)
-    cols = w.columns[:, :n]
-    np.copyto(cols, targets.T)
-    x, y, z, pitch_in = cols
-    sp, cp, pitch, r, wx, wy, r2, c2, s2, tmp = w.geometry[:, :n]
+    # The four arctan2 of a target (phi, beta, gamma, yaw) in one stacked call:
+    # their y in sides[0], their x in sides[1], row by row.
+    sides = w.sides[:, :, :n]
+    (wy, s2_beta, s2, y), (wx, x_beta, c2, x) = sides
+    np.copyto(sides[:, 3], targets[:, 1::-1].T)
+    z, pitch_in = cols = w.columns[:, :n]
+    np.copyto(cols, targets[:, 2:].T)
+    sp, cp, pitch, r, r2, tmp = w.geometry[:, :n]
     stored = w.stored[:, :n]
     yaw = stored[w.YAW]
     far, close, pair_ok, singular, turned, odd, solved, up_down, turned_down, key = w.flags[:, :n]
     scratch = w.scratch[:, :n]
     _sin_cos(pitch_in, sp, cp, tmp)
-    np.arctan2(sp, cp, out=pitch)        # whole turns off first, as armfw
+    # Whole turns off a pitch outside (-pi, pi] first, as armfw (inside, armfw keeps it as it is).
+    if -np.pi < pitch_in.min() and pitch_in.max() <= np.pi:
+        pitch = pitch_in
+    else:
+        np.copyto(pitch, pitch_in)
+        wrap = (pitch <= -np.pi) | (pitch > np.pi)
+        pitch[wrap] = np.arctan2(sp[wrap], cp[wrap])
     with np.errstate(over="ignore", invalid="ignore"):
         np.multiply(x, x, out=r)
         np.multiply(y, y, out=tmp)
         r += tmp
         np.sqrt(r, out=r)
-        np.arctan2(y, x, out=yaw)
-        axis_yaw = r.min() < AXIS_EPS
-        if axis_yaw:
-            on_axis = r < AXIS_EPS
-            yaw[on_axis] = 0.0 if cur is None else (cur[0] if cur.ndim == 1 else cur[0][on_axis])
         # Wrist point in the arm's plane relative to J2 (armfw: x vertical, y horizontal).
         np.subtract(z, arm.base, out=wx)
         np.multiply(cp, arm.l3, out=tmp)
@@ -419,24 +479,40 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         np.subtract(r2, links._l1_sq, out=c2)
         c2 -= links._l2_sq
         c2 /= links._twice_l1_l2
+        # A nearly stretched or folded arm: sin(t2) goes with the square root of
+        # cos(t2)'s rounding, and the sines of the pitch from tan(pitch / 2),
+        # an ulp off libm's, could move t2 by more than 1e-9 rad, the branch
+        # chosen (t2 near 0 ties them) or the status across a reach margin.
+        # Such rows go to the general path (libm's sines, as armfw).
+        near_ends = w.inside[:2, :n]
+        np.abs(c2, out=tmp)
+        np.greater(tmp, NEAR_END_LOW, out=near_ends[0])
+        np.less(tmp, NEAR_END_HIGH, out=near_ends[1])
+        near_ends[0] &= near_ends[1]
+        near_ends = np.flatnonzero(near_ends[0]) if near_ends[0].any() else None
         np.minimum(c2, 1.0, out=c2)
         np.maximum(c2, -1.0, out=c2)
         np.multiply(c2, c2, out=s2)
         np.subtract(1.0, s2, out=s2)
         np.sqrt(s2, out=s2)
-        phi = r2
-        np.arctan2(wy, wx, out=phi)
+        np.copyto(s2_beta, s2)
+        np.add(c2, links._l1_over_l2, out=x_beta)
+        angles = w.angles_and_stored[:4, :n]       # phi, beta, gamma, yaw (stored[YAW])
+        if OWN_ATAN2:
+            _atan2(sides[0], sides[1], angles, w.terms[:12, :n].reshape(3, 4, n),
+                   (w.inside[:4, :n], w.inside[4:8, :n], scratch[:4]), w.octants[:, :, :n])
+        else:
+            np.arctan2(sides[0], sides[1], out=angles)
+    phi, beta, gamma = angles[:3]
+    axis_yaw = r.min() < AXIS_EPS
+    if axis_yaw:
+        on_axis = r < AXIS_EPS
+        yaw[on_axis] = 0.0 if cur is None else (cur[0] if cur.ndim == 1 else cur[0][on_axis])
     np.less(s2, twolink.SINGULAR_SIN, out=singular)
     np.logical_or(far, close, out=pair_ok)
     np.logical_not(pair_ok, out=pair_ok)
 
     # The candidates' joint values, as stored (see _Arm5Blocks).
-    beta, gamma = tmp, r
-    np.multiply(c2, arm.l2, out=wx)
-    wx += arm.l1
-    np.multiply(s2, arm.l2, out=wy)
-    np.arctan2(wy, wx, out=beta)
-    np.arctan2(s2, c2, out=gamma)
     # The base turned half a turn: yaw - pi if yaw > 0 else yaw + pi (-2 pi + pi is -pi exactly).
     back = stored[w.BACK]
     np.greater(yaw, 0.0, out=turned)
@@ -574,6 +650,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     # Elbow: UP or DOWN (UP + 1) where solved, 0 elsewhere.
     np.add(odd, code(UP), out=elbow)
     elbow *= solved
+    return near_ends
 
 
 def _arm5_costs(w, fitted, cur, cur_small, cost, n):
@@ -623,6 +700,75 @@ def _sin_cos(angle, sin_out, cos_out, scratch):
     cos_out /= sin_out
     t += t
     np.divide(t, sin_out, out=sin_out)
+
+
+def _atan2(y, x, out, floats, flags, small):
+    """np.arctan2(y, x, out=out) in numpy arithmetic: vectorised, within 2 ulp of libm's (tested).
+
+    For numpy without a SIMD arctan2 (OWN_ATAN2), whose libm call per element
+    costs ~17 ns; this one ~12 ns an element (a (4, 10240) stack, no AVX-512).
+    a = min(|x|, |y|) / max(|x|, |y|) in [0, 1]; past tan(pi / 8) the
+    reduction atan(a) = pi / 4 - atan((1 - a) / (1 + a)) (the smaller
+    argument of the two); atan of at most 0.4142 from a rational function.
+    The octant puts it back: angle = k pi / 4 +- atan(...), k an integer,
+    then y's sign. Where max(|x|, |y|) is 0, inf or NaN (zeros, infinities,
+    NaN: the special cases of atan2), numpy's own answer.
+    floats: three float arrays, flags: three bool arrays, small: two int8
+    arrays, all of out's shape; none of them nor out may be x or y.
+    """
+    a, b, c = floats
+    swap, big, neg = flags
+    octant, step = small
+    np.signbit(x, out=neg)
+    np.abs(x, out=a)
+    np.abs(y, out=b)
+    np.less(a, b, out=swap)
+    np.minimum(a, b, out=c)
+    np.maximum(a, b, out=a)
+    special = not (a.min() > 0.0 and a.max() < math.inf)     # a NaN fails both
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        # (1 - ratio) / (1 + ratio) from the operands: no rounding of the ratio in it.
+        np.subtract(a, c, out=b)
+        np.add(a, c, out=out)
+        b /= out
+        c /= a                                 # ratio in [0, 1]
+        np.less(b, c, out=big)
+        np.minimum(c, b, out=c)                # the argument, in [0, tan(pi / 8)]
+        z = a
+        np.multiply(c, c, out=z)
+        np.multiply(z, ATAN_P[0], out=b)
+        for p in ATAN_P[1:]:
+            b += p
+            b *= z
+        np.add(z, ATAN_Q[0], out=out)
+        for q in ATAN_Q[1:]:
+            out *= z
+            out += q
+        b /= out
+        b *= c
+        b += c                                 # atan(argument), in [0, pi / 8]
+    # First quadrant (swap, big): r, pi/4 - r, pi/2 - r, pi/4 + r: k = (swap ^ big) + swap
+    # and the sign of r minus where swap ^ big; x < 0: pi minus that.
+    np.logical_xor(swap, big, out=big)
+    np.add(big.view(np.int8), swap.view(np.int8), out=octant)
+    np.logical_xor(big, neg, out=big)
+    np.multiply(octant, np.int8(-2), out=step)
+    step += np.int8(4)
+    step *= neg.view(np.int8)
+    octant += step
+    np.multiply(big, -2.0, out=c)
+    c += 1.0
+    b *= c
+    # k pi/4 in two parts: pi/4's rounding alone is half an ulp of an angle below pi/4.
+    np.multiply(octant, QUARTER_PI_LOW, out=a)
+    b += a
+    np.multiply(octant, np.pi / 4, out=a)
+    b += a
+    np.copysign(b, y, out=out)
+    if special:
+        with np.errstate(invalid="ignore"):
+            edge = ~((np.maximum(np.abs(x), np.abs(y)) > 0.0) & (np.maximum(np.abs(x), np.abs(y)) < math.inf))
+        out[edge] = np.arctan2(y[edge], x[edge])
 
 
 def _rule(rule):
@@ -689,14 +835,24 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
             q_out[bad] = np.nan
             elbow_out[bad] = 0
         return status, q_out, elbow_out
-    if safe_current is not None and safe_current.ndim == 1:
-        safe_current = np.broadcast_to(safe_current, (n_targets, arm.n))
+    status, q_out, elbow_out = _general_ik(arm, rule, safe_targets, safe_current)
+    status[bad] = BAD_INPUT
+    q_out[bad] = np.nan
+    elbow_out[bad] = 0
+    return status, q_out, elbow_out
+
+
+def _general_ik(arm, rule, targets, current):
+    """ik() by every candidate in full, for finite targets and current poses."""
+    n_targets = len(targets)
+    if current is not None and current.ndim == 1:
+        current = np.broadcast_to(current, (n_targets, arm.n))
     if arm.kind == "planar":
-        candidates = _planar_candidates(arm, safe_targets, safe_current)
-    elif offset:
-        candidates = _arm5_tool_candidates(arm, safe_targets, safe_current)
+        candidates = _planar_candidates(arm, targets, current)
+    elif arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0))):
+        candidates = _arm5_tool_candidates(arm, targets, current)
     elif arm.kind == "arm5":
-        candidates = _arm5_candidates(arm, safe_targets, safe_current)
+        candidates = _arm5_candidates(arm, targets, current)
     else:
         raise ValueError("arm kind %r has no analytic solver" % arm.kind)
 
@@ -704,10 +860,10 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
     best_cost = np.zeros(n_targets)
     for c, (st, q, elbow) in enumerate(candidates):
         cost = np.zeros(n_targets)
-        if safe_current is not None:
+        if current is not None:
             # Summed joint by joint, in armfw's order, so ties break the same way.
             for i in range(arm.n):
-                d = q[:, i] - safe_current[:, i]
+                d = q[:, i] - current[:, i]
                 cost = cost + d * d
         if (rule == PREFER_UP and elbow != UP) or (rule == PREFER_DOWN and elbow != DOWN):
             cost = cost + RULE_PENALTY
@@ -727,8 +883,5 @@ def ik(board_or_solver, targets, current=None, rule=MIN_MOTION):
         status[chosen] = st[chosen]
         q_out[chosen] = q[chosen]
         elbow_out[chosen] = elbow
-    status[bad] = BAD_INPUT
-    q_out[bad] = np.nan
-    elbow_out[bad] = 0
     return status, q_out, elbow_out
 

@@ -22,6 +22,9 @@ def _root():
 
 ROOT = _root()
 BOARDS_DIR = ROOT / "boards"
+
+# The board the commands use when none is named: the simulated 5-joint arm.
+DEFAULT_BOARD = "sim_arm5"
 FIRMWARE_DIR = ROOT / "firmware"
 
 

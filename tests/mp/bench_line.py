@@ -4,8 +4,9 @@
     micropython -X heapsize=384k bench_line.py ROOT
 
 The time to the first step of a 200-step line (begin(): the whole check pass,
-then the first step) and the time and heap of each live step without the
-driver write; then the same for the same line at LONG_SPEED_DEG_S, a plan too
+then the first step), how many of its solves the check pass's continuation
+(solver.ik_near) left to the full ik, and the time and heap of each live step
+without the driver write; then the same for the same line at LONG_SPEED_DEG_S, a plan too
 long for the controller's ring (motion.PATH_STEPS), whose live steps also
 refill it (figures["long"]: every live step of the plan, averaged). A process
 of its own: the controller's path arrays want a heap that bench_solver.py's
@@ -68,6 +69,35 @@ def first_to_step(controller, repeats=REPEATS):
     return first
 
 
+def count_fallbacks(controller):
+    """One more line's check pass: how many solves it made, and how many of them the
+    continuation (solver.ik_near) left to the full ik; (None, None) for a firmware
+    without it."""
+    solver = controller.solver
+    near = getattr(solver, "ik_near", None)
+    if near is None:
+        return None, None
+    full = solver.ik
+    counted = [0, 0]
+
+    def counting_near(target, out, current):
+        counted[0] += 1
+        return near(target, out, current)
+
+    def counting_full(target, out, current=None, rule=0):
+        counted[1] += 1
+        return full(target, out, current, rule)
+
+    solver.ik_near = counting_near
+    solver.ik = counting_full       # what ik_near calls when it falls back
+    try:
+        first_to_step(controller, 1)
+    finally:
+        del solver.ik_near
+        del solver.ik
+    return counted[0], counted[1]
+
+
 def line_figures():
     """Time to the first step of a 200-step line (begin(): the whole check pass, then
     the first step), and the time and heap of each live step without the driver write."""
@@ -97,6 +127,7 @@ def line_figures():
         first_to_step(controller, 1)
         exact_checks = counted[0]
         del zones.clear_exact
+    solves, fallbacks = count_fallbacks(controller)
     # The live steps of one more line, timed and weighed apart from its check pass.
     controller.plan()
     controller.add(motion.LINE, LINE_END if controller.q[0] < 0 else LINE_START)
@@ -115,7 +146,8 @@ def line_figures():
     finally:
         gc.enable()
     return {"steps": steps, "first_step_ms": first / 1000.0, "first_step_ms_zones_exact": first_exact,
-            "exact_zone_checks": exact_checks, "live_step_us": live_us,
+            "exact_zone_checks": exact_checks, "line_solves": solves, "full_ik_fallbacks": fallbacks,
+            "live_step_us": live_us,
             "live_step_heap_bytes": int(heap + 0.5),
             "kept_whole": getattr(controller, "_kept_whole", False)}
 

@@ -64,4 +64,7 @@ def run_arm(board_name, count, seed):
 def run(short=False):
     count = SHORT_COUNT if short else COUNT
     return {"planar": run_arm(bench_targets.PLANAR, count, 11),
-            "arm5": run_arm(bench_targets.ARM5, count, 12)}
+            "arm5": run_arm(bench_targets.ARM5, count, 12),
+            # Which arctan2 the 5-joint path used: numpy's own is vectorised only
+            # with AVX-512; without, armctl.batch's (_atan2) beats its libm calls.
+            "arctan2": "armctl.batch._atan2" if batch.OWN_ATAN2 else "numpy"}

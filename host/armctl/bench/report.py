@@ -67,6 +67,9 @@ def firmware_lines(fw):
                      "without the driver write (%s)"
                      % (line["steps"], line["first_step_ms"], line["live_step_us"], line["live_step_heap_bytes"],
                         "path kept by the check pass" if line["kept_whole"] else "solved again live"))
+        if line.get("line_solves") is not None:
+            lines.append("    the check pass's continuation solve (ik_near) left %d of its %d solves to the full ik"
+                         % (line["full_ik_fallbacks"], line["line_solves"]))
         if line.get("first_step_ms_zones_exact") is not None:
             lines.append("    every zone check exact: first step after %.2f ms; the zone skip leaves %d exact "
                          "checks of %d steps" % (line["first_step_ms_zones_exact"], line["exact_zone_checks"],

@@ -4,7 +4,7 @@
 import argparse
 from pathlib import Path
 
-from armctl import BOARDS_DIR, cli
+from armctl import cli, shipped
 from armfw import board as boardlib
 
 NAME = "demo"
@@ -23,8 +23,8 @@ Exit status: 0 done, 1 the arm refused a move, 2 bad board file,
 def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--board", "-b", default=str(BOARDS_DIR / "sim_arm5.json"),
-                        help="board description (default boards/sim_arm5.json)")
+    parser.add_argument("--board", "-b", default=shipped.DEFAULT_BOARD,
+                        help="board name or file (default %(default)s)")
     parser.add_argument("-o", "--output", default="out/demo_path.png",
                         help="path picture to write (default %(default)s)")
 

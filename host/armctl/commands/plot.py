@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from armctl import BOARDS_DIR, cli
+from armctl import cli, shipped
 from armfw import board as boardlib
 from armfw import status as fw_status
 
@@ -38,8 +38,8 @@ def add_arguments(parser):
     ws = sub.add_parser("workspace", help="status of the analytic IK over a grid")
     path = sub.add_parser("path", help="a straight tool line solved step by step")
     for p, default in ((ws, "out/workspace.png"), (path, "out/path.png")):
-        p.add_argument("--board", "-b", default=str(BOARDS_DIR / "sim_arm5.json"),
-                       help="board description (default boards/sim_arm5.json)")
+        p.add_argument("--board", "-b", default=shipped.DEFAULT_BOARD,
+                       help="board name or file (default %(default)s)")
         p.add_argument("-o", "--output", default=default, help="PNG to write (default %(default)s)")
     ws.add_argument("--pitch", type=float, default=90.0,
                     help="arm5: tool pitch, degrees from vertical (default 90, horizontal)")

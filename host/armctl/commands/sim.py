@@ -5,7 +5,7 @@ Without --pty the protocol is on this terminal's stdin/stdout (pipe requests
 into it, or type them). With --pty it serves a pseudo-terminal that every host
 tool opens like a board's port, until Ctrl-C:
 
-    armctl sim --board boards/sim_arm5.json --pty --link /tmp/arm
+    armctl sim --pty --link /tmp/arm            (the simulated sim_arm5)
     armctl send --port /tmp/arm "where"
     mpremote connect /tmp/arm fs ls
 """
@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from armctl import cli
+from armctl import cli, shipped
 from armctl.sim import Simulator, SimulatorError
 
 NAME = "sim"
@@ -24,8 +24,9 @@ HELP = "Run the unmodified firmware on the simulated board (stdin/stdout, or a p
 
 
 def add_arguments(parser):
-    parser.add_argument("--board", type=Path,
-                        help="board file to install into the flash (default: keep what --flash holds)")
+    parser.add_argument("--board", "-b", type=Path, metavar="NAME|PATH",
+                        help="board to install into the flash (default: what --flash holds; without "
+                             "--flash %s)" % shipped.DEFAULT_BOARD)
     parser.add_argument("--calibration", type=Path, help="calibration file to install beside it")
     parser.add_argument("--flash", type=Path,
                         help="folder kept as the board's flash (default: a temporary one)")
@@ -38,7 +39,7 @@ def add_arguments(parser):
 
 def run(args):
     if args.board is None and args.flash is None:
-        raise cli.UsageError("give --board FILE (and/or --flash DIR holding an installed board)")
+        args.board = shipped.board_path(Path(shipped.DEFAULT_BOARD))
     for path in (args.board, args.calibration):
         if path is not None and not path.is_file():
             raise cli.UsageError("no such file %s" % path)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from armctl import BOARDS_DIR, cli
+from armctl import cli, shipped
 from armfw import board as boardlib
 from armfw import kinematics
 from armfw import status as fw_status
@@ -47,8 +47,8 @@ ELBOW_SEED_DEG = 60.0
 def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--board", "-b", default=str(BOARDS_DIR / "sim_arm5.json"),
-                        help="board description (default boards/sim_arm5.json)")
+    parser.add_argument("--board", "-b", default=shipped.DEFAULT_BOARD,
+                        help="board name or file (default %(default)s)")
     parser.add_argument("target", nargs="+", type=float, metavar="V", help="X Y [Z [PITCH]]")
     parser.add_argument("--method", "-m", choices=METHODS, default="auto",
                         help="solver (default auto: analytic when the target fixes every coordinate, else dls)")

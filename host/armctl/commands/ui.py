@@ -17,7 +17,6 @@ NAME = "ui"
 HELP = "A local web page: the arm live in 3D, jog, preview IK, stop (the simulator unless --port)."
 
 DEFAULT_HTTP_PORT = 8765
-DEFAULT_SIM_BOARD = "sim_arm5"
 
 EPILOG = """\
 examples:
@@ -47,7 +46,7 @@ def add_arguments(parser):
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--board", help="board name or file (default: %s on the simulator; with --port the "
-                                        "shipped board named by the board's `info`)" % DEFAULT_SIM_BOARD)
+                                        "shipped board named by the board's `info`)" % shipped.DEFAULT_BOARD)
     cli.add_link_options(parser, port_help="serial port of a real board (default: start the simulator)")
     cli.add_calibration_option(parser)
     parser.add_argument("--http-port", type=int, default=DEFAULT_HTTP_PORT,
@@ -81,7 +80,7 @@ def run(args):
         port = args.port
         board_file = args.board
         if port is None:
-            board_file = board_file or shipped.board_path(DEFAULT_SIM_BOARD)
+            board_file = board_file or shipped.board_path(shipped.DEFAULT_BOARD)
             # A bad board or calibration file is a usage error, before anything starts.
             boardlib.load(str(board_file), calibration=args.calibration)
             try:
