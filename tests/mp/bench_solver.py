@@ -438,27 +438,45 @@ def compiled(path, emitter, only=None):
     """Execute a firmware module's source with its own @micropython decorators
     replaced: by @micropython.<emitter> on the functions named in only (None:
     every def), or by nothing at all (emitter None: the bytecode build)."""
-    # Line by line, comment lines left out, the list let go before the compiler
-    # runs: the whole text as one string and its lines besides did not fit the
-    # board-sized heap once kinematics.py passed 30 KB.
+    # Comment lines and docstrings left out (a docstring becomes `pass`, in case
+    # it was the whole body), and the module executed one top-level definition
+    # at a time, in one namespace, as the whole text runs: the compiler's peak
+    # grows with the text it compiles, and kinematics.py at 44 KB no longer
+    # compiled in one piece in the board-sized heap (30 KB did).
+    ns = {"micropython": micropython, "__name__": "armfw_%s" % emitter}
     lines = []
+    in_docstring = False
     with open(path) as f:
         for line in f:
             body = line.lstrip()
+            if in_docstring:
+                in_docstring = '"""' not in body
+                continue
+            indent = line[:len(line) - len(body)]
+            if body.startswith('"""'):
+                in_docstring = '"""' not in body[3:]
+                lines.append(indent + "pass\n")
+                continue
             if body.startswith("@micropython.") or body.startswith("#"):
                 continue
+            if not indent and (body.startswith("def ") or body.startswith("class ")):
+                _run_lines(lines, ns)       # the statements before this definition are complete
             if body.startswith("def "):
                 name = body[4:body.index("(")]
                 if emitter is not None and (only is None or name in only):
-                    lines.append(line[:len(line) - len(body)] + "@micropython." + emitter + "\n")
+                    lines.append(indent + "@micropython." + emitter + "\n")
             lines.append(line)
-    gc.collect()
-    text = "".join(lines)
-    lines = None
-    gc.collect()
-    ns = {"micropython": micropython, "__name__": "armfw_%s" % emitter}
-    exec(text, ns)
+    _run_lines(lines, ns)
     return ns
+
+
+def _run_lines(lines, ns):
+    """exec the lines gathered so far in ns, emptying the list first (its text is what runs)."""
+    if lines:
+        text = "".join(lines)
+        del lines[:]
+        gc.collect()
+        exec(text, ns)
 
 
 class Module:
