@@ -574,21 +574,11 @@ class Arm5Solver(Solver):
                 status[e + 2] = JOINT_LIMIT
         if self.zones is not None:
             return self._choose(current, rule, out)
-        # No zones: _choose without its calls (the candidate, then _pose inline).
+        # No zones: _choose's work without the call to it.
         best = self._cheapest(current, rule)
         if best < 0:
             return self._verdict()
-        q = qs[best]
-        out[0] = q[0]
-        if best >= 2:
-            out[1] = -q[1]
-            out[2] = -q[2]
-            out[3] = -q[3]
-        else:
-            out[1] = q[1]
-            out[2] = q[2]
-            out[3] = q[3]
-        out[4] = q[4]
+        self._pose(best, out)
         self.elbow = elbow[best]
         return status[best]
 
