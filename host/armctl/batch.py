@@ -227,7 +227,7 @@ def _arm5_tool_candidates(arm, targets, current):
 
 
 def _arm5_pair(arm, targets, current):
-    """What Arm5Solver._candidates computes before its candidates: base yaw, wrist roll,
+    """What Arm5Solver.ik computes before its candidates: base yaw, wrist roll,
     horizontal distance r, pitch with whole turns off, the two-link pair's
     phi, beta, gamma (t1 = phi -+ beta, t2 = +-gamma) and its status."""
     x, y, z, pitch = np.ascontiguousarray(targets.T)
