@@ -42,8 +42,9 @@ class TwoLink:
         margin = REACH_EPS * (l1 + l2)
         self._far = l1 + l2 + margin            # beyond: TOO_FAR
         self._near = abs(l1 - l2) - margin      # inside: TOO_CLOSE
-        self._l1_sq = l1 * l1
-        self._l2_sq = l2 * l2
+        # l1^2 + l2^2 as one constant: cos t2 = (r^2 - it) / (2 l1 l2) rounds once
+        # before the division, where subtracting the squares one by one rounds twice.
+        self._sum_sq = l1 * l1 + l2 * l2
         self._twice_l1_l2 = 2.0 * l1 * l2
         # tan(beta) = l2 sin t2 / (l1 + l2 cos t2) = sin t2 / (l1 / l2 + cos t2): two float results fewer.
         # (A zero l2 - calibration builds such arms for their FK - gives beta 0 either way.)
@@ -52,7 +53,7 @@ class TwoLink:
         # the square root (a relative 1e-9 clear of the rounding at the edges).
         self._surely_near_enough = self._far * self._far * (1.0 - 1e-9)
         self._surely_far_enough = self._near * self._near * (1.0 + 1e-9) if self._near > 0.0 else -1.0
-        self._k = (self._surely_far_enough, self._surely_near_enough, self._l1_sq, self._l2_sq,
+        self._k = (self._surely_far_enough, self._surely_near_enough, self._sum_sq,
                    self._twice_l1_l2, self._l1_over_l2)
 
     @micropython.native
@@ -69,8 +70,8 @@ class TwoLink:
                 return BAD_INPUT
         except TypeError:
             return BAD_INPUT
-        # The constants in one tuple: one attribute lookup instead of six.
-        surely_far_enough, surely_near_enough, l1_sq, l2_sq, twice_l1_l2, l1_over_l2 = self._k
+        # The constants in one tuple: one attribute lookup instead of five.
+        surely_far_enough, surely_near_enough, sum_sq, twice_l1_l2, l1_over_l2 = self._k
         r2 = x * x + y * y
         if not surely_far_enough < r2 < surely_near_enough:
             r = sqrt(r2)
@@ -78,10 +79,9 @@ class TwoLink:
                 return TOO_FAR
             if r < self._near:
                 return TOO_CLOSE
-        # The law of cosines exactly as written: near the annulus edges sin t2 goes
-        # with the square root of cos t2's rounding, so cos t2 must not move by an ulp
-        # (the numpy twin, armctl.batch, computes it this way too).
-        c2 = (r2 - l1_sq - l2_sq) / twice_l1_l2
+        # The law of cosines. Near the annulus edges sin t2 goes with the square root
+        # of cos t2's rounding: the numpy twin (armctl.batch) computes it the same way.
+        c2 = (r2 - sum_sq) / twice_l1_l2
         # Inside the margin only: keeps the square root below from seeing a negative.
         if c2 > 1.0:
             c2 = 1.0

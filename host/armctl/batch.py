@@ -113,7 +113,7 @@ def solve_twolink(l1, l2, x, y, t2_sign):
         too_close = finite & ~too_far & (r < abs(l1 - l2) - margin)
         status[too_far] = TOO_FAR
         status[too_close] = TOO_CLOSE
-        c2 = np.clip((r2 - l1 * l1 - l2 * l2) / (2.0 * l1 * l2), -1.0, 1.0)
+        c2 = np.clip((r2 - (l1 * l1 + l2 * l2)) / (2.0 * l1 * l2), -1.0, 1.0)
         s2 = np.sqrt(1.0 - c2 * c2)
         s2 = np.where(t2_sign < 0, -s2, s2)
         t1 = np.arctan2(y, x) - np.arctan2(l2 * s2, l1 + l2 * c2)
@@ -256,7 +256,7 @@ def _pair(l1, l2, x, y):
     margin = twolink.REACH_EPS * (l1 + l2)
     status = np.where(r > l1 + l2 + margin, TOO_FAR, OK).astype(np.int8)
     status[r < abs(l1 - l2) - margin] = TOO_CLOSE
-    c2 = (r2 - l1 * l1 - l2 * l2) / (2.0 * l1 * l2)
+    c2 = (r2 - (l1 * l1 + l2 * l2)) / (2.0 * l1 * l2)
     np.clip(c2, -1.0, 1.0, out=c2)
     s2 = np.sqrt(1.0 - c2 * c2)
     phi = np.arctan2(y, x)
@@ -476,8 +476,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         np.sqrt(r2, out=tmp)
         np.greater(tmp, links._far, out=far)
         np.less(tmp, links._near, out=close)
-        np.subtract(r2, links._l1_sq, out=c2)
-        c2 -= links._l2_sq
+        np.subtract(r2, links._sum_sq, out=c2)
         c2 /= links._twice_l1_l2
         # A nearly stretched or folded arm: sin(t2) goes with the square root of
         # cos(t2)'s rounding, and the sines of the pitch from tan(pitch / 2),
