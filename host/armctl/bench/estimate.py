@@ -74,15 +74,18 @@ def estimate(firmware, step_ms):
         if arm5:
             # A straight line solves IK once per step, in the check pass over
             # the whole path before anything moves.
-            est["line_check_s_per_200_steps"] = 200.0 / arm5
             line = firmware.get("line")
             if isinstance(line, dict):
-                # Its live pass sends what the check pass kept, one step per
-                # step_ms (measured: the bench's live step without the driver write).
+                # Measured on the bench's line (its steps solved by ik_near, cheaper
+                # than a general solve); the live pass sends what the check pass
+                # kept, one step per step_ms (the live step without the driver write).
+                est["line_first_step_s"] = line["first_step_ms"] / 1000.0 / scale
+                est["line_check_s_per_200_steps"] = est["line_first_step_s"] * 200.0 / line["steps"]
                 est["line_live_step_ms"] = line["live_step_us"] / 1000.0 / scale
                 est["line_cpu_share"] = est["line_live_step_ms"] / step_ms
-                est["line_first_step_s"] = line["first_step_ms"] / 1000.0 / scale
             else:
+                # Without the line's figures: a general solve per step, live too.
+                est["line_check_s_per_200_steps"] = 200.0 / arm5
                 est["line_cpu_share"] = (1000.0 / step_ms) / arm5
         out[name] = est
     return out

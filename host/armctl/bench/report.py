@@ -128,11 +128,11 @@ def estimate_lines(est):
         lines.append("  %-14s %s" % (board, "; ".join(parts)))
         if "arm5.safe_heap_bytes" in e:
             lines.append("  %-14s heap ~%d B per 5-joint solve, ~%d B per move step; a line at one step per "
-                         "%g ms keeps the CPU ~%s busy, its check pass takes ~%.1f s per 200 steps%s"
+                         "%g ms keeps the CPU ~%s busy, its check pass takes ~%.2f s per 200 steps (%s)"
                          % ("", e["arm5.safe_heap_bytes"], e.get("move_step.servo_map_heap_bytes", 0),
                             est["step_ms"], _pct(e["line_cpu_share"]), e["line_check_s_per_200_steps"],
-                            " (first step of the bench's 200-step line after ~%.2f s)" % e["line_first_step_s"]
-                            if "line_first_step_s" in e else ""))
+                            "the bench's line scaled" if "line_first_step_s" in e
+                            else "a general solve per step"))
     lines.append("  (scale = board bm_float score / this PC's Unix-port score; see docs/BENCHMARKS.md)")
     lines.append("")
     return lines
