@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: MIT
 """armctl.chain: the data-described serial chain agrees with the firmware's FK (the reference)."""
 
+import json
 import math
 
 import numpy as np
 import pytest
 
 from armfw import board as fw_board
-from armctl import chain
+from armctl import chain, upy
 
-from conftest import BOARDS
+from conftest import BOARDS, MP_SCRIPTS, ROOT
 
 ARM5 = BOARDS / "sim_arm5.json"
 PLANAR = BOARDS / "sim_planar.json"
@@ -129,28 +130,69 @@ def test_bad_description_names_the_field(desc, field):
         chain.from_description(desc)
 
 
-def _float_chain_matches(c, count, seed):
-    """FloatChain's tip, direction, joint origins and axes against Chain.frames on random poses."""
-    fc = chain.FloatChain(c)
-    q = c.random_poses(count, np.random.default_rng(seed))
-    joints, end = c.frames(q)
-    axes = np.einsum("bnij,nj->bni", joints[:, :, :3, :3], c.axes)
-    direction = end[:, :3, :3] @ c.tool_axis
-    for i in range(count):
-        p = fc.pose(q[i].tolist())
-        assert np.allclose(p[:3], end[i, :3, 3], atol=1e-9)
-        assert np.allclose(p[3:], direction[i], atol=1e-12)
-        assert np.allclose(np.reshape(fc.origins, (-1, 3)), joints[i, :, :3, 3], atol=1e-9)
-        assert np.allclose(np.reshape(fc.axes, (-1, 3)), axes[i], atol=1e-12)
-
-
-def test_float_chain_matches_the_numpy_chain(arm5, planar):
-    _float_chain_matches(chain.from_board(arm5), 500, 3)
-    _float_chain_matches(chain.from_board(planar), 200, 4)
-    # Rotated joint frames, a tilted axis, a negative axis and a rotated tool.
+def _test_chains(arm5, planar):
+    """(chain, pose count, seed) for the firmware FK checks: board arms and a description
+    with rotated joint frames, a tilted axis, a negative axis and a rotated tool."""
     desc = {"joints": [{"axis": [0, 0, -1]},
                        {"xyz_mm": [0, 0, 50], "rpy_deg": [90, 0, 30], "axis": [0, 1, 0]},
                        {"xyz_mm": [100, 10, 0], "axis": [1, 1, 0]},
                        {"xyz_mm": [0, 80, 5], "rpy_deg": [-20, 45, 10], "axis": [-1, 0, 0]}],
             "tool": {"xyz_mm": [10, 20, 60], "rpy_deg": [0, 90, 0]}, "tool_axis": [1, 0, 0]}
-    _float_chain_matches(chain.from_description(desc), 300, 5)
+    return [(chain.from_board(arm5), 500, 3), (chain.from_board(planar), 200, 4),
+            (chain.from_description(desc), 300, 5)]
+
+
+def _numpy_frames(c, count, seed):
+    """Random poses and what the numpy chain says of them (Chain.frames, Chain.jacobian)."""
+    q = c.random_poses(count, np.random.default_rng(seed))
+    joints, end = c.frames(q)
+    jac, tip, direction = c.jacobian(q)
+    assert np.allclose(tip, end[:, :3, 3], atol=0)
+    return q, {"tip": tip, "direction": direction, "origins": joints[:, :, :3, 3],
+               "axes": np.swapaxes(jac[:, 3:, :], 1, 2), "jacobian": jac}
+
+
+def _agree(want, i, tip, direction, origins, axes, atol_mm=1e-9, atol=1e-12):
+    """The firmware FK's buffers for pose i against the numpy chain; the Jacobian rebuilt from them too."""
+    origins = np.reshape(origins, (-1, 3))
+    axes = np.reshape(axes, (-1, 3))
+    assert np.allclose(tip, want["tip"][i], atol=atol_mm)
+    assert np.allclose(direction, want["direction"][i], atol=atol)
+    assert np.allclose(origins, want["origins"][i], atol=atol_mm)
+    assert np.allclose(axes, want["axes"][i], atol=atol)
+    linear = np.cross(axes, np.asarray(tip) - origins).T
+    assert np.allclose(linear, want["jacobian"][i, :3], atol=atol_mm)
+
+
+def test_firmware_chain_fk_matches_the_numpy_chain(arm5, planar):
+    # What numik's plain-float DLS runs on: armctl.chain.plain_solver's ChainSolver.
+    for c, count, seed in _test_chains(arm5, planar):
+        solver = chain.plain_solver(c)
+        q, want = _numpy_frames(c, count, seed)
+        tip = [0.0] * 3
+        for i in range(count):
+            assert solver.fk(q[i].tolist(), tip) is tip
+            _agree(want, i, tip, solver.direction, solver.origins[:3 * c.n], solver.joint_axes)
+            assert solver.origins[3 * c.n:] == tip
+
+
+def test_firmware_chain_fk_matches_the_numpy_chain_under_micropython(arm5, planar, micropython, tmp_path):
+    chains, wants = [], []
+    for c, count, seed in _test_chains(arm5, planar):
+        s = chain.plain_solver(c)
+        q, want = _numpy_frames(c, count, seed)
+        chains.append({"xyz": s.xyz, "fixed": s.fixed, "axes": s.axes, "tool_xyz": s.tool_xyz,
+                       "tool_rot": s.tool_rot, "tool_axis": s.tool_axis, "names": s.names,
+                       "lo": s.lo, "hi": s.hi, "home": s.home, "poses": q.tolist()})
+        wants.append(want)
+    path = tmp_path / "chains.json"
+    path.write_text(json.dumps(chains))
+    out = upy.run(MP_SCRIPTS / "chain_frames.py", path, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().split("\n")
+    total = sum(len(d["poses"]) for d in chains)
+    assert lines[-1] == "done %d" % total and len(lines) == total + 1
+    for line in lines[:-1]:
+        head, tip, direction, origins, axes = line.split("|")
+        c, i = (int(v) for v in head.split())
+        _agree(wants[c], i, *(np.array(f.split(), float) for f in (tip, direction, origins, axes)))

@@ -81,11 +81,13 @@ def test_numpy_twin_agrees_with_the_firmware_on_the_vectors():
     c = chain_mod.from_board(b)
     q = np.radians([case["q_deg"] for case in DOC["cases"]])
     points = c.joint_points(q)
+    axes = np.swapaxes(c.jacobian(q)[0][:, 3:, :], 1, 2)     # angular rows: world joint axes
     tip = [0.0] * 3
     for k in range(len(q)):
         b.solver.fk(list(q[k]), tip)
         assert np.allclose(points[k, -1], tip, atol=1e-9, rtol=0)
         assert np.allclose(points[k, :-1].ravel(), b.solver.origins[:3 * b.solver.n], atol=1e-9, rtol=0)
+        assert np.allclose(axes[k].ravel(), b.solver.joint_axes, atol=1e-12, rtol=0)
     # The tool direction too: the firmware's and the twin's end frames agree.
     b.solver.fk(list(q[5]), tip)
     assert np.allclose(c.tool_direction(q[5]), b.solver.direction, atol=1e-12)

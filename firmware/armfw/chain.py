@@ -15,7 +15,10 @@ fk) works as on the other arms.
 
 fk() writes the tool tip (x, y, z mm) and refills self.origins with the
 world position of every joint origin and the tip (3 floats each, tip last):
-what a keep-out check walks link by link. Buffers are allocated once.
+what a keep-out check walks link by link; self.joint_axes with every joint's
+unit axis in the world (3 floats each) and self.direction with the tool's:
+what the host's numerical solver (armctl.numik) builds its Jacobian from.
+Buffers are allocated once.
 """
 
 from math import cos, sin, sqrt
@@ -43,6 +46,11 @@ def rpy_matrix(roll, pitch, yaw, out):
     out[7] = cp * sr
     out[8] = cp * cr
     return out
+
+
+def rpy_deg_matrix(rpy_deg):
+    """A new row-major 3x3 rotation from URDF roll, pitch, yaw in degrees (see rpy_matrix)."""
+    return rpy_matrix(rpy_deg[0] * DEG, rpy_deg[1] * DEG, rpy_deg[2] * DEG, [0.0] * 9)
 
 
 def _mul_into(a, b, out):
@@ -95,8 +103,10 @@ def _z_to(a, out):
 class ChainSolver(Solver):
     """A serial chain of revolute joints; targets (x, y, z) mm, FK only (see the module doc).
 
-    joints: one (xyz_mm, rpy_deg, axis) triple per joint, each three numbers;
-    tool_xyz_mm, tool_rpy_deg: the tool transform after the last joint;
+    joints: one (xyz_mm, rotation, axis) triple per joint: the fixed
+    translation and axis three numbers each, the fixed rotation nine
+    (row-major; a board file's rpy_deg goes through rpy_deg_matrix);
+    tool_xyz_mm, tool_rotation: the tool transform after the last joint;
     tool_axis: the tool's pointing direction in its own frame.
     The description is kept as given (xyz, fixed, axes, tool_xyz, tool_rot,
     tool_axis: what the host's numpy twin is built from); FK runs on a copy
@@ -108,16 +118,14 @@ class ChainSolver(Solver):
     n_candidates = 0
     closed_form = False
 
-    def __init__(self, joints, tool_xyz_mm, tool_rpy_deg, tool_axis, names, lo, hi, home):
+    def __init__(self, joints, tool_xyz_mm, tool_rotation, tool_axis, names, lo, hi, home):
         Solver.__init__(self, names, lo, hi, home)
         n = self.n
         self.xyz = [0.0] * (3 * n)          # fixed translations, mm
         self.fixed = [0.0] * (9 * n)        # fixed rotations, row-major
         self.axes = [0.0] * (3 * n)         # unit joint axes in the joint frames
-        r = [0.0] * 9
         for i in range(n):
-            xyz, rpy, axis = joints[i]
-            rpy_matrix(rpy[0] * DEG, rpy[1] * DEG, rpy[2] * DEG, r)
+            xyz, r, axis = joints[i]
             norm = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2])
             for k in range(3):
                 self.xyz[3 * i + k] = xyz[k]
@@ -125,11 +133,11 @@ class ChainSolver(Solver):
             for k in range(9):
                 self.fixed[9 * i + k] = r[k]
         self.tool_xyz = [v for v in tool_xyz_mm]
-        self.tool_rot = rpy_matrix(tool_rpy_deg[0] * DEG, tool_rpy_deg[1] * DEG,
-                                   tool_rpy_deg[2] * DEG, [0.0] * 9)
+        self.tool_rot = [v for v in tool_rotation]
         norm = sqrt(tool_axis[0] ** 2 + tool_axis[1] ** 2 + tool_axis[2] ** 2)
         self.tool_axis = [tool_axis[k] / norm for k in range(3)]
         self.origins = [0.0] * (3 * (n + 1))    # joint origins then the tip, world mm
+        self.joint_axes = [0.0] * (3 * n)       # unit joint axes, world
         self.direction = [0.0, 0.0, 1.0]        # tool direction of the last fk(), world
         self._r = [0.0] * 9         # running orientation
         self._m = [0.0] * 9         # product scratch
@@ -180,7 +188,8 @@ class ChainSolver(Solver):
             out[at + k] = a[k] * v[0] + a[3 + k] * v[1] + a[6 + k] * v[2]
 
     def fk(self, q, out):
-        """Tool tip (x, y, z mm) for joints q (radians), into out; also self.origins, self.direction."""
+        """Tool tip (x, y, z mm) for joints q (radians), into out; also self.origins,
+        self.joint_axes and self.direction."""
         r = self._r
         m = self._m
         r[0] = r[4] = r[8] = 1.0
@@ -189,6 +198,7 @@ class ChainSolver(Solver):
         t = self._t
         g = self._g
         origins = self.origins
+        joint_axes = self.joint_axes
         for i in range(self.n):
             k = 3 * i
             fx = t[k]
@@ -217,6 +227,10 @@ class ChainSolver(Solver):
                 r[row] = c * m0 + s * m1
                 r[row + 1] = c * m1 - s * m0
                 r[row + 2] = m[row + 2]
+            # r is the joint's world frame times A_i, whose z column is the joint axis.
+            joint_axes[k] = r[2]
+            joint_axes[k + 1] = r[5]
+            joint_axes[k + 2] = r[8]
         fx, fy, fz = self._tool_t
         px += r[0] * fx + r[1] * fy + r[2] * fz
         py += r[3] * fx + r[4] * fy + r[5] * fz

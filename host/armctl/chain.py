@@ -28,6 +28,8 @@ import math
 
 import numpy as np
 
+from armfw.chain import ChainSolver
+
 # An origin closer than this (mm) to an earlier joint's axis lies on it.
 ON_AXIS_MM = 1e-9
 
@@ -239,6 +241,22 @@ def from_board(board):
                  kind=arm.kind, solver=arm, held=held)
 
 
+def plain_solver(chain):
+    """The firmware's plain-float FK (armfw.chain.ChainSolver) of any Chain, from its matrices.
+
+    For one pose numpy costs about a microsecond per call whatever the array
+    size, so numik's single-target DLS runs on this instead (docs/BENCHMARKS.md,
+    section 3): fk(q, tip) refills its origins, joint_axes (world frame) and
+    direction. The rotations pass as they are, never through roll-pitch-yaw;
+    tests/test_chain.py holds it to Chain.frames and Chain.jacobian.
+    """
+    joints = [(chain.fixed[i, :3, 3].tolist(), chain.fixed[i, :3, :3].ravel().tolist(), chain.axes[i].tolist())
+              for i in range(chain.n)]
+    return ChainSolver(joints, chain.tool[:3, 3].tolist(), chain.tool[:3, :3].ravel().tolist(),
+                       chain.tool_axis.tolist(), list(chain.names), chain.lo.tolist(), chain.hi.tolist(),
+                       chain.home.tolist())
+
+
 def _transform(rotation, xyz):
     """4x4 transform from a row-major 3x3 rotation (9 numbers) and a translation (mm)."""
     t = translation(xyz)
@@ -287,103 +305,3 @@ def from_description(desc):
                            _vector(tool_d, "rpy_deg", "chain.tool", (0, 0, 0)))
     tool_axis = _vector(desc, "tool_axis", "chain", (0, 0, 1))
     return Chain(fixed, axes, tool, lo, hi, home, names, tool_axis)
-
-
-class FloatChain:
-    """The FK and Jacobian of one pose of a Chain in plain Python floats.
-
-    For one target numpy costs about a microsecond per call whatever the array
-    size, and a 5-joint solve step makes dozens of calls on 3-vectors; plain
-    floats do the same arithmetic several times faster (docs/BENCHMARKS.md,
-    section 3). Buffers are allocated once: pose() refills origins and axes
-    (3 floats per joint, world frame) and returns the tip and tool direction.
-    tests/test_chain.py holds it to Chain.frames and Chain.jacobian.
-    """
-
-    def __init__(self, chain):
-        self.n = chain.n
-        self.steps = []
-        for i in range(chain.n):
-            rot = _plain_rotation(chain.fixed[i, :3, :3])
-            ax = tuple(float(v) for v in chain.axes[i])
-            aligned = next((k for k in range(3) if abs(ax[k]) == 1.0), -1)
-            sign = ax[aligned] if aligned >= 0 else 1.0
-            self.steps.append((rot, tuple(float(v) for v in chain.fixed[i, :3, 3]), ax, aligned, sign))
-        self.tool_rot = _plain_rotation(chain.tool[:3, :3])
-        self.tool_xyz = tuple(float(v) for v in chain.tool[:3, 3])
-        self.tool_axis = tuple(float(v) for v in chain.tool_axis)
-        self.origins = [0.0] * (3 * chain.n)
-        self.axes = [0.0] * (3 * chain.n)
-        self._r = [0.0] * 9
-
-    def pose(self, q):
-        """World origins and axes of every joint into self.origins/self.axes;
-        returns (tip x, y, z mm, tool direction x, y, z)."""
-        r = self._r
-        r[0] = r[4] = r[8] = 1.0
-        r[1] = r[2] = r[3] = r[5] = r[6] = r[7] = 0.0
-        px = py = pz = 0.0
-        origins = self.origins
-        axes = self.axes
-        k = 0
-        for i, (rot, (fx, fy, fz), (ax, ay, az), aligned, sign) in enumerate(self.steps):
-            px += r[0] * fx + r[1] * fy + r[2] * fz
-            py += r[3] * fx + r[4] * fy + r[5] * fz
-            pz += r[6] * fx + r[7] * fy + r[8] * fz
-            if rot is not None:
-                _times(r, rot)
-            origins[k] = px
-            origins[k + 1] = py
-            origins[k + 2] = pz
-            axes[k] = r[0] * ax + r[1] * ay + r[2] * az
-            axes[k + 1] = r[3] * ax + r[4] * ay + r[5] * az
-            axes[k + 2] = r[6] * ax + r[7] * ay + r[8] * az
-            k += 3
-            angle = q[i] * sign
-            c = math.cos(angle)
-            s = math.sin(angle)
-            if aligned == 2:
-                _turn_columns(r, 0, 1, c, s)
-            elif aligned == 1:
-                _turn_columns(r, 2, 0, c, s)
-            elif aligned == 0:
-                _turn_columns(r, 1, 2, c, s)
-            else:
-                v = 1.0 - c
-                _times(r, (c + ax * ax * v, ax * ay * v - az * s, ax * az * v + ay * s,
-                           ay * ax * v + az * s, c + ay * ay * v, ay * az * v - ax * s,
-                           az * ax * v - ay * s, az * ay * v + ax * s, c + az * az * v))
-        tx, ty, tz = self.tool_xyz
-        px += r[0] * tx + r[1] * ty + r[2] * tz
-        py += r[3] * tx + r[4] * ty + r[5] * tz
-        pz += r[6] * tx + r[7] * ty + r[8] * tz
-        if self.tool_rot is not None:
-            _times(r, self.tool_rot)
-        dx, dy, dz = self.tool_axis
-        return (px, py, pz, r[0] * dx + r[1] * dy + r[2] * dz, r[3] * dx + r[4] * dy + r[5] * dz,
-                r[6] * dx + r[7] * dy + r[8] * dz)
-
-
-def _plain_rotation(m):
-    """A 3x3 rotation as 9 floats, row-major, or None for the identity."""
-    if np.array_equal(m, np.eye(3)):
-        return None
-    return tuple(float(v) for v in np.asarray(m).ravel())
-
-
-def _times(r, m):
-    """r (9 floats, row-major) = r @ m, in place."""
-    for row in (0, 3, 6):
-        a, b, c = r[row], r[row + 1], r[row + 2]
-        r[row] = a * m[0] + b * m[3] + c * m[6]
-        r[row + 1] = a * m[1] + b * m[4] + c * m[7]
-        r[row + 2] = a * m[2] + b * m[5] + c * m[8]
-
-
-def _turn_columns(r, i, j, c, s):
-    """r = r @ (rotation by the angle (c, s) that turns column i toward column j), in place."""
-    for row in (0, 3, 6):
-        a = r[row + i]
-        b = r[row + j]
-        r[row + i] = a * c + b * s
-        r[row + j] = b * c - a * s

@@ -45,7 +45,8 @@ targets still missed. solve_batch(..., accept=f) takes a per-solution check
 (e.g. keep-out zones): a pose it refuses is not a solution.
 
 Speed: up to PLAIN_MAX targets DLS runs target by target in plain floats
-(armctl.chain.FloatChain), more run vectorised over targets in numpy. DLS is
+(on the firmware's chain FK, armfw.chain.ChainSolver, built by
+armctl.chain.plain_solver), more run vectorised over targets in numpy. DLS is
 the workhorse (position and pitch mode); CCD is reliable in position mode but
 crawls near full stretch and in pitch mode (where it reaches about 82% of
 reachable arm5 targets from home), which is why `armctl bench` leaves it out
@@ -329,7 +330,9 @@ class _PlainDLS:
 
     numpy costs about a microsecond per call whatever the array size; one
     5-joint iteration makes dozens of calls on 3-vectors, so for one target
-    plain floats are ~10x faster (docs/BENCHMARKS.md, section 3). The same
+    plain floats are ~10x faster (docs/BENCHMARKS.md, section 3). The FK is
+    the firmware's own (armfw.chain.ChainSolver, armctl.chain.plain_solver:
+    tip, tool direction, world joint origins and axes). The same
     algorithm as _run_dls: the Jacobian is analytic (axis_i x lever_i, and
     axis_i x d for the tool direction), JᵀJ and Jᵀe are built once per
     accepted pose and reused while a rejected step only raises λ, and every
@@ -339,7 +342,8 @@ class _PlainDLS:
     def __init__(self, chain):
         n = chain.n
         self.n = n
-        self.kinematics = chain_mod.FloatChain(chain)
+        self.kinematics = chain_mod.plain_solver(chain)
+        self.tip = [0.0] * 3
         self.lo = [float(v) for v in chain.lo]
         self.hi = [float(v) for v in chain.hi]
         self.jac = [0.0] * (6 * n)     # column i at 6 i: tip rows, then weighted direction rows
@@ -352,23 +356,25 @@ class _PlainDLS:
         self.held = chain.held
 
     @staticmethod
-    def _miss(p, pos, dirs):
-        """(weighted cost, tip miss mm, direction miss rad) of FK output p."""
-        ex, ey, ez = pos[0] - p[0], pos[1] - p[1], pos[2] - p[2]
+    def _miss(tip, direction, pos, dirs):
+        """(weighted cost, tip miss mm, direction miss rad) of an FK's tip and tool direction."""
+        ex, ey, ez = pos[0] - tip[0], pos[1] - tip[1], pos[2] - tip[2]
         e_mm = math.sqrt(ex * ex + ey * ey + ez * ez)
         if dirs is None:
             return e_mm, e_mm, 0.0
-        cx, cy, cz = dirs[0] - p[3], dirs[1] - p[4], dirs[2] - p[5]
+        cx, cy, cz = dirs[0] - direction[0], dirs[1] - direction[1], dirs[2] - direction[2]
         chord = math.sqrt(cx * cx + cy * cy + cz * cz)
         return (math.hypot(e_mm, DIRECTION_WEIGHT_MM * chord), e_mm,
                 2.0 * math.asin(min(chord / 2.0, 1.0)))
 
-    def _normal_equations(self, p, pos, dirs):
-        """JᵀJ and Jᵀe at the pose whose FK (p) the kinematics buffers hold."""
+    def _normal_equations(self, pos, dirs):
+        """JᵀJ and Jᵀe at the pose whose FK the kinematics buffers hold."""
         n = self.n
         jac, jtj, jte = self.jac, self.jtj, self.jte
-        origins, axes = self.kinematics.origins, self.kinematics.axes
-        tx, ty, tz, dx, dy, dz = p
+        kinematics = self.kinematics
+        origins, axes = kinematics.origins, kinematics.joint_axes
+        tx, ty, tz = self.tip
+        dx, dy, dz = kinematics.direction
         rows = 3 if dirs is None else 6
         e = [pos[0] - tx, pos[1] - ty, pos[2] - tz, 0.0, 0.0, 0.0]
         if dirs is not None:
@@ -435,11 +441,12 @@ class _PlainDLS:
         """DLS from pose q (list) to one target; returns (q, tip miss, direction miss, iterations, capped)."""
         n, lo, hi, free, step = self.n, self.lo, self.hi, self.free, self.step
         held = self.held
-        pose = self.kinematics.pose
+        fk = self.kinematics.fk
+        tip, direction = self.tip, self.kinematics.direction
         q = list(q)
         trial = self.trial
-        p = pose(q)
-        cost, e_mm, e_rad = self._miss(p, pos, dirs)
+        fk(q, tip)
+        cost, e_mm, e_rad = self._miss(tip, direction, pos, dirs)
         history = deque([cost], maxlen=STALL_WINDOW + 1)
         lam2 = LAMBDA2_START
         iters = 0
@@ -448,7 +455,7 @@ class _PlainDLS:
             if iters == max_iter:
                 return q, e_mm, e_rad, iters, True
             if fresh:
-                self._normal_equations(p, pos, dirs)
+                self._normal_equations(pos, dirs)
                 fresh = False
             for i in range(n):
                 free[i] = i not in held
@@ -465,13 +472,13 @@ class _PlainDLS:
             for i in range(n):
                 v = q[i] + step[i]
                 trial[i] = lo[i] if v < lo[i] else hi[i] if v > hi[i] else v
-            tp = pose(trial)
-            t_cost, t_mm, t_rad = self._miss(tp, pos, dirs)
+            fk(trial, tip)
+            t_cost, t_mm, t_rad = self._miss(tip, direction, pos, dirs)
             iters += 1
             if t_cost < cost:
                 q, trial = trial, q
                 self.trial = trial
-                p, cost, e_mm, e_rad = tp, t_cost, t_mm, t_rad
+                cost, e_mm, e_rad = t_cost, t_mm, t_rad
                 lam2 = max(lam2 * LAMBDA2_SHRINK, LAMBDA2_MIN)
                 fresh = True
             else:
