@@ -152,10 +152,14 @@ class ChainSolver(Solver):
         A_i^T moves into what follows (the next joint's translation and fixed
         rotation, the tool). _t: translations, _g: fixed rotations of that form;
         _tool_t, _tool_d: the tool's offset and direction in the last frame.
+        _turn_only[i]: _g's rotation i is exactly the identity (joints about
+        parallel axes with no fixed turn between, as on the arm5 and planar
+        arms), so fk() skips its product.
         """
         n = self.n
         self._t = [0.0] * (3 * n)
         self._g = [0.0] * (9 * n)
+        self._turn_only = [False] * n
         before = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]     # A_(i-1); identity before the first
         a = [0.0] * 9
         f = [0.0] * 9
@@ -168,6 +172,7 @@ class ChainSolver(Solver):
             _mul_into(m, a, f)                      # ... A_i
             for k in range(9):
                 self._g[9 * i + k] = f[k]
+            self._turn_only[i] = f == [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
             self._rotate_back(before, self.xyz[3 * i:3 * i + 3], self._t, 3 * i)
             for k in range(9):
                 before[k] = a[k]
@@ -199,6 +204,7 @@ class ChainSolver(Solver):
         g = self._g
         origins = self.origins
         joint_axes = self.joint_axes
+        turn_only = self._turn_only
         for i in range(self.n):
             k = 3 * i
             fx = t[k]
@@ -210,23 +216,27 @@ class ChainSolver(Solver):
             origins[k] = px
             origins[k + 1] = py
             origins[k + 2] = pz
-            # m = r * G_i, then r = m * Rz(q): only the first two columns turn.
-            b = 9 * i
-            for row in range(0, 9, 3):
-                r0 = r[row]
-                r1 = r[row + 1]
-                r2 = r[row + 2]
-                m[row] = r0 * g[b] + r1 * g[b + 3] + r2 * g[b + 6]
-                m[row + 1] = r0 * g[b + 1] + r1 * g[b + 4] + r2 * g[b + 7]
-                m[row + 2] = r0 * g[b + 2] + r1 * g[b + 5] + r2 * g[b + 8]
+            # m = r * G_i (r itself where G_i is the identity), then r = m * Rz(q):
+            # only the first two columns turn.
+            src = r
+            if not turn_only[i]:
+                src = m
+                b = 9 * i
+                for row in range(0, 9, 3):
+                    r0 = r[row]
+                    r1 = r[row + 1]
+                    r2 = r[row + 2]
+                    m[row] = r0 * g[b] + r1 * g[b + 3] + r2 * g[b + 6]
+                    m[row + 1] = r0 * g[b + 1] + r1 * g[b + 4] + r2 * g[b + 7]
+                    m[row + 2] = r0 * g[b + 2] + r1 * g[b + 5] + r2 * g[b + 8]
             c = cos(q[i])
             s = sin(q[i])
             for row in range(0, 9, 3):
-                m0 = m[row]
-                m1 = m[row + 1]
+                m0 = src[row]
+                m1 = src[row + 1]
                 r[row] = c * m0 + s * m1
                 r[row + 1] = c * m1 - s * m0
-                r[row + 2] = m[row + 2]
+                r[row + 2] = src[row + 2]
             # r is the joint's world frame times A_i, whose z column is the joint axis.
             joint_axes[k] = r[2]
             joint_axes[k + 1] = r[5]
