@@ -64,7 +64,6 @@ def _one(board, traffic):
         proc.stdin.write(START)
         proc.stdin.flush()
         _finals(proc, 1, False)
-        time.sleep(0.5)                 # a pause the script tells the two motions apart by
         proc.stdin.write(LINE)
         proc.stdin.flush()
         out, statuses = _finals(proc, 1, traffic)
