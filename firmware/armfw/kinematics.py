@@ -89,10 +89,9 @@ class Solver:
     """What both arm kinds share: limits, candidate buffers, branch choice.
 
     A subclass's ik(target, out, current=None, rule=MIN_MOTION) fills, per
-    candidate c, _status[c] and the stored pose _q[c]: the joint angles, except
-    that where _sign[c][i] is -1 the stored value is minus the angle (a
-    turned-base arm5 candidate is the facing one mirrored, so its pitch joints
-    are kept as they were solved and negated only when the pose is handed out).
+    candidate c, _status[c] and the stored pose _q[c]: the joint angles (the
+    arm5's turned-base candidates store their pitch joints negated: see
+    Arm5Solver._pose, which hands out the angles).
     The choice: the valid candidate of least cost (the first of equals), the
     cost being the squared joint motion from current, summed in joint order,
     plus 1e9 when the rule prefers the other branch; with zones, the cheapest
@@ -116,7 +115,6 @@ class Solver:
         self.elbow = UP             # branch of the last solution ik() returned
         nc = self.n_candidates
         self._q = [[0.0] * self.n for _ in range(nc)]
-        self._sign = [[1] * self.n for _ in range(nc)]
         self._status = [OK] * nc
         self._elbow = [UP] * nc
         self._pose_buf = [0.0] * self.n      # a candidate's angles for the zone check
@@ -198,11 +196,10 @@ class Solver:
 
     @micropython.native
     def _pose(self, c, out):
-        """Candidate c's joint angles into out."""
+        """Candidate c's joint angles into out (stored as they are)."""
         q = self._q[c]
-        sign = self._sign[c]
         for i in range(self.n):
-            out[i] = q[i] if sign[i] > 0 else -q[i]
+            out[i] = q[i]
         return out
 
     @micropython.native
@@ -457,13 +454,6 @@ class Arm5Solver(Solver):
         self._elbow[1] = DOWN
         self._elbow[2] = UP
         self._elbow[3] = DOWN
-        # The turned-base candidates store their pitch joints as solved facing
-        # the target: the angles are those negated. (With a tool offset the
-        # turned candidates are solved on their own: stored as the angles.)
-        if not self._offset:
-            for c in (2, 3):
-                for i in (1, 2, 3):
-                    self._sign[c][i] = -1
         # Pitch limits symmetric about 0: a turned candidate's (negated) pitch joints
         # are inside exactly when the facing one's are.
         self._symmetric = all(self._neg_lo_eps[i] == self._lo_eps[i] and self._neg_hi_eps[i] == self._hi_eps[i]
@@ -526,7 +516,7 @@ class Arm5Solver(Solver):
         # Facing the target: up is q3 >= 0 (pair[0:2]), down q3 <= 0 (pair[2:4]).
         # Turned half a turn and leaning back (wrist at -r, pitch -pitch), the
         # two-link answers are the exact mirrors: every pitch joint negated,
-        # which the stored values leave to _pose (Solver's _sign).
+        # which the stored values leave to _pose.
         back = yaw - pi if yaw > 0 else yaw + pi
         # Base yaw, facing and turned: fitted once for both candidates of each.
         facing = yaw if lo[0] <= yaw <= hi[0] else self._refit(0, yaw, 1)
@@ -584,8 +574,10 @@ class Arm5Solver(Solver):
 
     @micropython.native
     def _pose(self, c, out):
-        """Candidate c's joint angles into out (Solver._pose unrolled: the pitch joints
-        share one sign, the yaw and the roll are stored as they are)."""
+        """Candidate c's joint angles into out. The turned-base candidates (2, 3) store
+        their pitch joints as solved facing the target, the angles negated (with a
+        tool offset they are solved on their own and stored as the angles); the
+        yaw and the roll are stored as they are."""
         q = self._q[c]
         out[0] = q[0]
         if c >= 2 and not self._offset:
@@ -914,7 +906,7 @@ class Arm5Solver(Solver):
                 t = self._turns[0]
                 turned = None if t[0] < back < t[1] or t[2] < back < t[3] else self._refit(0, back, 1)
             # The continued half turn: its yaw, the other's (None: those candidates
-            # cannot fit), the sign the pitch joints are stored with (Solver._sign).
+            # cannot fit), the sign the pitch joints are stored with (see _pose).
             d0 = _INF if facing is None else facing - c0
             if _NEAR_YAW_NEG < d0 < NEAR_YAW:
                 c = 0
