@@ -458,9 +458,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         wrap = (pitch <= -np.pi) | (pitch > np.pi)
         pitch[wrap] = np.arctan2(sp[wrap], cp[wrap])
     with np.errstate(over="ignore", invalid="ignore"):
-        np.multiply(x, x, out=r)
-        np.multiply(y, y, out=tmp)
-        r += tmp
+        _sum_of_squares(x, y, r, tmp)
         np.sqrt(r, out=r)
         # Wrist point in the arm's plane relative to J2 (armfw: x vertical, y horizontal).
         np.subtract(z, arm.base, out=wx)
@@ -470,9 +468,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         np.subtract(r, tmp, out=wy)
         # armfw.twolink.TwoLink.solve_pair, every step in its order.
         links = arm._links
-        np.multiply(wx, wx, out=r2)
-        np.multiply(wy, wy, out=tmp)
-        r2 += tmp
+        _sum_of_squares(wx, wy, r2, tmp)
         np.sqrt(r2, out=tmp)
         np.greater(tmp, links._far, out=far)
         np.less(tmp, links._near, out=close)
@@ -675,6 +671,13 @@ def _arm5_costs(w, fitted, cur, cur_small, cost, n):
     by_side += t[8:12].reshape(2, 2, n)
     if not cur_small:
         np.minimum(cost, COST_CAP, out=cost)
+
+
+def _sum_of_squares(a, b, out, scratch):
+    """a * a + b * b into out, in that order (as armfw's x * x + y * y)."""
+    np.multiply(a, a, out=out)
+    np.multiply(b, b, out=scratch)
+    out += scratch
 
 
 def _sin_cos(angle, sin_out, cos_out, scratch):
