@@ -589,47 +589,56 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     odd &= turned
     odd ^= up_down
 
-    # The chosen pose, from masks times values (x * 1 + y * 0 is x: no masked copies).
-    not_turned, not_odd = scratch[0], scratch[1]
-    np.logical_not(turned, out=not_turned)
-    np.logical_not(odd, out=not_odd)
-    product = w.terms[:, :n]
-    np.multiply(turned, fitted[w.BACK], out=pose[0])
-    np.multiply(not_turned, fitted[w.YAW], out=product[0])
+    # The chosen pose, from float masks times values (x * 1 + y * 0 is x: no
+    # masked copies). The masks are made float once: a bool times a float
+    # array casts every element (~0.6 ns), a float times a float ~0.2-0.4.
+    f_turned, f_facing, f_down, f_up, sign, nan_or_zero = w.terms[:6, :n]
+    product = w.terms[6:12, :n]
+    np.copyto(f_turned, turned)
+    np.subtract(1.0, f_turned, out=f_facing)
+    np.copyto(f_down, odd)
+    np.subtract(1.0, f_down, out=f_up)
+    # 0 where solved, NaN elsewhere (0 / 1 is 0, 0 / 0 is NaN): added to every joint.
+    np.copyto(nan_or_zero, solved)
+    with np.errstate(invalid="ignore"):
+        np.divide(0.0, nan_or_zero, out=nan_or_zero)
+    np.multiply(f_facing, fitted[w.YAW], out=pose[0])
+    np.multiply(f_turned, fitted[w.BACK], out=product[0])
     pose[0] += product[0]
+    pose[0] += nan_or_zero
+    # A turned candidate's joints 2 to 4 are its stored values negated (NaN where none).
+    np.multiply(f_turned, -2.0, out=sign)
+    sign += 1.0
+    sign += nan_or_zero
     if w.symmetric:
         # Joints 2 and 4 together: the up or down row, negated where turned.
         pair = fitted[w.J2:w.J2 + 4].reshape(2, 2, n)
-        np.multiply(pair[:, 0], not_odd, out=pose[1:4:2])
-        np.multiply(pair[:, 1], odd, out=product[0:2])
+        np.multiply(pair[:, 0], f_up, out=pose[1:4:2])
+        np.multiply(pair[:, 1], f_down, out=product[0:2])
         pose[1:4:2] += product[0:2]
-        sign = product[2]
-        np.multiply(turned, -2.0, out=sign)
-        sign += 1.0
         pose[1:4:2] *= sign
     else:
         weight = w.cost[:, :n]
-        for c, (elbow_mask, side_mask, factor) in enumerate(((not_odd, not_turned, 1.0), (odd, not_turned, 1.0),
-                                                            (not_odd, turned, -1.0), (odd, turned, -1.0))):
-            np.logical_and(elbow_mask, side_mask, out=scratch[2])
-            np.multiply(scratch[2], factor, out=weight[c])
+        np.multiply(f_up, f_facing, out=weight[0])
+        np.multiply(f_down, f_facing, out=weight[1])
+        np.multiply(f_up, f_turned, out=weight[2])
+        np.multiply(f_down, f_turned, out=weight[3])
         for joint, facing, turned_row in ((1, w.J2, j2t), (3, w.J4, j4t)):
             np.multiply(weight[0:2], fitted[facing:facing + 2], out=product[0:2])
             np.multiply(weight[2:4], fitted[turned_row:turned_row + 2], out=product[2:4])
-            np.add.reduce(product[0:4], axis=0, out=pose[joint])
+            product[0:2] -= product[2:4]
+            np.add(product[0], product[1], out=pose[joint])
+            pose[joint] += nan_or_zero
     # Joint 3: +gamma's fit for facing up and turned down, -gamma's for the others.
+    f_minus = f_up
     np.logical_xor(odd, turned, out=key)
-    np.multiply(key, fitted[w.J3 + 1], out=pose[2])
-    np.logical_not(key, out=key)
-    np.multiply(key, fitted[w.J3], out=product[0])
+    np.copyto(f_minus, key)
+    np.multiply(f_minus, fitted[w.J3 + 1], out=pose[2])
+    np.subtract(1.0, f_minus, out=f_minus)
+    np.multiply(f_minus, fitted[w.J3], out=product[0])
     pose[2] += product[0]
-    pose[4] = 0.0 if cur is None else cur[4]
-    # NaN where nothing was solved: 0 / 1 is 0, 0 / 0 is NaN.
-    nan_or_zero = product[0]
-    np.multiply(solved, 1.0, out=nan_or_zero)
-    with np.errstate(invalid="ignore"):
-        np.divide(0.0, nan_or_zero, out=nan_or_zero)
-    pose += nan_or_zero
+    pose[2] += nan_or_zero
+    np.add(nan_or_zero, 0.0 if cur is None else cur[4], out=pose[4])
 
     # Status: the pair's verdict; JOINT_LIMIT where it solved but no candidate fits.
     code = np.int8      # bool times int8 stays int8: no pass through int64
