@@ -566,14 +566,13 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
             v &= roll_ok
 
     cost = w.cost[:, :n]
+    invalid = scratch[:4]
+    np.logical_not(valid, out=invalid)
     if cur is None:
-        cost.fill(0.0)
+        np.copyto(cost, invalid)
+        cost *= COST_INVALID
     else:
-        _arm5_costs(w, fitted, cur, cur_small, cost, n)
-    invalid = w.terms[:4, :n]
-    np.logical_not(valid, out=scratch[:4])
-    np.multiply(scratch[:4], COST_INVALID, out=invalid)
-    cost += invalid
+        _arm5_costs(w, fitted, cur, cur_small, invalid, cost, n)
 
     # The cheapest valid candidate, the first of equals: a tournament.
     best_facing, best_turned = tmp, r
@@ -657,11 +656,11 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     return near_ends
 
 
-def _arm5_costs(w, fitted, cur, cur_small, cost, n):
+def _arm5_costs(w, fitted, cur, cur_small, invalid, cost, n):
     """The four candidates' squared motion from the current pose into cost (4, B),
-    summed in armfw's order (yaw, joints 2, 3, 4; the roll's term is 0). A
-    turned candidate's angle is minus its stored value: (-a - c)^2 is (a + c)^2
-    bit for bit."""
+    summed in armfw's order (yaw, joints 2, 3, 4; the roll's term is 0), plus
+    COST_INVALID where invalid (bool (4, B)). A turned candidate's angle is
+    minus its stored value: (-a - c)^2 is (a + c)^2 bit for bit."""
     t = w.terms[:, :n]
     j2t, j4t = w.j2_turned, w.j4_turned
     c = cur if cur.ndim == 2 else cur[:, None]
@@ -674,12 +673,24 @@ def _arm5_costs(w, fitted, cur, cur_small, cost, n):
     with np.errstate(over="ignore"):
         np.multiply(t, t, out=t)
     by_side = cost.reshape(2, 2, n)
-    np.add(t[2:6].reshape(2, 2, n), t[0:2].reshape(2, 1, n), out=by_side)
+    if cur_small:
+        # The penalty first (a bool made float by a copy, the cheapest cast):
+        # 0 + yaw^2 is yaw^2, so a valid cost is summed as armfw's.
+        np.copyto(cost, invalid)
+        cost *= COST_INVALID
+        by_side += t[0:2].reshape(2, 1, n)
+        by_side += t[2:6].reshape(2, 2, n)
+    else:
+        np.add(t[2:6].reshape(2, 2, n), t[0:2].reshape(2, 1, n), out=by_side)
     cost[0:2] += t[6:8]
     cost[2:4] += t[7:5:-1]
     by_side += t[8:12].reshape(2, 2, n)
     if not cur_small:
         np.minimum(cost, COST_CAP, out=cost)
+        penalty = t[:4]
+        np.copyto(penalty, invalid)
+        penalty *= COST_INVALID
+        cost += penalty
 
 
 def _sum_of_squares(a, b, out, scratch):
