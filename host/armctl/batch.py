@@ -508,12 +508,15 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     np.logical_not(pair_ok, out=pair_ok)
 
     # The candidates' joint values, as stored (see _Arm5Blocks).
-    # The base turned half a turn: yaw - pi if yaw > 0 else yaw + pi (-2 pi + pi is -pi exactly).
+    # The base turned half a turn: yaw - pi if yaw > 0 else yaw + pi, as
+    # back_offset + yaw (back_offset -2 pi + pi, -pi exactly, or pi).
     back = stored[w.BACK]
+    back_offset = sp
     np.greater(yaw, 0.0, out=turned)
-    np.multiply(turned, -TWO_PI, out=back)
-    back += np.pi
-    back += yaw
+    np.copyto(back_offset, turned)
+    back_offset *= -TWO_PI
+    back_offset += np.pi
+    np.add(back_offset, yaw, out=back)
     np.copyto(stored[w.J3], gamma)
     np.negative(gamma, out=stored[w.J3 + 1])
     up2, down2, up4, down4 = stored[w.J2:w.J2 + 4]
@@ -594,16 +597,23 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     f_turned, f_facing, f_down, f_up, sign, nan_or_zero = w.terms[:6, :n]
     product = w.terms[6:12, :n]
     np.copyto(f_turned, turned)
-    np.subtract(1.0, f_turned, out=f_facing)
     np.copyto(f_down, odd)
     np.subtract(1.0, f_down, out=f_up)
     # 0 where solved, NaN elsewhere (0 / 1 is 0, 0 / 0 is NaN): added to every joint.
     np.copyto(nan_or_zero, solved)
     with np.errstate(invalid="ignore"):
         np.divide(0.0, nan_or_zero, out=nan_or_zero)
-    np.multiply(f_facing, fitted[w.YAW], out=pose[0])
-    np.multiply(f_turned, fitted[w.BACK], out=product[0])
-    pose[0] += product[0]
+    # Rows 0-3 (yaw, back, +-gamma) kept as computed: no whole turn fits them.
+    as_stored = w.turn_from == w.J2 and exact_yaw is None
+    if as_stored:
+        # back_offset + yaw where turned (the back row's sum), 0 + yaw elsewhere.
+        np.multiply(f_turned, back_offset, out=pose[0])
+        pose[0] += yaw
+    else:
+        np.subtract(1.0, f_turned, out=f_facing)
+        np.multiply(f_facing, fitted[w.YAW], out=pose[0])
+        np.multiply(f_turned, fitted[w.BACK], out=product[0])
+        pose[0] += product[0]
     pose[0] += nan_or_zero
     # A turned candidate's joints 2 to 4 are its stored values negated (NaN where none).
     np.multiply(f_turned, -2.0, out=sign)
@@ -618,6 +628,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         pose[1:4:2] *= sign
     else:
         weight = w.cost[:, :n]
+        np.subtract(1.0, f_turned, out=f_facing)
         np.multiply(f_up, f_facing, out=weight[0])
         np.multiply(f_down, f_facing, out=weight[1])
         np.multiply(f_up, f_turned, out=weight[2])
@@ -629,14 +640,20 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
             np.add(product[0], product[1], out=pose[joint])
             pose[joint] += nan_or_zero
     # Joint 3: +gamma's fit for facing up and turned down, -gamma's for the others.
-    f_minus = f_up
-    np.logical_xor(odd, turned, out=key)
-    np.copyto(f_minus, key)
-    np.multiply(f_minus, fitted[w.J3 + 1], out=pose[2])
-    np.subtract(1.0, f_minus, out=f_minus)
-    np.multiply(f_minus, fitted[w.J3], out=product[0])
-    pose[2] += product[0]
-    pose[2] += nan_or_zero
+    if as_stored:
+        # gamma times +-1 (NaN where none): -gamma is the -gamma row bit for bit.
+        np.subtract(f_up, f_down, out=f_up)
+        f_up *= sign
+        np.multiply(fitted[w.J3], f_up, out=pose[2])
+    else:
+        f_minus = f_up
+        np.logical_xor(odd, turned, out=key)
+        np.copyto(f_minus, key)
+        np.multiply(f_minus, fitted[w.J3 + 1], out=pose[2])
+        np.subtract(1.0, f_minus, out=f_minus)
+        np.multiply(f_minus, fitted[w.J3], out=product[0])
+        pose[2] += product[0]
+        pose[2] += nan_or_zero
     np.add(nan_or_zero, 0.0 if cur is None else cur[4], out=pose[4])
 
     # Status: the pair's verdict; JOINT_LIMIT where it solved but no candidate fits.
