@@ -487,7 +487,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         near_ends = np.flatnonzero(near_ends[0]) if near_ends[0].any() else None
         np.minimum(c2, 1.0, out=c2)
         np.maximum(c2, -1.0, out=c2)
-        np.multiply(c2, c2, out=s2)
+        np.square(c2, out=s2)
         np.subtract(1.0, s2, out=s2)
         np.sqrt(s2, out=s2)
         np.copyto(s2_beta, s2)
@@ -688,7 +688,7 @@ def _arm5_costs(w, fitted, cur, cur_small, invalid, cost, n):
     np.subtract(fitted[w.J4:w.J4 + 2], c[3], out=t[8:10])
     np.add(fitted[j4t:j4t + 2], c[3], out=t[10:12])
     with np.errstate(over="ignore"):
-        np.multiply(t, t, out=t)
+        np.square(t, out=t)
     by_side = cost.reshape(2, 2, n)
     if cur_small:
         # The penalty first (a bool made float by a copy, the cheapest cast):
@@ -712,8 +712,8 @@ def _arm5_costs(w, fitted, cur, cur_small, invalid, cost, n):
 
 def _sum_of_squares(a, b, out, scratch):
     """a * a + b * b into out, in that order (as armfw's x * x + y * y)."""
-    np.multiply(a, a, out=out)
-    np.multiply(b, b, out=scratch)
+    np.square(a, out=out)
+    np.square(b, out=scratch)
     out += scratch
 
 
@@ -733,7 +733,7 @@ def _sin_cos(angle, sin_out, cos_out, scratch):
     t = scratch
     np.multiply(angle, 0.5, out=t)
     np.tan(t, out=t)
-    np.multiply(t, t, out=cos_out)
+    np.square(t, out=cos_out)
     np.add(cos_out, 1.0, out=sin_out)
     np.subtract(1.0, cos_out, out=cos_out)
     cos_out /= sin_out
@@ -774,7 +774,7 @@ def _atan2(y, x, out, floats, flags, small):
         np.less(b, c, out=big)
         np.minimum(c, b, out=c)                # the argument, in [0, tan(pi / 8)]
         z = a
-        np.multiply(c, c, out=z)
+        np.square(c, out=z)
         np.multiply(z, ATAN_P[0], out=b)
         for p in ATAN_P[1:]:
             b += p
