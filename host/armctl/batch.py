@@ -465,11 +465,11 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         _sum_of_squares(x, y, r, tmp)
         np.sqrt(r, out=r)
         # Wrist point in the arm's plane relative to J2 (armfw: x vertical, y horizontal).
-        np.subtract(z, arm.base, out=wx)
-        np.multiply(cp, arm.l3, out=tmp)
-        wx -= tmp
-        np.multiply(sp, arm.l3, out=tmp)
-        np.subtract(r, tmp, out=wy)
+        z -= arm.base
+        cp *= arm.l3
+        np.subtract(z, cp, out=wx)
+        sp *= arm.l3
+        np.subtract(r, sp, out=wy)
         # armfw.twolink.TwoLink.solve_pair, every step in its order.
         links = arm._links
         _sum_of_squares(wx, wy, r2, tmp)
@@ -489,8 +489,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         np.less(tmp, NEAR_END_HIGH, out=near_ends[1])
         near_ends[0] &= near_ends[1]
         near_ends = np.flatnonzero(near_ends[0]) if near_ends[0].any() else None
-        np.minimum(c2, 1.0, out=c2)
-        np.maximum(c2, -1.0, out=c2)
+        np.clip(c2, -1.0, 1.0, out=c2)
         np.square(c2, out=s2)
         np.subtract(1.0, s2, out=s2)
         np.sqrt(s2, out=s2)
@@ -582,11 +581,11 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         _arm5_costs(w, fitted, cur, cur_small, invalid, cost, n)
 
     # The cheapest valid candidate, the first of equals: a tournament.
-    best_facing, best_turned = tmp, r
-    np.less(cost[1], cost[0], out=up_down)
-    np.minimum(cost[0], cost[1], out=best_facing)
-    np.less(cost[3], cost[2], out=turned_down)
-    np.minimum(cost[2], cost[3], out=best_turned)
+    # Each side's pair in one call: rows (up_down, turned_down), (best_facing, best_turned).
+    best = w.geometry[4:6, :n]
+    best_facing, best_turned = best
+    np.less(cost[1::2], cost[0::2], out=w.flags[7:9, :n])
+    np.minimum(cost[0::2], cost[1::2], out=best)
     np.less(best_turned, best_facing, out=turned)
     np.minimum(best_facing, best_turned, out=best_facing)
     np.less(best_facing, COST_INVALID, out=solved)
