@@ -522,13 +522,13 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     np.add(back_offset, yaw, out=back)
     np.copyto(stored[w.J3], gamma)
     np.negative(gamma, out=stored[w.J3 + 1])
-    up2, down2, up4, down4 = stored[w.J2:w.J2 + 4]
+    up2, down2 = stored[w.J2:w.J2 + 2]
     np.subtract(phi, beta, out=up2)
     np.add(phi, beta, out=down2)
-    np.subtract(pitch, up2, out=up4)
-    up4 -= gamma
-    np.subtract(pitch, down2, out=down4)
-    down4 += gamma                       # pitch - q2 - (-gamma), bit for bit
+    # Joint 4, pitch - q2 - q3, both elbows at once (x - (-gamma) is x + gamma bit for bit).
+    j4 = stored[w.J4:w.J4 + 2]
+    np.subtract(pitch, stored[w.J2:w.J2 + 2], out=j4)
+    j4 -= stored[w.J3:w.J3 + 2]
     if not w.symmetric:
         stored[w.j2_turned:w.j2_turned + 2] = stored[w.J2:w.J2 + 2]
         stored[w.j4_turned:w.j4_turned + 2] = stored[w.J4:w.J4 + 2]
