@@ -453,9 +453,10 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     yaw = stored[w.YAW]
     far, close, pair_ok, singular, turned, odd, solved, up_down, turned_down, key = w.flags[:, :n]
     scratch = w.scratch[:, :n]
-    _sin_cos(pitch_in, sp, cp, tmp)
+    pitch_bounds = pitch_in.min(), pitch_in.max()
+    _sin_cos(pitch_in, sp, cp, tmp, pitch_bounds)
     # Whole turns off a pitch outside (-pi, pi] first, as armfw (inside, armfw keeps it as it is).
-    if -np.pi < pitch_in.min() and pitch_in.max() <= np.pi:
+    if -np.pi < pitch_bounds[0] and pitch_bounds[1] <= np.pi:
         pitch = pitch_in
     else:
         np.copyto(pitch, pitch_in)
@@ -727,8 +728,8 @@ def _sum_of_squares(a, b, out, scratch):
     out += scratch
 
 
-def _sin_cos(angle, sin_out, cos_out, scratch):
-    """sin and cos of angle (rad) into sin_out, cos_out.
+def _sin_cos(angle, sin_out, cos_out, scratch, bounds=None):
+    """sin and cos of angle (rad) into sin_out, cos_out; bounds: angle's (min, max) if known.
 
     numpy's float64 sin and cos call libm per element (~10 ns each); its tan
     is vectorised. With t = tan(angle / 2): sin = 2t / (1 + t^2), cos =
@@ -736,7 +737,8 @@ def _sin_cos(angle, sin_out, cos_out, scratch):
     +-3 pi, with and without AVX-512), the sign of sin included (it is t's).
     Angles beyond a few turns take libm's, whose reduction keeps their digits.
     """
-    if not (-SIN_COS_BY_TAN <= angle.min() and angle.max() <= SIN_COS_BY_TAN):
+    low, high = (angle.min(), angle.max()) if bounds is None else bounds
+    if not (-SIN_COS_BY_TAN <= low and high <= SIN_COS_BY_TAN):
         np.sin(angle, out=sin_out)
         np.cos(angle, out=cos_out)
         return
