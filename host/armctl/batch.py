@@ -270,7 +270,11 @@ def _pair(l1, l2, x, y):
 
 
 class _Arm5Blocks:
-    """The arrays _arm5_min_motion works in, for one block of targets.
+    """The arrays _arm5_min_motion works in, for blocks of exactly size targets:
+    contiguous views of flat buffers (buffers: name -> array, made on first use
+    for BLOCK targets) that the views of every size share. A ufunc call on
+    contiguous rows runs as one loop; on the first n columns of wider rows it
+    costs ~0.4 us more (~45 us a block) and slices cost a view each.
 
     The candidates' joint values are rows of one array, stored as armfw keeps
     them (a turned-base candidate keeps its pitch joints as solved facing the
@@ -287,7 +291,14 @@ class _Arm5Blocks:
 
     YAW, BACK, J3, J2, J4 = 0, 1, 2, 4, 6
 
-    def __init__(self, arm, size, per_row_current):
+    def __init__(self, arm, size, per_row_current, buffers):
+        def array(name, shape, dtype=float):
+            count = math.prod(shape[:-1])
+            flat = buffers.get(name)
+            if flat is None:
+                flat = buffers[name] = np.empty(count * BLOCK, dtype=dtype)
+            return flat[:count * size].reshape(shape)
+
         lo = [a - LIMIT_EPS for a in arm.lo]
         hi = [a + LIMIT_EPS for a in arm.hi]
         self.j2_turned = self.J2 if lo[1] == -hi[1] else 8
@@ -306,41 +317,48 @@ class _Arm5Blocks:
         k = len(rows)
         self.lo_rows = np.array([r[0] for r in rows])[:, None]
         self.hi_rows = np.array([r[1] for r in rows])[:, None]
-        self.columns = np.empty((2, size))          # z, pitch of the block
+        self.columns = array("columns", (2, size))          # z, pitch of the block
         # y and x of the block's four arctan2 (yaw, phi, beta, gamma), their answers.
-        self.sides = np.empty((2, 4, size))
-        self.octants = np.empty((2, 4, size), dtype=np.int8)     # _atan2's
-        self.geometry = np.empty((6, size))         # per-target intermediates
+        self.sides = array("sides", (2, 4, size))
+        self.octants = array("octants", (2, 4, size), np.int8)     # _atan2's
+        self.geometry = array("geometry", (6, size))         # per-target intermediates
         # The arctan2 answers phi, beta, gamma, then the candidate values (fitted
         # in place), whose first row is the yaw: the fourth arctan2 answer.
-        self.angles_and_stored = np.empty((3 + k, size))
+        self.angles_and_stored = array("angles_and_stored", (3 + k, size))
         self.stored = self.angles_and_stored[3:]
-        self.inside = np.empty((k, size), dtype=bool)
-        self.scratch = np.empty((k, size), dtype=bool)
+        self.inside = array("inside", (k, size), bool)
+        self.scratch = array("scratch", (k, size), bool)
         # Squared motion per joint and candidate; before that, the fit's whole turns.
-        self.terms = np.empty((max(12, k), size))
-        self.cost = np.empty((4, size))
-        self.valid = np.empty((4, size), dtype=bool)
-        self.down_bits = np.empty(size, dtype=np.int64)
-        self.flags = np.empty((10, size), dtype=bool)
-        self.current = np.empty((5, size)) if per_row_current else None
+        self.terms = array("terms", (max(12, k), size))
+        self.cost = array("cost", (4, size))
+        self.valid = array("valid", (4, size), bool)
+        self.down_bits = array("down_bits", (size,), np.int64)
+        self.flags = array("flags", (10, size), bool)
+        self.current = array("current", (5, size)) if per_row_current else None
 
 
 _workspaces = threading.local()
 
 
-def _arm5_blocks(arm, per_row_current):
-    """The arrays of _arm5_min_motion, allocated once per thread and arm limits:
-    a fresh block of memory costs a page fault per 4 KiB on first touch."""
+def _arm5_blocks(arm, per_row_current, size):
+    """The arrays of _arm5_min_motion for blocks of size targets, allocated once per
+    thread and arm limits: a fresh block of memory costs a page fault per 4 KiB
+    on first touch."""
     cache = getattr(_workspaces, "arm5", None)
     if cache is None:
         cache = _workspaces.arm5 = {}
     key = (tuple(arm.lo), tuple(arm.hi), per_row_current, BLOCK)
-    w = cache.get(key)
-    if w is None:
+    entry = cache.get(key)
+    if entry is None:
         if len(cache) > 8:
             cache.clear()
-        w = cache[key] = _Arm5Blocks(arm, BLOCK, per_row_current)
+        entry = cache[key] = ({}, {})
+    buffers, by_size = entry
+    w = by_size.get(size)
+    if w is None:
+        if len(by_size) > 8:
+            by_size.clear()
+        w = by_size[size] = _Arm5Blocks(arm, size, per_row_current, buffers)
     return w
 
 
@@ -376,10 +394,13 @@ def _arm5_min_motion(arm, targets, current):
     current roll a whole turn off (its cost term is not 0).
     """
     constant_current = current is not None and current.ndim == 1
-    w = _arm5_blocks(arm, current is not None and not constant_current)
-    if not w.floor_rule_holds:
-        return None
+    per_row_current = current is not None and not constant_current
     count = len(targets)
+    # Blocks of equal size (a short last block would cost a block's overhead for little).
+    blocks = max(1, math.ceil(count / BLOCK))
+    size = max(1, math.ceil(count / blocks))
+    if not _arm5_blocks(arm, per_row_current, size).floor_rule_holds:
+        return None
     if current is None:
         roll_ok = _roll_fits(arm, 0.0)
     elif constant_current:
@@ -393,18 +414,16 @@ def _arm5_min_motion(arm, targets, current):
     elbow = np.empty(count, dtype=np.int8)
     # Joint-major: each block writes whole rows; the caller gets the (N, 5) view.
     q = np.empty((5, count))
-    # Blocks of equal size (a short last block would cost a block's overhead for little).
-    blocks = max(1, math.ceil(count / BLOCK))
-    size = max(1, math.ceil(count / blocks))
     resolve = []        # rows of nearly stretched or folded arms, for the general path
     for start in range(0, count, size):
         stop = min(start + size, count)
+        w = _arm5_blocks(arm, per_row_current, stop - start)
         if current is None:
             cur = None
         elif constant_current:
             cur = current
         else:
-            cur = w.current[:, :stop - start]
+            cur = w.current
             np.copyto(cur, current[start:stop].T)
         ok = roll_ok[start:stop] if isinstance(roll_ok, np.ndarray) else roll_ok
         near_ends = _arm5_block(arm, w, targets[start:stop], cur, cur_small, ok,
@@ -443,16 +462,16 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     n = len(targets)
     # The four arctan2 of a target (phi, beta, gamma, yaw) in one stacked call:
     # their y in sides[0], their x in sides[1], row by row.
-    sides = w.sides[:, :, :n]
+    sides = w.sides
     (wy, s2_beta, s2, y), (wx, x_beta, c2, x) = sides
     np.copyto(sides[:, 3], targets[:, 1::-1].T)
-    z, pitch_in = cols = w.columns[:, :n]
+    z, pitch_in = cols = w.columns
     np.copyto(cols, targets[:, 2:].T)
-    sp, cp, pitch, r, r2, tmp = w.geometry[:, :n]
-    stored = w.stored[:, :n]
+    sp, cp, pitch, r, r2, tmp = w.geometry
+    stored = w.stored
     yaw = stored[w.YAW]
-    far, close, pair_ok, singular, turned, odd, solved, up_down, turned_down, key = w.flags[:, :n]
-    scratch = w.scratch[:, :n]
+    far, close, pair_ok, singular, turned, odd, solved, up_down, turned_down, key = w.flags
+    scratch = w.scratch
     pitch_bounds = pitch_in.min(), pitch_in.max()
     _sin_cos(pitch_in, sp, cp, tmp, pitch_bounds)
     # Whole turns off a pitch outside (-pi, pi] first, as armfw (inside, armfw keeps it as it is).
@@ -484,7 +503,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         # an ulp off libm's, could move t2 by more than 1e-9 rad, the branch
         # chosen (t2 near 0 ties them) or the status across a reach margin.
         # Such rows go to the general path (libm's sines, as armfw).
-        near_ends = w.inside[:2, :n]
+        near_ends = w.inside[:2]
         np.abs(c2, out=tmp)
         np.greater(tmp, NEAR_END_LOW, out=near_ends[0])
         np.less(tmp, NEAR_END_HIGH, out=near_ends[1])
@@ -496,10 +515,10 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         np.sqrt(s2, out=s2)
         np.copyto(s2_beta, s2)
         np.add(c2, links._l1_over_l2, out=x_beta)
-        angles = w.angles_and_stored[:4, :n]       # phi, beta, gamma, yaw (stored[YAW])
+        angles = w.angles_and_stored[:4]       # phi, beta, gamma, yaw (stored[YAW])
         if OWN_ATAN2:
-            _atan2(sides[0], sides[1], angles, w.terms[:12, :n].reshape(3, 4, n),
-                   (w.inside[:4, :n], w.inside[4:8, :n], scratch[:4]), w.octants[:, :, :n])
+            _atan2(sides[0], sides[1], angles, w.terms[:12].reshape(3, 4, n),
+                   (w.inside[:4], w.inside[4:8], scratch[:4]), w.octants)
         else:
             np.arctan2(sides[0], sides[1], out=angles)
     phi, beta, gamma = angles[:3]
@@ -542,14 +561,14 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
 
     # Limit fits of every row at once, in place.
     first = w.turn_from
-    turns = w.terms[first:len(stored), :n]
+    turns = w.terms[first:len(stored)]
     np.subtract(stored[first:], w.lo_rows[first:], out=turns)
     turns *= 1.0 / TWO_PI
     np.floor(turns, out=turns)
     turns *= TWO_PI
     stored[first:] -= turns
     fitted = stored
-    inside = w.inside[:, :n]
+    inside = w.inside
     np.greater_equal(fitted, w.lo_rows, out=inside)
     np.less_equal(fitted, w.hi_rows, out=scratch)
     inside &= scratch
@@ -560,7 +579,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
 
     # Which candidates are valid: 0, 1 facing up, down; 2, 3 turned up, down
     # (joint 3 of the turned ones: the facing candidate's of the other elbow).
-    valid = w.valid[:, :n]
+    valid = w.valid
     j2t, j4t = w.j2_turned, w.j4_turned
     for side, yaw_row, j2, j3, j4 in ((0, w.YAW, w.J2, slice(w.J3, w.J3 + 2), w.J4),
                                       (1, w.BACK, j2t, slice(w.J3 + 1, w.J3 - 1, -1), j4t)):
@@ -572,7 +591,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         if roll_ok is not True:
             v &= roll_ok
 
-    cost = w.cost[:, :n]
+    cost = w.cost
     invalid = scratch[:4]
     np.logical_not(valid, out=invalid)
     if cur is None:
@@ -583,9 +602,9 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
 
     # The cheapest valid candidate, the first of equals: a tournament.
     # Each side's pair in one call: rows (up_down, turned_down), (best_facing, best_turned).
-    best = w.geometry[4:6, :n]
+    best = w.geometry[4:6]
     best_facing, best_turned = best
-    np.less(cost[1::2], cost[0::2], out=w.flags[7:9, :n])
+    np.less(cost[1::2], cost[0::2], out=w.flags[7:9])
     np.minimum(cost[0::2], cost[1::2], out=best)
     np.less(best_turned, best_facing, out=turned)
     np.minimum(best_facing, best_turned, out=best_facing)
@@ -599,10 +618,10 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     # x) and bit masks on the values' bits; no masked copies. The masks are
     # made once: a bool times a float array casts every element (~0.6 ns), a
     # float times a float costs ~0.2-0.4, an int64 bit operation ~0.2-0.3.
-    f_turned, f_facing, f_down, f_up, sign, nan_or_zero = w.terms[:6, :n]
-    product = w.terms[6:12, :n]
+    f_turned, f_facing, f_down, f_up, sign, nan_or_zero = w.terms[:6]
+    product = w.terms[6:12]
     np.copyto(f_turned, turned)
-    down = w.down_bits[:n]          # every bit set where elbow down, 0 elsewhere
+    down = w.down_bits          # every bit set where elbow down, 0 elsewhere
     np.negative(odd.view(np.int8), out=down)
     # 0 where solved, NaN elsewhere (0 / 1 is 0, 0 / 0 is NaN): added to every joint.
     np.copyto(nan_or_zero, solved)
@@ -636,7 +655,7 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     else:
         np.copyto(f_down, odd)
         np.subtract(1.0, f_down, out=f_up)
-        weight = w.cost[:, :n]
+        weight = w.cost
         np.subtract(1.0, f_turned, out=f_facing)
         np.multiply(f_up, f_facing, out=weight[0])
         np.multiply(f_down, f_facing, out=weight[1])
@@ -689,7 +708,7 @@ def _arm5_costs(w, fitted, cur, cur_small, invalid, cost, n):
     summed in armfw's order (yaw, joints 2, 3, 4; the roll's term is 0), plus
     COST_INVALID where invalid (bool (4, B)). A turned candidate's angle is
     minus its stored value: (-a - c)^2 is (a + c)^2 bit for bit."""
-    t = w.terms[:, :n]
+    t = w.terms
     j2t, j4t = w.j2_turned, w.j4_turned
     c = cur if cur.ndim == 2 else cur[:, None]
     np.subtract(fitted[0:2], c[0], out=t[0:2])
