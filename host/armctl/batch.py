@@ -318,14 +318,15 @@ class _Arm5Blocks:
         self.lo_rows = np.array([r[0] for r in rows])[:, None]
         self.hi_rows = np.array([r[1] for r in rows])[:, None]
         self.columns = array("columns", (2, size))          # z, pitch of the block
-        # y and x of the block's four arctan2 (yaw, phi, beta, gamma), their answers.
+        # y and x of the block's four arctan2 (phi, yaw, gamma, beta).
         self.sides = array("sides", (2, 4, size))
         self.octants = array("octants", (2, 4, size), np.int8)     # _atan2's
         self.geometry = array("geometry", (6, size))         # per-target intermediates
-        # The arctan2 answers phi, beta, gamma, then the candidate values (fitted
-        # in place), whose first row is the yaw: the fourth arctan2 answer.
-        self.angles_and_stored = array("angles_and_stored", (3 + k, size))
-        self.stored = self.angles_and_stored[3:]
+        # phi, a spare row, then the candidate values (fitted in place): the
+        # arctan2 answers land in every other row, phi, the yaw (YAW), gamma
+        # (J3) and beta (J2, the row q2 takes after).
+        self.angles_and_stored = array("angles_and_stored", (2 + k, size))
+        self.stored = self.angles_and_stored[2:]
         self.inside = array("inside", (k, size), bool)
         self.scratch = array("scratch", (k, size), bool)
         # Squared motion per joint and candidate; before that, the fit's whole turns.
@@ -460,11 +461,11 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     """One block of _arm5_min_motion: answers into status, pose (5, B) and elbow.
     cur_small: every current angle is below CURRENT_SMALL (no cost reaches COST_CAP)."""
     n = len(targets)
-    # The four arctan2 of a target (phi, beta, gamma, yaw) in one stacked call:
+    # The four arctan2 of a target (phi, yaw, gamma, beta) in one stacked call:
     # their y in sides[0], their x in sides[1], row by row.
     sides = w.sides
-    (wy, s2_beta, s2, y), (wx, x_beta, c2, x) = sides
-    np.copyto(sides[:, 3], targets[:, 1::-1].T)
+    (wy, y, s2, s2_beta), (wx, x, c2, x_beta) = sides
+    np.copyto(sides[:, 1], targets[:, 1::-1].T)
     z, pitch_in = cols = w.columns
     np.copyto(cols, targets[:, 2:].T)
     sp, cp, pitch, r, r2, tmp = w.geometry
@@ -515,13 +516,13 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         np.sqrt(s2, out=s2)
         np.copyto(s2_beta, s2)
         np.add(c2, links._l1_over_l2, out=x_beta)
-        angles = w.angles_and_stored[:4]       # phi, beta, gamma, yaw (stored[YAW])
+        angles = w.angles_and_stored[0:8:2]       # phi, stored YAW, J3, J2 (see _Arm5Blocks)
         if OWN_ATAN2:
             _atan2(sides[0], sides[1], angles, w.terms[:12].reshape(3, 4, n),
                    (w.inside[:4], w.inside[4:8], scratch[:4]), w.octants)
         else:
             np.arctan2(sides[0], sides[1], out=angles)
-    phi, beta, gamma = angles[:3]
+    phi, gamma, beta = angles[0], stored[w.J3], stored[w.J2]
     axis_yaw = r.min() < AXIS_EPS
     if axis_yaw:
         on_axis = r < AXIS_EPS
@@ -540,11 +541,10 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
     back_offset *= -TWO_PI
     back_offset += np.pi
     np.add(back_offset, yaw, out=back)
-    np.copyto(stored[w.J3], gamma)
     np.negative(gamma, out=stored[w.J3 + 1])
     up2, down2 = stored[w.J2:w.J2 + 2]
-    np.subtract(phi, beta, out=up2)
     np.add(phi, beta, out=down2)
+    np.subtract(phi, beta, out=up2)      # in beta's row: after down2
     # Joint 4, pitch - q2 - q3, both elbows at once (x - (-gamma) is x + gamma bit for bit).
     j4 = stored[w.J4:w.J4 + 2]
     np.subtract(pitch, stored[w.J2:w.J2 + 2], out=j4)
