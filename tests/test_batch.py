@@ -241,6 +241,34 @@ def test_sin_cos_by_half_angle_tangent():
 
 
 
+@pytest.mark.parametrize("far, near", [("arm5", None), (300.0, 50.0), (252.28, 0.1), (1e-3, 1e-4),
+                                       (123.456789, 23.456), (5.0, -0.5)])
+def test_reach_bounds_on_r2_give_the_square_roots_verdicts(far, near):
+    """sqrt(r2) > far and sqrt(r2) < near (armfw's tests) against r2 > and <= the
+    bounds the twin compares with, on every r2 within 3000 ulp of each bound and square."""
+    if far == "arm5":
+        links = load("sim_arm5.json").solver._links
+        far, near = links._far, links._near
+    beyond_far, below_near = batch._reach_bounds_squared(far, near)
+    r2 = []
+    for centre in (beyond_far, below_near, far * far, near * near):
+        if centre > 0.0:
+            v = centre
+            for _ in range(3000):
+                v = math.nextafter(v, 0.0)
+            for _ in range(6001):
+                r2.append(v)
+                v = math.nextafter(v, math.inf)
+    r2 = np.array(r2 + [0.0, math.inf])
+    r = np.sqrt(r2)
+    assert np.array_equal(r2 > beyond_far, r > far)
+    assert np.array_equal(r2 <= below_near, r < near)
+    # Each bound is a verdict's last r2: the next one up flips it.
+    assert math.sqrt(beyond_far) <= far < math.sqrt(math.nextafter(beyond_far, math.inf))
+    if near > 0.0:
+        assert math.sqrt(below_near) < near <= math.sqrt(math.nextafter(below_near, math.inf))
+
+
 # --- the vectorised atan2 (used where numpy's arctan2 calls libm per element) ---
 
 def own_atan2(y, x):

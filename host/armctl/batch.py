@@ -27,6 +27,7 @@ Returns status (N,) int codes of armfw.status, q (N, n) radians (NaN where
 the status carries no solution) and elbow (N,) armfw UP/DOWN (0 where none).
 """
 
+import functools
 import math
 import threading
 
@@ -494,9 +495,10 @@ def _arm5_block(arm, w, targets, cur, cur_small, roll_ok, status, pose, elbow):
         # armfw.twolink.TwoLink.solve_pair, every step in its order.
         links = arm._links
         _sum_of_squares(wx, wy, r2, tmp)
-        np.sqrt(r2, out=tmp)
-        np.greater(tmp, links._far, out=far)
-        np.less(tmp, links._near, out=close)
+        # armfw's sqrt(r2) > far and sqrt(r2) < near, on r2 itself.
+        beyond_far, below_near = _reach_bounds_squared(links._far, links._near)
+        np.greater(r2, beyond_far, out=far)
+        np.less_equal(r2, below_near, out=close)
         np.subtract(r2, links._sum_sq, out=c2)
         c2 /= links._twice_l1_l2
         # A nearly stretched or folded arm: sin(t2) goes with the square root of
@@ -738,6 +740,24 @@ def _arm5_costs(w, fitted, cur, cur_small, invalid, cost, n):
         np.copyto(penalty, invalid)
         penalty *= COST_INVALID
         cost += penalty
+
+
+@functools.lru_cache(maxsize=64)
+def _reach_bounds_squared(far, near):
+    """(the largest v with sqrt(v) <= far, the largest v with sqrt(v) < near; -1
+    if none): sqrt(r2) > far exactly where r2 > the first, sqrt(r2) < near
+    exactly where r2 <= the second. sqrt is correctly rounded (IEEE 754, in
+    libm and in numpy's SIMD loops alike), so it is monotonic: a square root
+    pass fewer, the same verdicts."""
+    def largest(below_or_equal, limit):
+        ok = (lambda v: math.sqrt(v) <= limit) if below_or_equal else (lambda v: math.sqrt(v) < limit)
+        v = limit * limit
+        while not ok(v):
+            v = math.nextafter(v, -math.inf)
+        while ok(math.nextafter(v, math.inf)):
+            v = math.nextafter(v, math.inf)
+        return v
+    return largest(True, far), (largest(False, near) if near > 0.0 else -1.0)
 
 
 def _sum_of_squares(a, b, out, scratch):
