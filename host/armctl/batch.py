@@ -387,9 +387,11 @@ def _arm5_min_motion(arm, targets, current):
     - the yaw term of the cost is shared by the candidates with the same yaw,
       the wrist roll is the current one on every candidate (its term is 0);
     - the choice is a tournament on costs (first of equals wins) and the
-      chosen pose masks times values: arithmetic, no masked copies (a
-      masked copy on unpredictable masks costs ~4 ns an element, a multiply
-      ~0.4).
+      chosen pose float masks times values and bit masks on the values'
+      bits: arithmetic, no masked copies (a masked copy on unpredictable
+      masks costs ~4 ns an element, a multiply ~0.2-0.4);
+    - the reach verdicts on r^2 against exact squared bounds (no square
+      root for them).
     Costs above COST_CAP (a current pose 1e149 rad away) tie.
     Returns None where the general path must answer: a joint spanning a whole
     turn (the angle of the floor rule need not be the one fit_angle keeps), a
