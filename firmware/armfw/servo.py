@@ -72,6 +72,9 @@ class ServoMap:
         On a refusal out holds a partial answer: treat it as scratch.
         """
         zero2, slope2, lo, hi, n = self._lines
+        # A builtin's name is looked up in two dictionaries at each use in native
+        # code (the module's, then the builtins' table): once here, not per joint.
+        to_int = int
         for i in range(n):
             a = q[i]
             if a == 0.0:
@@ -80,7 +83,7 @@ class ServoMap:
                 us2 = zero2[i] + slope2[i] * a      # NaN and inf fail the range test below
             # pulse()'s common case inline; anything else (NaN, below 1 us) asks pulse()
             if 2.0 <= us2 < 1e18:
-                us = (int(us2) + 1) >> 1
+                us = (to_int(us2) + 1) >> 1
             else:
                 us = self.pulse(i, a)
                 if us == REFUSED:
