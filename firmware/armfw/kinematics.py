@@ -52,6 +52,11 @@ AXIS_EPS = 1e-6
 
 _INF = float("inf")
 
+# armfw.status.SINGULAR inlined: the statuses up to it carry a pose. An imported
+# name is a dictionary lookup at every use, and the branch choice tests it per
+# candidate (tests/test_kinematics.py keeps the two equal).
+_SINGULAR = const(1)
+
 # ik_near's proof (see Arm5Solver.ik_near): a candidate G (radians) from the
 # continued one in one joint costs more than it when G > NEAR_RATIO * D +
 # NEAR_FLOOR, D the continued one's largest joint motion from the current pose.
@@ -156,6 +161,7 @@ class Solver:
                 return False
         return True
 
+    @micropython.native
     def _refit(self, i, v, sign):
         """A stored value v of joint i (the angle times sign) that is outside the limits,
         moved by whole turns into them; None when no turn fits.
@@ -260,6 +266,8 @@ class PlanarSolver(Solver):
         self.l2 = l2
         self.reach = l1 + l2
         self._links = twolink.TwoLink(l1, l2)
+        # Bound once: self._links.solve_pair costs three dictionary lookups a call.
+        self._solve_pair = self._links.solve_pair
         Solver.__init__(self, names, lo, hi, home)
         # Elbow up (the elbow above the line to a target on +x) is t2 <= 0.
         self._elbow[0] = UP
@@ -286,8 +294,8 @@ class PlanarSolver(Solver):
         except (TypeError, ValueError):     # not numbers, or not 2 of them
             return BAD_INPUT
         status, qs, pair, lo, hi, elbow = self._buffers
-        st = self._links.solve_pair(x, y, pair)
-        if st > SINGULAR:
+        st = self._solve_pair(x, y, pair)
+        if st > _SINGULAR:
             status[0] = st
             status[1] = st
             return st
@@ -306,9 +314,9 @@ class PlanarSolver(Solver):
         # here rather than in a _cheapest method: a call costs ~5 % of this ik.
         zones = self.zones
         while True:
-            if status[0] > SINGULAR:
-                best = 1 if status[1] <= SINGULAR else -1
-            elif status[1] > SINGULAR or (current is None and rule == MIN_MOTION):
+            if status[0] > _SINGULAR:
+                best = 1 if status[1] <= _SINGULAR else -1
+            elif status[1] > _SINGULAR or (current is None and rule == MIN_MOTION):
                 best = 0
             elif current is None:
                 best = 1 if rule == PREFER_DOWN else 0
@@ -371,8 +379,8 @@ class PlanarSolver(Solver):
             # NaN and inf in target fail the two-link solve, in current the
             # comparisons below: ik answers them.
             pair = self._pair
-            st = self._links.solve_pair(target[0], target[1], pair)
-            if st > SINGULAR:
+            st = self._solve_pair(target[0], target[1], pair)
+            if st > _SINGULAR:
                 return self.ik(target, out, current, MIN_MOTION)
             lo = self._lo_eps
             hi = self._hi_eps
@@ -458,6 +466,11 @@ class Arm5Solver(Solver):
         # are inside exactly when the facing one's are.
         self._symmetric = all(self._neg_lo_eps[i] == self._lo_eps[i] and self._neg_hi_eps[i] == self._hi_eps[i]
                               for i in (1, 2, 3))
+        # What ik reads of the arm on every solve, as one tuple: one attribute lookup
+        # where each name (and each method, twice that) is one of its own; in
+        # native code that is about a tenth of a solve.
+        self._wrist = (l3, base, self._links.solve_pair)
+        self._pick = (self._cheapest, self._pose)
 
     @micropython.native
     def ik(self, target, out, current=None, rule=MIN_MOTION):
@@ -468,15 +481,17 @@ class Arm5Solver(Solver):
         PREFER_DOWN. On a failing status out is left untouched.
         """
         # Finite numbers only, unrolled (a loop costs as much as the checks), each
-        # read once (in native code a subscript costs about what an isfinite call does).
+        # read once (in native code a subscript costs about what an isfinite call does),
+        # isfinite looked up once for its ten calls.
+        fin = isfinite
         try:
             x, y, z, pitch = target
-            if not (isfinite(x) and isfinite(y) and isfinite(z) and isfinite(pitch)):
+            if not (fin(x) and fin(y) and fin(z) and fin(pitch)):
                 return BAD_INPUT
             roll = 0.0
             if current is not None:
                 b0, b1, b2, b3, roll = current
-                if not (isfinite(b0) and isfinite(b1) and isfinite(b2) and isfinite(b3) and isfinite(roll)):
+                if not (fin(b0) and fin(b1) and fin(b2) and fin(b3) and fin(roll)):
                     return BAD_INPUT
         except (TypeError, ValueError):     # not numbers, or not 4 (5) of them
             return BAD_INPUT
@@ -490,7 +505,7 @@ class Arm5Solver(Solver):
             pitch = atan2(sp, cp)
         r = sqrt(x * x + y * y)
         status, qs, pair, lo, hi, elbow = self._buffers
-        if not isfinite(r):
+        if not fin(r):
             # x*x + y*y overflowed (from 1e154 mm in double, 2e19 in float32):
             # a finite target farther than any reach, not bad input.
             for c in range(4):
@@ -507,9 +522,9 @@ class Arm5Solver(Solver):
             yaw = atan2(y, x)
         # Wrist point in the arm's vertical plane, relative to the J2 axis; the
         # planar solver's x axis is vertical here, its y axis horizontal.
-        l3 = self.l3
-        st = self._links.solve_pair(z - self.base - l3 * cp, r - l3 * sp, pair)
-        if st > SINGULAR:
+        l3, base, solve_pair = self._wrist
+        st = solve_pair(z - base - l3 * cp, r - l3 * sp, pair)
+        if st > _SINGULAR:
             for c in range(4):
                 status[c] = st
             return st
@@ -565,10 +580,11 @@ class Arm5Solver(Solver):
         if self.zones is not None:
             return self._choose(current, rule, out)
         # No zones: _choose's work without the call to it.
-        best = self._cheapest(current, rule)
+        cheapest, pose = self._pick
+        best = cheapest(current, rule)
         if best < 0:
             return self._verdict()
-        self._pose(best, out)
+        pose(best, out)
         self.elbow = elbow[best]
         return status[best]
 
@@ -607,7 +623,7 @@ class Arm5Solver(Solver):
         valid = 0
         first = -1
         for c in range(4):
-            if status[c] <= SINGULAR:
+            if status[c] <= _SINGULAR:
                 valid += 1
                 if first < 0:
                     first = c
@@ -618,7 +634,7 @@ class Arm5Solver(Solver):
         if current is None:
             # Every cost is 0 or the penalty: the first valid candidate the rule likes.
             for c in range(first, 4):
-                if status[c] <= SINGULAR and elbow[c] == want:
+                if status[c] <= _SINGULAR and elbow[c] == want:
                     return c
             return first
         b0 = current[0]
@@ -636,7 +652,7 @@ class Arm5Solver(Solver):
         yaw = None
         yaw_term = 0.0
         for c in range(4):
-            if status[c] > SINGULAR:
+            if status[c] > _SINGULAR:
                 continue
             q = qs[c]
             a = q[0]
@@ -767,14 +783,14 @@ class Arm5Solver(Solver):
         pair = self._pair
         # Facing (a4 = pitch): the flange at reach - along, the wrist l3 further back.
         st = self._links.solve_pair(z - (up_c - up_s) - base - l3_c, reach - (along_c + along_s) - l3_s, pair)
-        if st > SINGULAR:
+        if st > _SINGULAR:
             status[0] = status[1] = st
         else:
             self._store(0, yaw, pair[0], pair[1], pitch - pair[0] - pair[1], roll, st)
             self._store(1, yaw, pair[2], pair[3], pitch - pair[2] - pair[3], roll, st)
         # Turned and leaning back (a4 = -pitch): reach -reach; up is now the mirror, q3 <= 0.
         st = self._links.solve_pair(z - (up_c + up_s) - base - l3_c, -reach - (along_c - along_s) + l3_s, pair)
-        if st > SINGULAR:
+        if st > _SINGULAR:
             status[2] = status[3] = st
         else:
             a4 = -pitch
@@ -893,9 +909,9 @@ class Arm5Solver(Solver):
             else:
                 yaw = atan2(y, x)
             pair = self._pair
-            l3 = self.l3
-            st = self._links.solve_pair(target[2] - self.base - l3 * cp, r - l3 * sp, pair)
-            if st > SINGULAR:
+            l3, base, solve_pair = self._wrist
+            st = solve_pair(target[2] - base - l3 * cp, r - l3 * sp, pair)
+            if st > _SINGULAR:
                 return self.ik(target, out, current, MIN_MOTION)
             back = yaw - pi if yaw > 0 else yaw + pi
             facing = yaw if lo[0] <= yaw <= hi[0] else self._refit(0, yaw, 1)

@@ -40,6 +40,9 @@ class ServoMap:
         # int(us + 0.5) is (int(2 * us) + 1) // 2: one float result fewer per joint.
         self._zero_us2 = [2.0 * z for z in self._zero_us]
         self._slope2 = [2.0 * k for k in self._slope]
+        # What pulses() reads on every call, as one attribute: the windows are the
+        # lists min_us and max_us themselves, so a caller narrows one in place.
+        self._lines = (self._zero_us2, self._slope2, min_us, max_us, self.n)
 
     def exact_us(self, joint, q):
         """The pulse (microseconds, unrounded float) for joint at angle q (radians)."""
@@ -68,11 +71,11 @@ class ServoMap:
 
         On a refusal out holds a partial answer: treat it as scratch.
         """
-        zero2 = self._zero_us2
-        slope2 = self._slope2
-        lo = self.min_us        # read on every call: a caller may narrow the window
-        hi = self.max_us
-        for i in range(self.n):
+        zero2, slope2, lo, hi, n = self._lines
+        # A builtin's name is looked up in two dictionaries at each use in native
+        # code (the module's, then the builtins' table): once here, not per joint.
+        to_int = int
+        for i in range(n):
             a = q[i]
             if a == 0.0:
                 us2 = zero2[i]      # what the line gives at 0 (home, the wrist roll ik keeps)
@@ -80,7 +83,7 @@ class ServoMap:
                 us2 = zero2[i] + slope2[i] * a      # NaN and inf fail the range test below
             # pulse()'s common case inline; anything else (NaN, below 1 us) asks pulse()
             if 2.0 <= us2 < 1e18:
-                us = (int(us2) + 1) >> 1
+                us = (to_int(us2) + 1) >> 1
             else:
                 us = self.pulse(i, a)
                 if us == REFUSED:

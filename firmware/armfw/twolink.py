@@ -32,6 +32,12 @@ SINGULAR_SIN = 0.02
 T2_POSITIVE = const(1)
 T2_NEGATIVE = const(-1)
 
+# armfw.status.OK and SINGULAR inlined for solve_pair's return: an imported
+# name is a dictionary lookup at every use (tests/test_kinematics.py keeps
+# them equal).
+_OK = const(0)
+_SINGULAR = const(1)
+
 
 class TwoLink:
     """One pair of links l1, l2 (mm) with the constants its solve needs, computed once."""
@@ -96,8 +102,8 @@ class TwoLink:
         out[2] = phi + beta
         out[3] = -gamma
         if s2 < SINGULAR_SIN:
-            return SINGULAR
-        return OK
+            return _SINGULAR
+        return _OK
 
 
 # The links of the last module-level call: a caller with one arm pays for the

@@ -461,6 +461,10 @@ def compiled(path, emitter, only=None):
                 continue
             if not indent and (body.startswith("def ") or body.startswith("class ")):
                 _run_lines(lines, ns)       # the statements before this definition are complete
+            if not indent and body.startswith("_") and " = const(" in body:
+                # A private const exists only in the text compiled with it: made a
+                # plain global, the later definitions find it.
+                line = line.replace(" = const(", " = (", 1)
             if body.startswith("def "):
                 name = body[4:body.index("(")]
                 if emitter is not None and (only is None or name in only):
