@@ -203,7 +203,7 @@ class Zones:
                     g = [p[0], p[1], (p[2] + r) * (p[2] + r), p[3] - r, p[4] + r, p[2] + r]
                     if self.kind == "planar":
                         g[1] = 0.0
-                    # The box around the grown cylinder, a hair larger (see _segment_in_cylinder).
+                    # The box around the grown cylinder, a hair larger (see clear_exact).
                     m = BOX_MARGIN_MM
                     g += [g[0] - p[2] - r - m, g[1] - p[2] - r - m, g[3] - m,
                           g[0] + p[2] + r + m, g[1] + p[2] + r + m, g[4] + m]
@@ -214,11 +214,27 @@ class Zones:
                         g[4] = 1.0
                 row.append(g)
             self._grown.append(row)
-        # Every (zone, link, kind, grown zone) the check makes, zone by zone.
-        self._pairs = [(z, l, self.zone_kinds[z], self._grown[z][l]) for z in range(self.n_zones)
+        # Every (zone, link, the link's first index in _pts, kind, grown zone) the
+        # check makes, zone by zone.
+        self._pairs = [(z, l, 3 * l, self.zone_kinds[z], self._grown[z][l]) for z in range(self.n_zones)
                        for l in range(nl) if self._grown[z][l] is not None]
         # Joint points, x y z each: arm5 J2 axis, elbow, wrist, tip; planar shoulder, elbow, tip.
+        # The first point (and the planar arm's depth) does not move: written here,
+        # not on every check.
         self._pts = [0.0] * (3 * (nl + 1))
+        if self.kind == "arm5":
+            self._pts[2] = solver.base
+        # What points() reads of the arm on every check, as one tuple: one attribute
+        # lookup where each name is one of its own (about 80 instructions each in
+        # native code; getattr, a builtin, several times that). The solver's
+        # lengths and tool are set when it is built and never change.
+        if self.kind == "chain":
+            self._arm = None
+        else:
+            self._arm = (self.kind == "arm5", solver.l1, solver.l2, getattr(solver, "l3", 0.0),
+                         getattr(solver, "base", 0.0), getattr(solver, "_offset", False))
+        # What clear_exact reads of the instance, as one tuple (the same lookups).
+        self._exact = (self.points, self._pairs, 3 * nl)
         self._tip = [0.0] * 3             # chain FK scratch
         self._tool_tip = [0.0, 0.0, 0.0, 0.0]     # the tool tip of an arm with a tool offset
         self.hit_zone = -1
@@ -253,26 +269,30 @@ class Zones:
     def points(self, q):
         """Joint points of pose q (radians) into the preallocated list (x, y, z per point)."""
         p = self._pts
-        a = self.solver
-        if self.kind == "chain":
+        arm = self._arm
+        if arm is None:     # a chain arm
+            a = self.solver
             a.fk(q, self._tip)
             o = a.origins
             for i in range(len(p)):
                 p[i] = o[i]
-        elif self.kind == "arm5":
+            return p
+        arm5, l1, l2, l3, base, offset = arm
+        # sin and cos looked up once each (a module global is a dictionary lookup a use).
+        s = sin
+        c = cos
+        if arm5:
             a2 = q[1]
             a3 = a2 + q[2]
             a4 = a3 + q[3]
-            cy = cos(q[0])
-            sy = sin(q[0])
-            r1 = a.l1 * sin(a2)
-            z1 = a.base + a.l1 * cos(a2)
-            r2 = r1 + a.l2 * sin(a3)
-            z2 = z1 + a.l2 * cos(a3)
-            r3 = r2 + a.l3 * sin(a4)
-            p[0] = 0.0
-            p[1] = 0.0
-            p[2] = a.base
+            yaw = q[0]
+            cy = c(yaw)
+            sy = s(yaw)
+            r1 = l1 * s(a2)
+            z1 = base + l1 * c(a2)
+            r2 = r1 + l2 * s(a3)
+            z2 = z1 + l2 * c(a3)
+            r3 = r2 + l3 * s(a4)
             p[3] = r1 * cy
             p[4] = r1 * sy
             p[5] = z1
@@ -281,26 +301,22 @@ class Zones:
             p[8] = z2
             p[9] = r3 * cy
             p[10] = r3 * sy
-            p[11] = z2 + a.l3 * cos(a4)
-            if getattr(a, "_offset", False):
+            p[11] = z2 + l3 * c(a4)
+            if offset:
                 # A tool offset: the tool link ends at the real tip.
-                tip = a.fk(q, self._tool_tip)
+                tip = self.solver.fk(q, self._tool_tip)
                 p[9] = tip[0]
                 p[10] = tip[1]
                 p[11] = tip[2]
         else:
-            t12 = q[0] + q[1]
-            x1 = a.l1 * cos(q[0])
-            y1 = a.l1 * sin(q[0])
-            p[0] = 0.0
-            p[1] = 0.0
-            p[2] = 0.0
+            t1 = q[0]
+            t12 = t1 + q[1]
+            x1 = l1 * c(t1)
+            y1 = l1 * s(t1)
             p[3] = x1
-            p[4] = 0.0
             p[5] = y1
-            p[6] = x1 + a.l2 * cos(t12)
-            p[7] = 0.0
-            p[8] = y1 + a.l2 * sin(t12)
+            p[6] = x1 + l2 * c(t12)
+            p[8] = y1 + l2 * s(t12)
         return p
 
     # -- the check --------------------------------------------------------
@@ -398,19 +414,32 @@ class Zones:
         """clear() without the skip: every link against every zone."""
         if self.n_zones == 0:
             return True
-        p = self.points(q)
-        tip = 3 * self.n_links
-        for z, l, kind, g in self._pairs:
-            i = 3 * l
+        points, pairs, tip = self._exact
+        p = points(q)
+        for z, l, i, kind, g in pairs:
             if kind == FLOOR:
-                hit = p[i + 2] < g[0] or p[i + 5] < g[0]
-            elif kind == BOX:
-                hit = _segment_in_box(p, i, g)
-            elif kind == CYLINDER:
-                hit = _segment_in_cylinder(p, i, g)
-            else:
+                floor = g[0]
+                hit = p[i + 2] < floor or p[i + 5] < floor
+            elif kind == TOOL_BOX:
                 hit = not (g[0] <= p[tip] <= g[3] and g[1] <= p[tip + 1] <= g[4]
                            and g[2] <= p[tip + 2] <= g[5])
+            else:
+                # A link nowhere near the zone, the usual case: the segment lies wholly
+                # on the far side of a face of the zone's margin box g[6:9] - g[9:12].
+                # Comparisons only, no arithmetic, so no float results on the heap;
+                # here rather than in a function of its own: a call costs about what
+                # the test does.
+                for k in range(3):
+                    j = i + k
+                    a = p[j]
+                    e = p[j + 3]
+                    lo = g[6 + k]
+                    hi = g[9 + k]
+                    if (a <= lo and e <= lo) or (a >= hi and e >= hi):
+                        hit = False
+                        break
+                else:
+                    hit = _segment_in_box(p, i, g) if kind == BOX else _segment_in_cylinder(p, i, g)
             if hit:
                 self.hit_zone = z
                 self.hit_link = l
@@ -434,9 +463,8 @@ class Zones:
         gaps[1] = 1e30
         tip = 3 * self.n_links
         planar = self.kind == "planar"
-        for z, l, kind, g in self._pairs:
+        for z, l, i, kind, g in self._pairs:
             which = 0 if self._turn_free[z] else 1
-            i = 3 * l
             if kind == FLOOR:
                 d = (p[i + 2] if p[i + 2] < p[i + 5] else p[i + 5]) - g[0]
             elif kind == TOOL_BOX:
@@ -542,33 +570,16 @@ def _clip(a, d, lo, hi):
     return span[0] < span[1]
 
 
-# How much larger (mm) the boxes of _apart are than what they bound: the exact
-# tests round at their edges, so only a segment this far clear is decided by
-# comparisons alone.
+# How much larger (mm) the margin boxes of Zones.clear_exact are than what they
+# bound: the exact tests round at their edges, so only a segment this far clear
+# is decided by comparisons alone.
 BOX_MARGIN_MM = 1e-6
 
 
 @micropython.native
-def _apart(p, i, g):
-    """True when the segment p[i:i+3] - p[i+3:i+6] lies wholly on the far side of a
-    face of the zone's margin box g[6:9] - g[9:12]: comparisons only, no
-    arithmetic, so no float results on the heap for the common case of a link
-    nowhere near a zone."""
-    for k in range(3):
-        a = p[i + k]
-        e = p[i + 3 + k]
-        lo = g[6 + k]
-        hi = g[9 + k]
-        if (a <= lo and e <= lo) or (a >= hi and e >= hi):
-            return True
-    return False
-
-
-@micropython.native
 def _segment_in_box(p, i, g):
-    """Does the segment p[i:i+3] - p[i+3:i+6] meet the open box g (x0 y0 z0 x1 y1 z1)?"""
-    if _apart(p, i, g):
-        return False
+    """Does the segment p[i:i+3] - p[i+3:i+6] meet the open box g (x0 y0 z0 x1 y1 z1)?
+    For a segment clear_exact's margin test has not found apart from it."""
     _span[0] = 0.0
     _span[1] = 1.0
     for k in range(3):
@@ -580,9 +591,8 @@ def _segment_in_box(p, i, g):
 
 @micropython.native
 def _segment_in_cylinder(p, i, g):
-    """Does the segment meet the open vertical cylinder g (x, y, radius^2, bottom, top)?"""
-    if _apart(p, i, g):
-        return False
+    """Does the segment meet the open vertical cylinder g (x, y, radius^2, bottom, top)?
+    For a segment clear_exact's margin test has not found apart from it."""
     _span[0] = 0.0
     _span[1] = 1.0
     az = p[i + 2]
