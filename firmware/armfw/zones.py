@@ -243,7 +243,10 @@ class Zones:
         # checked exactly and found clear, inside which every pose is clear.
         self.reach = joint_reach(solver)
         self._n_joints = solver.n
-        self._box = [0.0] * (2 * solver.n)     # per joint: the open interval (lo, hi)
+        # Per joint the open interval (_lo[j], _hi[j]); two lists, not one of pairs:
+        # the skip's test reads them per joint, and index arithmetic costs as much as a read.
+        self._lo = [0.0] * solver.n
+        self._hi = [0.0] * solver.n
         self._near = False                     # True: the box holds
         self._tracking = False                 # track()
         self._ref = [0.0] * solver.n            # the pose of the last exact check
@@ -330,9 +333,10 @@ class Zones:
         if self.n_zones == 0:
             return True
         if self._near:
-            box = self._box
+            lo = self._lo
+            hi = self._hi
             for j in range(self._n_joints):
-                if not box[2 * j] < q[j] < box[2 * j + 1]:     # (NaN is outside)
+                if not lo[j] < q[j] < hi[j]:     # (NaN is outside)
                     break
             else:
                 return True
@@ -382,32 +386,38 @@ class Zones:
         moved = self._moved
         total = 0.0
         for j in range(first, n):
-            a = q[j] - ref[j]
-            a = (a if a >= 0.0 else -a) * reach[j]
-            moved[j] = a
-            total += a
-            ref[j] = q[j]
+            a = q[j]        # each subscript read once: a read costs about a float operation
+            d = a - ref[j]
+            d = (d if d >= 0.0 else -d) * reach[j]
+            moved[j] = d
+            total += d
+            ref[j] = a
         ref[0] = q[0]
         self._near = rest > 0.0
         if not self._near:
             return
-        box = self._box
+        lo = self._lo
+        hi = self._hi
         per_reach = self._per_reach
         even = SHARE_FLOOR / m
+        follow = 1.0 - SHARE_FLOOR      # once, not per joint: a float result each time
         for j in range(first, n):
-            if per_reach[j] > 0.0:
+            a = q[j]
+            r = per_reach[j]
+            if r > 0.0:
                 if total > 0.0:
-                    w = rest * (even + (1.0 - SHARE_FLOOR) * moved[j] / total) * per_reach[j]
+                    w = rest * (even + follow * moved[j] / total) * r
                 else:
-                    w = rest / m * per_reach[j]
+                    w = rest / m * r
             else:
                 w = 1e30
-            box[2 * j] = q[j] - w
-            box[2 * j + 1] = q[j] + w
+            lo[j] = a - w
+            hi[j] = a + w
         if first:
             w = (other - rest) * per_reach[0] if other < 1e29 else 1e30
-            box[0] = q[0] - w
-            box[1] = q[0] + w
+            a = q[0]
+            lo[0] = a - w
+            hi[0] = a + w
 
     @micropython.native
     def clear_exact(self, q):
@@ -458,15 +468,18 @@ class Zones:
         across it (the segment's least distance from the axis less the grown
         radius). Tool box: how deep the tip is inside it.
         """
-        gaps = self._gaps
-        gaps[0] = 1e30
-        gaps[1] = 1e30
+        # The two least gaps kept in locals and stored once: a list subscript or an
+        # attribute read costs about what a float operation does.
+        free_gap = 1e30
+        other_gap = 1e30
         tip = 3 * self.n_links
         planar = self.kind == "planar"
+        turn_free = self._turn_free
         for z, l, i, kind, g in self._pairs:
-            which = 0 if self._turn_free[z] else 1
             if kind == FLOOR:
-                d = (p[i + 2] if p[i + 2] < p[i + 5] else p[i + 5]) - g[0]
+                a = p[i + 2]
+                e = p[i + 5]
+                d = (a if a < e else e) - g[0]
             elif kind == TOOL_BOX:
                 d = 1e30
                 for k in range(3):
@@ -502,8 +515,14 @@ class Zones:
                     e = _across_gap(p, i, g)
                     if e > d:
                         d = e
-            if d < gaps[which]:
-                gaps[which] = d
+            if turn_free[z]:
+                if d < free_gap:
+                    free_gap = d
+            elif d < other_gap:
+                other_gap = d
+        gaps = self._gaps
+        gaps[0] = free_gap
+        gaps[1] = other_gap
         return gaps
 
     def clearance(self, q):
