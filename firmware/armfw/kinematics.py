@@ -466,9 +466,9 @@ class Arm5Solver(Solver):
         # are inside exactly when the facing one's are.
         self._symmetric = all(self._neg_lo_eps[i] == self._lo_eps[i] and self._neg_hi_eps[i] == self._hi_eps[i]
                               for i in (1, 2, 3))
-        # What ik reads of the arm on every solve, as one tuple: one attribute lookup
-        # where each name (and each method, twice that) is one of its own; in
-        # native code that is about a tenth of a solve.
+        # What ik reads of the arm on every solve, as tuples: one attribute lookup
+        # each, where in native code every name is a dictionary lookup of its own
+        # and a method two or three (solve_pair and the choice bound once here).
         self._wrist = (l3, base, self._links.solve_pair)
         self._pick = (self._cheapest, self._pose)
 

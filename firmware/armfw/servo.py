@@ -20,7 +20,11 @@ REFUSED = const(-1)
 
 
 class ServoMap:
-    """Pulse mapping for every joint of one arm (lists indexed by joint)."""
+    """Pulse mapping for every joint of one arm (lists indexed by joint).
+
+    min_us and max_us are the pulse windows; a caller narrows them in place
+    (pulses() keeps these very lists), never by assigning new ones.
+    """
 
     def __init__(self, channels, offsets, signs, center_us, us_per_rad, min_us, max_us):
         self.channels = channels
