@@ -106,24 +106,13 @@ def solve_twolink(l1, l2, x, y, t2_sign):
     x, y, t2_sign = np.broadcast_arrays(np.asarray(x, float), np.asarray(y, float), np.asarray(t2_sign))
     if not np.all((t2_sign == twolink.T2_POSITIVE) | (t2_sign == twolink.T2_NEGATIVE)):
         raise ValueError("t2_sign must be +1 or -1")
-    status = np.full(x.shape, OK, dtype=np.int8)
     finite = np.isfinite(x) & np.isfinite(y)
-    status[~finite] = BAD_INPUT
     with np.errstate(invalid="ignore", over="ignore"):
-        r2 = x * x + y * y
-        r = np.sqrt(r2)
-        margin = twolink.REACH_EPS * (l1 + l2)
-        too_far = finite & (r > l1 + l2 + margin)
-        too_close = finite & ~too_far & (r < abs(l1 - l2) - margin)
-        status[too_far] = TOO_FAR
-        status[too_close] = TOO_CLOSE
-        c2 = np.clip((r2 - (l1 * l1 + l2 * l2)) / (2.0 * l1 * l2), -1.0, 1.0)
-        s2 = np.sqrt(1.0 - c2 * c2)
-        s2 = np.where(t2_sign < 0, -s2, s2)
-        t1 = np.arctan2(y, x) - np.arctan2(l2 * s2, l1 + l2 * c2)
-        t2 = np.arctan2(s2, c2)
-    ok = status == OK
-    status[ok & (s2 < twolink.SINGULAR_SIN) & (s2 > -twolink.SINGULAR_SIN)] = SINGULAR
+        status, phi, beta, gamma = _pair(l1, l2, np.where(finite, x, 0.0), np.where(finite, y, 0.0))
+    status[~finite] = BAD_INPUT
+    # armfw.twolink.solve hands out solve_pair's branch: (phi - beta, gamma) or (phi + beta, -gamma).
+    t1 = phi - t2_sign * beta
+    t2 = t2_sign * gamma
     solved = status <= SINGULAR
     return status, np.where(solved, t1, np.nan), np.where(solved, t2, np.nan)
 
