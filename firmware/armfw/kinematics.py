@@ -374,18 +374,19 @@ class PlanarSolver(Solver):
         ik's own answer, the full solve.
         """
         try:
-            if len(target) != 2 or len(current) != 2:
-                return self.ik(target, out, current, MIN_MOTION)
+            # Each read once, as ik reads them (not 2 of them: ValueError, ik answers).
+            x, y = target
+            b0, b1 = current
             # NaN and inf in target fail the two-link solve, in current the
             # comparisons below: ik answers them.
             pair = self._pair
-            st = self._solve_pair(target[0], target[1], pair)
+            st = self._solve_pair(x, y, pair)
             if st > _SINGULAR:
                 return self.ik(target, out, current, MIN_MOTION)
             lo = self._lo_eps
             hi = self._hi_eps
             # Up (candidate 0) is the branch with t2 <= 0: pair[2], pair[3].
-            c = 0 if current[1] <= 0.0 else 1
+            c = 0 if b1 <= 0.0 else 1
             a1 = pair[2 - 2 * c]
             a2 = pair[3 - 2 * c]
             if not (lo[0] <= a1 <= hi[0] and lo[1] <= a2 <= hi[1]):
@@ -405,7 +406,7 @@ class PlanarSolver(Solver):
                 gap = a - a2 if a >= a2 else a2 - a
             most = (gap - NEAR_FLOOR) / NEAR_RATIO
             least = -most
-            if not (least < a1 - current[0] < most and least < a2 - current[1] < most):
+            if not (least < a1 - b0 < most and least < a2 - b1 < most):
                 return self.ik(target, out, current, MIN_MOTION)
             zones = self.zones
             if zones is not None:
@@ -881,36 +882,34 @@ class Arm5Solver(Solver):
         step, another current), a pose in a zone.
         """
         try:
-            if self._offset or len(target) != 4 or len(current) != 5:
+            if self._offset:
                 return self.ik(target, out, current, MIN_MOTION)
+            # Each read once, as ik reads them (not 4 and 5 of them: ValueError, ik answers).
+            x, y, z, pitch = target
+            b0, b1, b2, b3, roll = current
             # NaN and inf in current fail the comparisons below, in target the
             # two-link solve (sin(inf) raises ValueError): ik answers them.
             lo = self._lo_eps
             hi = self._hi_eps
-            roll = current[4]
             if not lo[4] <= roll <= hi[4]:
                 return self.ik(target, out, current, MIN_MOTION)
             # As Arm5Solver's ik computes them, to the bit.
-            x = target[0]
-            y = target[1]
-            pitch = target[3]
             sp = sin(pitch)
             cp = cos(pitch)
             if not -pi < pitch <= pi:
                 pitch = atan2(sp, cp)
             r = sqrt(x * x + y * y)
-            c0 = current[0]
             if r < AXIS_EPS:
                 # On the axis the yaw is current's: an infinite one would reach the
                 # whole-turn fit, which cannot count its turns (ik refuses it first).
-                if not _NEG_INF < c0 < _INF:
+                if not _NEG_INF < b0 < _INF:
                     return self.ik(target, out, current, MIN_MOTION)
-                yaw = c0
+                yaw = b0
             else:
                 yaw = atan2(y, x)
             pair = self._pair
             l3, base, solve_pair = self._wrist
-            st = solve_pair(target[2] - base - l3 * cp, r - l3 * sp, pair)
+            st = solve_pair(z - base - l3 * cp, r - l3 * sp, pair)
             if st > _SINGULAR:
                 return self.ik(target, out, current, MIN_MOTION)
             back = yaw - pi if yaw > 0 else yaw + pi
@@ -923,7 +922,7 @@ class Arm5Solver(Solver):
                 turned = None if t[0] < back < t[1] or t[2] < back < t[3] else self._refit(0, back, 1)
             # The continued half turn: its yaw, the other's (None: those candidates
             # cannot fit), the sign the pitch joints are stored with (see _pose).
-            d0 = _INF if facing is None else facing - c0
+            d0 = _INF if facing is None else facing - b0
             if _NEAR_YAW_NEG < d0 < NEAR_YAW:
                 c = 0
                 a0 = facing
@@ -932,7 +931,7 @@ class Arm5Solver(Solver):
                 nlo = lo
                 nhi = hi
             else:
-                d0 = _INF if turned is None else turned - c0
+                d0 = _INF if turned is None else turned - b0
                 if not _NEAR_YAW_NEG < d0 < NEAR_YAW:
                     return self.ik(target, out, current, MIN_MOTION)
                 c = 2
@@ -942,7 +941,7 @@ class Arm5Solver(Solver):
                 nlo = self._neg_lo_eps
                 nhi = self._neg_hi_eps
             # The elbow: up stores pair[0:2], its elbow angle gamma >= 0 (turned: -gamma).
-            e = 0 if (current[2] >= 0.0) == (sign > 0) else 1
+            e = 0 if (b2 >= 0.0) == (sign > 0) else 1
             c += e
             a1 = pair[2 * e]
             a2 = pair[2 * e + 1]
@@ -981,17 +980,14 @@ class Arm5Solver(Solver):
                 if not least < d0 < most:
                     return self.ik(target, out, current, MIN_MOTION)
                 if sign > 0:
-                    near = (least < a1 - current[1] < most and least < a2 - current[2] < most and
-                            least < a3 - current[3] < most)
+                    near = least < a1 - b1 < most and least < a2 - b2 < most and least < a3 - b3 < most
                 else:
                     # The pose's pitch joints are minus the stored: -a - b, its size a + b's.
-                    near = (least < a1 + current[1] < most and least < a2 + current[2] < most and
-                            least < a3 + current[3] < most)
+                    near = least < a1 + b1 < most and least < a2 + b2 < most and least < a3 + b3 < most
             else:
                 # The only candidate that fits, however far: ik's choice if current is
                 # finite (NaN and inf fail these; ik refuses them).
-                near = (_NEG_INF < current[1] < _INF and _NEG_INF < current[2] < _INF and
-                        _NEG_INF < current[3] < _INF)
+                near = _NEG_INF < b1 < _INF and _NEG_INF < b2 < _INF and _NEG_INF < b3 < _INF
             if not near:
                 return self.ik(target, out, current, MIN_MOTION)
             pose = self._pose_buf
