@@ -429,7 +429,7 @@ def test_relaxed_arm_refuses_to_interpolate_and_joints_sends_at_once():
     assert arm.pose_known() and r.poses == []
 
 
-# -- plans longer than the ring the check pass keeps (motion.PATH_STEPS) ------
+# -- plans longer than the ring the check pass keeps (motion.RING_STEPS) ------
 
 class PulseRecorder(Recorder):
     """A Recorder that also keeps every pulse sent, (virtual ms, channel, us)."""
@@ -488,7 +488,7 @@ def long_plan(arm):
 
 
 def run_long_plan(monkeypatch, ring, refill):
-    monkeypatch.setattr(motion, "PATH_STEPS", ring)
+    monkeypatch.setattr(motion, "RING_STEPS", ring)
     monkeypatch.setattr(motion, "REFILL_EVENTS", max(refill, 1))
     r = PulseRecorder(ARM5)
     arm = r.arm
@@ -552,10 +552,10 @@ def test_a_long_plan_walked_otherwise_the_second_time_stops_before_a_step_it_did
     hair off, it stops the run at the first step (after sending only that checked
     step); made to refuse a step past the ring, the run stops before that step, having
     sent only steps the check pass took."""
-    monkeypatch.setattr(motion, "PATH_STEPS", 64)
+    monkeypatch.setattr(motion, "RING_STEPS", 64)
     whole, q0 = run_long_plan(monkeypatch, 100000, 3)
     for when in ("at once", "past the ring"):
-        monkeypatch.setattr(motion, "PATH_STEPS", 64)
+        monkeypatch.setattr(motion, "RING_STEPS", 64)
         r = PulseRecorder(ARM5)
         arm = r.arm
         assert arm.move(LONG_START) and arm.set_speed_deg_s(3.0)

@@ -15,7 +15,7 @@ import pytest
 from armctl.sim import Simulator
 from armfw import board, kinematics, status, zones
 from armfw.kinematics import MIN_MOTION, PREFER_DOWN, PREFER_UP
-from armfw.motion import JOINTS, LINE, MOVE, PATH_STEPS, ArmController
+from armfw.motion import JOINTS, LINE, MOVE, RING_STEPS, ArmController
 from armfw.gripper import Gripper
 from armfw.simservo import SimServo
 from conftest import BOARDS
@@ -619,9 +619,9 @@ def test_random_plans_are_refused_at_the_same_step_zone_and_link_with_and_withou
             a.add(op, target)
             ok = a.begin()
             z = a.solver.zones
-            kept = min(a.total, PATH_STEPS) * a.solver.n
+            kept = min(a.total, RING_STEPS) * a.solver.n
             if ok:
-                verdicts.append((ok, a.total, list(a._path_us[:kept]), list(a.q)))
+                verdicts.append((ok, a.total, list(a._ring_us[:kept]), list(a.q)))
             else:
                 verdicts.append((ok, a.fail_status, a.fail_op, a.fail_step, a.fail_joint, list(a.fail_point),
                                  (z.hit_zone, z.hit_link) if a.fail_status == "COLLISION" else None))

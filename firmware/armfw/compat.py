@@ -10,25 +10,17 @@ On a board and on the Unix port these are MicroPython's own; under CPython
     ticks_add(t, delta),              plain arithmetic (no wrap-around to handle)
     ticks_diff(a, b)
     getenv(name)                      os.getenv; boards have no environment: None
-    micropython                       the module, for its code-emitter decorators:
-                                      @micropython.native on a hot function compiles it to
-                                      machine code; CPython: a stand-in that leaves it as it is
 
-A port built without the native emitter refuses @micropython.native when it
-compiles a module; armfw/__init__.py then loads that module without it.
+The firmware is bytecode only: machine code (@micropython.native) would live in
+the heap on an RP2040, and the boards' heap is the budget that matters most
+(docs/BENCHMARKS.md, "Memory").
 """
 
 try:
-    import micropython
     from micropython import const
 except ImportError:     # CPython
     def const(x):
         return x
-
-    class micropython:      # noqa: N801 - stands in for the module of that name
-        @staticmethod
-        def native(function):
-            return function
 
 try:
     from time import sleep_ms, sleep_us, ticks_ms, ticks_us, ticks_add, ticks_diff

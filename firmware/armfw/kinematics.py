@@ -18,7 +18,7 @@ status from armfw.status. Candidates live in buffers allocated once per arm.
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
-from armfw.compat import const, micropython
+from armfw.compat import const
 from armfw.numeric import TWO_PI, finite
 from armfw.status import OK, SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, COLLISION, NEAR_AXIS
 
@@ -161,7 +161,6 @@ class Solver:
                 return False
         return True
 
-    @micropython.native
     def _refit(self, i, v, sign):
         """A stored value v of joint i (the angle times sign) that is outside the limits,
         moved by whole turns into them; None when no turn fits.
@@ -182,7 +181,6 @@ class Solver:
         a = fit_angle(-v, self.lo[i], self.hi[i])
         return None if a is None else -a
 
-    @micropython.native
     def _fit_stored(self, q, sign, first, stop):
         """Fit the stored joints first..stop-1 of a candidate into the limits; False if one cannot."""
         if sign > 0:
@@ -200,7 +198,6 @@ class Solver:
                 q[i] = a
         return True
 
-    @micropython.native
     def _pose(self, c, out):
         """Candidate c's joint angles into out (stored as they are)."""
         q = self._q[c]
@@ -208,7 +205,6 @@ class Solver:
             out[i] = q[i]
         return out
 
-    @micropython.native
     def _choose(self, current, rule, out):
         """Copy the best valid candidate into out; return its status or the honest failure."""
         status = self._status
@@ -273,7 +269,6 @@ class PlanarSolver(Solver):
         self._elbow[0] = UP
         self._elbow[1] = DOWN
 
-    @micropython.native
     def ik(self, target, out, current=None, rule=MIN_MOTION):
         """Solve target (x, y mm) into out (radians); returns the status.
 
@@ -360,7 +355,6 @@ class PlanarSolver(Solver):
         dy = p[1] - target[1]
         return sqrt(dx * dx + dy * dy), 0.0
 
-    @micropython.native
     def ik_near(self, target, out, current):
         """ik(target, out, current, MIN_MOTION) for a target near the one whose answer
         current is (a line's next step): the same status, angles and elbow to the
@@ -473,7 +467,6 @@ class Arm5Solver(Solver):
         self._wrist = (l3, base, self._links.solve_pair)
         self._pick = (self._cheapest, self._pose)
 
-    @micropython.native
     def ik(self, target, out, current=None, rule=MIN_MOTION):
         """Solve target (x, y, z mm, pitch rad) into out (radians); returns the status.
 
@@ -589,7 +582,6 @@ class Arm5Solver(Solver):
         self.elbow = elbow[best]
         return status[best]
 
-    @micropython.native
     def _pose(self, c, out):
         """Candidate c's joint angles into out. The turned-base candidates (2, 3) store
         their pitch joints as solved facing the target, the angles negated (with a
@@ -608,7 +600,6 @@ class Arm5Solver(Solver):
         out[4] = q[4]
         return out
 
-    @micropython.native
     def _cheapest(self, current, rule):
         """The valid candidate of least cost (the first of equals), or -1 (see Solver).
 
@@ -698,7 +689,6 @@ class Arm5Solver(Solver):
                 best_cost = cost
         return first if best < 0 else best
 
-    @micropython.native
     def _store(self, c, yaw, q2, q3, q4, roll, st):
         """Stores candidate c with status st, or JOINT_LIMIT when a joint does not fit
         (the yaw and the roll come fitted: None when they cannot)."""
@@ -725,7 +715,6 @@ class Arm5Solver(Solver):
         v[2] = t[2] * ca - u * sa
         return v
 
-    @micropython.native
     def _candidates_offset(self, target, current, pitch, roll, r):
         """Candidates with a tool offset: per half turn of the base, the lateral
         offset fixes the base angle, the rest fixes the flange point in the plane.
@@ -852,7 +841,6 @@ class Arm5Solver(Solver):
         chord = sqrt(ex * ex + ey * ey + ez * ez)
         return sqrt(dx * dx + dy * dy + dz * dz), 2.0 * _asin_clamped(chord / 2.0)
 
-    @micropython.native
     def ik_near(self, target, out, current):
         """ik(target, out, current, MIN_MOTION) for a target near the one whose answer
         current is (a line's next step): the same status, angles and elbow to the

@@ -9,7 +9,7 @@ Every plan is checked whole before anything moves: a walk that touches
 nothing (every IK status, zone check and servo pulse of every step, carried
 through the whole sequence). A path that leaves the workspace halfway is
 refused before the first pulse. The check keeps what it computed, each
-step's pulses and pose, in a ring made here once (PATH_STEPS events), and the
+step's pulses and pose, in a ring made here once (RING_STEPS events), and the
 live run only sends them: each step of a plan that fits is solved once. A
 longer plan is checked whole all the same; its live run refills the ring as
 it empties, an event or two after each step sent (refill()), by walking the
@@ -37,7 +37,7 @@ flip, the base turning through the axis) is refused.
 from array import array
 from math import pi, sqrt, sin, cos
 
-from armfw.compat import const, micropython, sleep_ms, ticks_ms, ticks_add, ticks_diff
+from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.kinematics import MIN_MOTION
 from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, HOME_FIRST, solved, name
@@ -59,12 +59,14 @@ MAX_WAYPOINTS = const(128)
 MAX_OPS = const(6)
 
 # Events (steps, gripper actions, waits) of a plan the ring keeps for the live
-# pass: per step the pulses (2 bytes each) and the pose (8 bytes each), 256
-# steps of 5 joints in 13 KB. A plan that fits is solved once: its live pass
-# only sends what the check pass computed. A longer one is still checked whole
-# before it moves; its live pass refills the ring from a second walk (see the
-# module doc).
-PATH_STEPS = const(256)
+# pass: per step the pulses (2 bytes each) and the pose (a float each, 4 bytes
+# where floats are single as on the boards). A plan that fits is solved once:
+# its live pass only sends what the check pass computed. A longer one is still
+# checked whole before it moves; its live pass refills the ring from a second
+# walk (see the module doc). The size trades heap for that second walk's work.
+RING_STEPS = const(128)
+# The ring's pose type: the interpreter's own float, so a kept pose is the walked one bit for bit.
+_POSE_TYPE = "f" if array("f", (1 / 3,))[0] == 1 / 3 else "d"
 # Events the second walk of a long plan reaches per refill() (once per step,
 # the live pass sending one): REFILL_EVENTS while it is fewer than REFILL_LEAD
 # events ahead of the live pass, then one. It starts with the plan; ahead, it
@@ -195,14 +197,14 @@ class ArmController:
         self._p0 = [0.0] * nt             # line start, tool coordinates
         self._p = [0.0] * nt              # line point
         self._up = [0.0] * nt             # pick and place waypoints
-        # The ring of the checked plan's events for the live pass (see PATH_STEPS):
-        # event e in slot e % PATH_STEPS; a step's pulses and pose at slot * n.
-        self._path_us = array("H", bytes(2 * PATH_STEPS * n))     # zeros (an array from bytes
-        self._path_q = array("d", bytes(8 * PATH_STEPS * n))      # takes them as raw items)
-        self._events = bytearray(PATH_STEPS)   # _STEP_EVENT, a gripper op or a wait
+        # The ring of the checked plan's events for the live pass (see RING_STEPS):
+        # event e in slot e % RING_STEPS; a step's pulses and pose at slot * n.
+        self._ring_us = array("H", bytes(2 * RING_STEPS * n))     # zeros (an array from bytes
+        self._ring_q = array(_POSE_TYPE, bytes((4 if _POSE_TYPE == "f" else 8) * RING_STEPS * n))  # takes them raw)
+        self._events = bytearray(RING_STEPS)   # _STEP_EVENT, a gripper op or a wait
         self._n_events = 0                # events of the plan (the check pass counted)
         self._n_walked = 0                # events the walk under way has reached
-        self._kept_whole = True           # False: the plan has more events than PATH_STEPS
+        self._kept_whole = True           # False: the plan has more events than RING_STEPS
         self._refill = None               # the second walk of a long plan (a generator), or None
         self._refilling = False           # True: the walk under way is that second walk
         self._sent = 0                    # events the live pass has sent
@@ -461,7 +463,7 @@ class ArmController:
         finally:
             self._track(False)
         self._n_events = self._n_walked
-        self._kept_whole = self._n_events <= PATH_STEPS
+        self._kept_whole = self._n_events <= RING_STEPS
         self.total = self.steps
         self.steps = 0
         for i in range(self.solver.n):
@@ -504,7 +506,7 @@ class ArmController:
         budget = REFILL_EVENTS if self._n_walked < self._sent + REFILL_LEAD else 1
         self._track(True)
         try:
-            while budget and self._refill is not None and self._n_walked < self._sent + PATH_STEPS:
+            while budget and self._refill is not None and self._n_walked < self._sent + RING_STEPS:
                 self._refill_event()
                 budget -= 1
         except Exception:
@@ -607,7 +609,6 @@ class ArmController:
     def _max_step(self):
         return self.speed_rad_s * self.step_ms / 1000.0
 
-    @micropython.native
     def _step(self, k, step, q, point=None, zones_checked=False):
         """One step to pose q: check its zones and pulses and keep both in the ring.
 
@@ -627,21 +628,20 @@ class ArmController:
         self._keep(_STEP_EVENT, q)
         return True
 
-    @micropython.native
     def _keep(self, event, q):
         """Keep the walk's next event (a step: its pulses in _step_us, its pose q) in the ring.
 
-        The check walk keeps the first PATH_STEPS and counts the rest; the
+        The check walk keeps the first RING_STEPS and counts the rest; the
         second walk of a long plan keeps the later ones in the slots the live
         pass has sent (its caller sees they are), and raises where it does not
         agree with what the check walk kept.
         """
         e = self._n_walked
         self._n_walked = e + 1
-        if e >= PATH_STEPS and not self._refilling:
+        if e >= RING_STEPS and not self._refilling:
             return
-        slot = e % PATH_STEPS
-        check = e < PATH_STEPS and self._refilling
+        slot = e % RING_STEPS
+        check = e < RING_STEPS and self._refilling
         events = self._events
         if check and events[slot] != event:
             raise RuntimeError(_DISAGREE)
@@ -651,8 +651,8 @@ class ArmController:
         n = self.solver.n
         j = slot * n
         us = self._step_us
-        path_us = self._path_us
-        path_q = self._path_q
+        path_us = self._ring_us
+        path_q = self._ring_q
         if check:
             for i in range(n):
                 if path_us[j + i] != us[i] or path_q[j + i] != q[i]:
@@ -679,7 +679,6 @@ class ArmController:
                 return
         raise RuntimeError(_DISAGREE)
 
-    @micropython.native
     def _replay(self):
         """The live pass: send each event of the ring (a step's pulses, recording its pose;
         a gripper action; a wait); nothing is solved or checked again. A long plan's
@@ -688,13 +687,13 @@ class ArmController:
         yields after each event the ms to wait before the next."""
         n = self.solver.n
         us = self._step_us
-        path_us = self._path_us
-        path_q = self._path_q
+        path_us = self._ring_us
+        path_q = self._ring_q
         events = self._events
         q = self.q
         for e in range(self._n_events):
-            slot = e % PATH_STEPS
-            while e >= PATH_STEPS and self._n_walked <= e:
+            slot = e % RING_STEPS
+            while e >= RING_STEPS and self._n_walked <= e:
                 self._refill_event()    # not reached yet (the walk ran slow): now, before it is sent
             event = events[slot]
             if event == _STEP_EVENT:
@@ -713,7 +712,7 @@ class ArmController:
                 else:
                     self.gripper.close()
                 wait = GRIP_DWELL_MS
-            self._sent = e + 1          # its slot may take event e + PATH_STEPS
+            self._sent = e + 1          # its slot may take event e + RING_STEPS
             yield wait
 
     def _walk_joints(self, k, q, goal, refill):
@@ -750,7 +749,6 @@ class ArmController:
                 return False
         return True
 
-    @micropython.native
     def _walk_line(self, k, q, refill):
         p0 = self._p0
         p1 = self._tools[k]

@@ -14,7 +14,7 @@ A pulse outside the window is refused, never clamped; NaN is refused too.
 
 from math import isfinite
 
-from armfw.compat import const, micropython
+from armfw.compat import const
 
 REFUSED = const(-1)
 
@@ -52,7 +52,6 @@ class ServoMap:
         """The pulse (microseconds, unrounded float) for joint at angle q (radians)."""
         return self._zero_us[joint] + self._slope[joint] * q
 
-    @micropython.native
     def pulse(self, joint, q):
         """Pulse width (int us) for joint at angle q (radians), or REFUSED."""
         if not isfinite(q):
@@ -69,7 +68,6 @@ class ServoMap:
             return REFUSED
         return us
 
-    @micropython.native
     def pulses(self, q, out):
         """Pulses for all joints into out; returns -1, or the first refused joint.
 

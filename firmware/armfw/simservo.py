@@ -25,7 +25,8 @@ from array import array
 
 from armfw.compat import const, getenv, sleep_ms as _sleep_ms
 
-KEEP = const(1024)
+# The whole record is the log; the ring is for a look from inside the process.
+KEEP = const(256)
 ALL_CHANNELS = const(-1)
 # An already open pulse log (the simulator's boot sets it), else the path is opened.
 pulse_log = None
@@ -43,9 +44,9 @@ class SimServo:
         self.realtime = bool(realtime)
         self.now_ms = 0
         self.count = 0
-        self._t = array("i", [0] * KEEP)
-        self._ch = array("i", [0] * KEEP)
-        self._us = array("i", [0] * KEEP)
+        self._t = array("i", bytes(4 * KEEP))      # zeros, with no list of KEEP ints made first
+        self._ch = array("i", bytes(4 * KEEP))
+        self._us = array("i", bytes(4 * KEEP))
         path = cfg.get("log") or getenv("ARMFW_PULSE_LOG")
         self._log = pulse_log if pulse_log is not None else (open(path, "a") if path else None)
 

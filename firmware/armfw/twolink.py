@@ -13,7 +13,7 @@ atan2 throughout and flags near-singular poses.
 
 from math import atan2, cos, sin, sqrt, isfinite
 
-from armfw.compat import const, micropython
+from armfw.compat import const
 from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, BAD_INPUT
 
 # A target this close to the annulus boundary (as a fraction of full reach) is
@@ -62,7 +62,6 @@ class TwoLink:
         self._k = (self._surely_far_enough, self._surely_near_enough, self._sum_sq,
                    self._twice_l1_l2, self._l1_over_l2)
 
-    @micropython.native
     def solve_pair(self, x, y, out):
         """Solve for the tool at (x, y) on both branches at once; returns the status.
 

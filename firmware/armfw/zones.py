@@ -46,7 +46,7 @@ says the poses follow a path (track(); armfw.motion's walks do).
 
 from math import sin, cos, sqrt
 
-from armfw.compat import const, micropython
+from armfw.compat import const
 
 FLOOR = const(0)
 BOX = const(1)
@@ -268,7 +268,6 @@ class Zones:
 
     # -- joint points -----------------------------------------------------
 
-    @micropython.native
     def points(self, q):
         """Joint points of pose q (radians) into the preallocated list (x, y, z per point)."""
         p = self._pts
@@ -324,7 +323,6 @@ class Zones:
 
     # -- the check --------------------------------------------------------
 
-    @micropython.native
     def clear(self, q):
         """True when no link of pose q (radians) is in any zone; else sets hit_zone, hit_link.
 
@@ -353,7 +351,6 @@ class Zones:
         stays (the skip still tries it: comparisons only)."""
         self._tracking = on and self.reach is not None
 
-    @micropython.native
     def _keep_box(self, q, gaps):
         """Make the skip's box around pose q from its gaps (mm): gaps[0] to the zones the
         base's turn keeps its distance from, gaps[1] to the others.
@@ -419,7 +416,6 @@ class Zones:
             lo[0] = a - w
             hi[0] = a + w
 
-    @micropython.native
     def clear_exact(self, q):
         """clear() without the skip: every link against every zone."""
         if self.n_zones == 0:
@@ -456,7 +452,6 @@ class Zones:
                 return False
         return True
 
-    @micropython.native
     def _gap(self, p):
         """Lower bounds (mm) of the distance from every link segment of joint points p to
         every zone grown by the link's radius, into _gaps: [0] the turn-free zones,
@@ -572,7 +567,6 @@ SAMPLES = 32
 _span = [0.0, 1.0]
 
 
-@micropython.native
 def _clip(a, d, lo, hi):
     """Narrow _span to where a + t*d lies in the open interval (lo, hi); False when empty."""
     span = _span
@@ -595,7 +589,6 @@ def _clip(a, d, lo, hi):
 BOX_MARGIN_MM = 1e-6
 
 
-@micropython.native
 def _segment_in_box(p, i, g):
     """Does the segment p[i:i+3] - p[i+3:i+6] meet the open box g (x0 y0 z0 x1 y1 z1)?
     For a segment clear_exact's margin test has not found apart from it."""
@@ -608,7 +601,6 @@ def _segment_in_box(p, i, g):
     return True
 
 
-@micropython.native
 def _segment_in_cylinder(p, i, g):
     """Does the segment meet the open vertical cylinder g (x, y, radius^2, bottom, top)?
     For a segment clear_exact's margin test has not found apart from it."""
@@ -637,7 +629,6 @@ def _segment_in_cylinder(p, i, g):
     return hx * hx + hy * hy < g[2]
 
 
-@micropython.native
 def _across_gap(p, i, g):
     """How far (mm) the segment p[i:i+3] - p[i+3:i+6] passes outside the grown radius g[5]
     of the vertical axis at (g[0], g[1]), measured across the axis (<= 0: within it)."""

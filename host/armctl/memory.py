@@ -29,6 +29,11 @@ ROUTES = ("source", "mpy", "frozen")
 FAILURE_WORDS = ("MemoryError", "INTERNAL", "NO_MEMORY", "Traceback")
 
 
+def _numbered(bodies):
+    """G-code lines numbered from 1, after the `M110 N0` that starts a sender's job."""
+    return ["M110 N0"] + [_gcode(i + 1, body) for i, body in enumerate(bodies)]
+
+
 def _gcode(n, body):
     """A Marlin-numbered G-code line: N<n> body*checksum."""
     text = "N%d %s" % (n, body)
@@ -51,9 +56,9 @@ def _arm5_lines():
               "path", "path run", "path"]
     lines += ["sync memory-1", "check on", "move 150 50 150 180", "check off", "grip open", "grip close"]
     lines += ["pick 200 0 60", "place 180 -60 60", "home"]
-    g = ["M110 N0", "G21", "G90", "G0 X200 Y0 Z100 A180", "G1 X200 Y-100 Z100 F600",
+    g = ["G21", "G90", "G0 X200 Y0 Z100 A180", "G1 X200 Y-100 Z100 F600",
          "G1 X220 Y40 Z140", "M114", "G91", "G1 X-10 Y-10", "G90", "G4 P20", "M400", "M115", "M105"]
-    lines += [_gcode(i + 1, body) for i, body in enumerate(g)]
+    lines += _numbered(g)
     lines += ["G0 X190 Y10 Z160 A150", "M114", "G28"]
     # Bad input: every word of it answered, nothing moved.
     lines += ["move", "move 1 2 x 4", "move nan 0 0 0", "joints 1 2", "joints 0 0 400 0 0", "frobnicate",
@@ -70,9 +75,9 @@ def _planar_lines():
     lines += ["pose save a", "move 130 20", "pose list", "pose go a", "pose set c 80 -60", "pose go c"]
     lines += ["path clear", "path add 90 -90", "path add 80 -60", "path add 70 -40", "path run"]
     lines += ["sync memory-1", "check on", "move 100 50", "check off", "home"]
-    g = ["M110 N0", "G21", "G90", "G0 X120 Y60", "G1 X140 Y20 F900", "M114", "G91", "G1 X-10",
+    g = ["G21", "G90", "G0 X120 Y60", "G1 X140 Y20 F900", "M114", "G91", "G1 X-10",
          "G90", "M400"]
-    lines += [_gcode(i + 1, body) for i, body in enumerate(g)]
+    lines += _numbered(g)
     lines += ["move", "move 1 x", "joints 1", "joints 500 0", "frobnicate", "G1 Xabc", "ik 1e200 0",
               "pose go nowhere", "home"]
     return lines
@@ -86,8 +91,8 @@ def _chain_lines(n):
     lines += ["joints " + some, "joints " + other, "joints " + zero, "jog j1 20", "jog j2 -10"]
     lines += ["pose save a", "joints " + some, "pose list", "pose go a"]
     lines += ["path clear", "path add " + zero, "path add " + some, "path add " + other, "path run"]
-    g = ["M110 N0", "G21", "G90", "M114", "M400", "M115"]
-    lines += [_gcode(i + 1, body) for i, body in enumerate(g)]
+    g = ["G21", "G90", "M114", "M400", "M115"]
+    lines += _numbered(g)
     lines += ["joints 1", "frobnicate", "pose go nowhere", "home"]
     return lines
 
@@ -136,18 +141,25 @@ def answer(interpreter, path, board_file, lines, heap_kb, firmware_dir=FIRMWARE_
     """Run main.py on interpreter with heap_kb of heap, sending each line once the one before it
     is answered, as a host does; returns (exit code, everything it wrote)."""
     env = dict(os.environ)
-    env.update({"MICROPYPATH": str(Path(path).resolve()), "ARMFW_BOARD": str(Path(board_file).resolve())})
+    env.update({"MICROPYPATH": path if path == ".frozen" else str(Path(path).resolve()), "ARMFW_BOARD": str(Path(board_file).resolve())})
     env.pop("ARMFW_SIM_REALTIME", None)
     env.update(extra_env or {})
-    flash = tempfile.TemporaryDirectory(prefix="armctl-flash-")     # poses.json goes there
-    proc = subprocess.Popen([interpreter, "-X", "heapsize=%dk" % heap_kb, str((Path(firmware_dir) / "main.py").resolve())],
+    # main.py runs from a flash folder of its own (poses.json goes there), so the route's
+    # MICROPYPATH, not the script's folder, decides where armfw comes from.
+    flash = tempfile.TemporaryDirectory(prefix="armctl-flash-")
+    main = Path(flash.name) / "main.py"
+    main.write_bytes((Path(firmware_dir) / "main.py").read_bytes())
+    proc = subprocess.Popen([interpreter, "-X", "heapsize=%dk" % heap_kb, str(main)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env=env, bufsize=0, cwd=flash.name)
     out = []
     try:
         out.append(proc.stdout.readline().decode(errors="replace"))     # the banner
         for line in lines:
-            proc.stdin.write(line.encode() + b"\n")
+            try:
+                proc.stdin.write(line.encode() + b"\n")
+            except BrokenPipeError:         # it ended (out of memory at boot): what it wrote says why
+                break
             while True:
                 reply = proc.stdout.readline().decode(errors="replace")
                 out.append(reply)
@@ -155,7 +167,10 @@ def answer(interpreter, path, board_file, lines, heap_kb, firmware_dir=FIRMWARE_
                     break
             if not reply:
                 break
-        proc.stdin.close()
+        try:
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
         out.append(proc.stdout.read().decode(errors="replace"))
         code = proc.wait(timeout)
     finally:

@@ -7,7 +7,7 @@ The time to the first step of a 200-step line (begin(): the whole check pass,
 then the first step), how many of its solves the check pass's continuation
 (solver.ik_near) left to the full ik, and the time and heap of each live step
 without the driver write; then the same for the same line at LONG_SPEED_DEG_S, a plan too
-long for the controller's ring (motion.PATH_STEPS), whose live steps also
+long for the controller's ring (motion.RING_STEPS), whose live steps also
 refill it (figures["long"]: every live step of the plan, averaged). A process
 of its own: the controller's path arrays want a heap that bench_solver.py's
 targets have not fragmented. Prints one JSON object.
