@@ -51,7 +51,7 @@ import pytest
 from conftest import BOARDS, solver_only
 
 import derive_vectors as derive
-from armfw import board, kinematics, status, twolink
+from armfw import arm5, board, kinematics, planar, solver, status, twolink
 
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -116,17 +116,21 @@ class Libm32:
         def atan2(y, x):
             return self.nudge(math.atan2(y, x))
 
-        for module in (twolink, kinematics):
-            monkeypatch.setattr(module, "sqrt", sqrt)
-            monkeypatch.setattr(module, "sin", sin)
-            monkeypatch.setattr(module, "cos", cos)
-            monkeypatch.setattr(module, "atan2", atan2)
+        # Every solver module's own names for them (each imports what it uses).
+        functions = {"sqrt": sqrt, "sin": sin, "cos": cos, "atan2": atan2}
+        for module in (twolink, solver, planar, arm5):
+            for name, function in functions.items():
+                if hasattr(module, name):
+                    monkeypatch.setattr(module, name, function)
         for name in ("REACH_EPS", "SINGULAR_SIN"):
             monkeypatch.setattr(twolink, name, F32(getattr(twolink, name)))
-        monkeypatch.setattr(kinematics, "pi", F32(math.pi))
-        monkeypatch.setattr(kinematics, "TWO_PI", F32(2.0) * F32(math.pi))
-        for name in ("LIMIT_EPS", "AXIS_EPS"):
-            monkeypatch.setattr(kinematics, name, F32(getattr(kinematics, name)))
+        for module in (solver, arm5):
+            if hasattr(module, "pi"):
+                monkeypatch.setattr(module, "pi", F32(math.pi))
+            if hasattr(module, "TWO_PI"):
+                monkeypatch.setattr(module, "TWO_PI", F32(2.0) * F32(math.pi))
+        monkeypatch.setattr(solver, "LIMIT_EPS", F32(solver.LIMIT_EPS))
+        monkeypatch.setattr(arm5, "AXIS_EPS", F32(arm5.AXIS_EPS))
 
 
 def arm32(board_file):

@@ -111,3 +111,30 @@ def test_firmware_manifest_freezes_armfw_at_the_project_version():
     import armfw
     assert armfw.VERSION == version          # what the boot banner says
     assert ("package", "armfw") in calls and (FIRMWARE / "armfw" / "__init__.py").is_file()
+
+
+def test_a_board_loads_only_what_its_arm_and_driver_need(micropython):
+    """Importing the package loads nothing; a board loads its own solver and driver only
+    (the heap holds no other arm's solver, no other driver); no module carries machine
+    code (@micropython.native would sit in an RP2040's heap)."""
+    for path in (FIRMWARE / "armfw").glob("*.py"):
+        assert "@micropython." not in "\n".join(line for line in path.read_text().splitlines()
+                                               if not line.lstrip().startswith("#")), path.name
+    script = ("import sys\nimport armfw\nprint(sorted(k for k in sys.modules if k.startswith('armfw')))\n"
+              "from armfw import board\nb = board.load(%r)\n"
+              "print(sorted(k for k in sys.modules if k.startswith('armfw')))\n")
+    seen = {}
+    for name in ("sim_arm5", "sim_planar", "sim_al5d", "pico_pca9685"):
+        proc = subprocess.run([micropython, "-c", script % str(ROOT / "boards" / (name + ".json"))],
+                              cwd=str(FIRMWARE), capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        first, loaded = proc.stdout.splitlines()
+        assert first == "['armfw']"
+        seen[name] = set(eval(loaded))
+    assert "armfw.arm5" in seen["sim_arm5"] and "armfw.planar" not in seen["sim_arm5"]
+    assert "armfw.planar" in seen["sim_planar"] and "armfw.arm5" not in seen["sim_planar"]
+    assert "armfw.chain" in seen["sim_al5d"] and not {"armfw.arm5", "armfw.planar"} & seen["sim_al5d"]
+    assert "armfw.pca9685" in seen["pico_pca9685"] and "armfw.simservo" not in seen["pico_pca9685"]
+    for name, modules in seen.items():
+        assert "armfw.kinematics" not in modules and "armfw.chain" not in modules - seen["sim_al5d"], name
+        assert (name == "pico_pca9685") == ("armfw.pca9685" in modules), name

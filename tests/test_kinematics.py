@@ -549,10 +549,3 @@ def test_whole_turn_shortcuts_answer_as_fit_angle():
                     if want is not None:
                         want *= sign
                     assert solver._refit(i, v, sign) == want, (solver.kind, i, v, sign)
-
-
-def test_status_numbers_inlined_in_the_solvers_are_armfw_status():
-    # kinematics and twolink inline the statuses their hot paths test (an imported
-    # name is a dictionary lookup at every use under MicroPython).
-    assert kinematics._SINGULAR == status.SINGULAR
-    assert (twolink._OK, twolink._SINGULAR) == (status.OK, status.SINGULAR)

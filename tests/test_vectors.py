@@ -300,27 +300,3 @@ def test_comparator_rejects_wrong_answers():
     far = next(c for c in doc["cases"] if c["status"] == "TOO_FAR")
     assert judge(geom, far, "TOO_FAR", None) == []
     assert judge(geom, far, "SINGULAR", good)
-
-
-def test_vectors_micropython_without_native_emitter(micropython, tmp_path):
-    # A port built without the native emitter refuses @micropython.native when
-    # it compiles a module ("invalid micropython decorator"), as this one does
-    # an emitter it does not know: armfw then loads those modules as bytecode,
-    # whose answers are the native ones to the last printed digit.
-    import shutil
-    firmware = tmp_path / "firmware"
-    shutil.copytree(upy.FIRMWARE_DIR, firmware)
-    for path in (firmware / "armfw").glob("*.py"):
-        path.write_text(path.read_text().replace("@micropython.native", "@micropython.no_such_emitter"))
-    probe = "import armfw; print(sorted(armfw.emitters.items()))"
-    native = subprocess.run([micropython, "-c", probe], capture_output=True, text=True, env=upy.env())
-    modules = ("kinematics", "motion", "servo", "twolink", "zones")
-    assert native.stdout.strip() == str([(m, "native") for m in modules]), native.stderr
-    bytecode = subprocess.run([micropython, "-c", probe], capture_output=True, text=True,
-                              env=upy.env(firmware))
-    assert bytecode.stdout.strip() == str([(m, "bytecode") for m in modules]), bytecode.stderr
-    for name in FILES:
-        want = upy.run(MP_SCRIPTS / "run_vectors.py", VECTORS / name, BOARDS)
-        got = upy.run(MP_SCRIPTS / "run_vectors.py", VECTORS / name, BOARDS, firmware_dir=firmware)
-        assert got.returncode == 0, got.stderr
-        assert got.stdout == want.stdout and "done" in got.stdout

@@ -24,7 +24,7 @@ Buffers are allocated once.
 from math import cos, sin, sqrt
 
 from armfw.numeric import DEG, all_finite
-from armfw.kinematics import Solver
+from armfw.solver import Solver
 from armfw.status import BAD_INPUT
 
 

@@ -11,7 +11,7 @@ On a board and on the Unix port these are MicroPython's own; under CPython
     ticks_diff(a, b)
     getenv(name)                      os.getenv; boards have no environment: None
 
-The firmware is bytecode only: machine code (@micropython.native) would live in
+The firmware is bytecode only: machine code (the native emitter) would live in
 the heap on an RP2040, and the boards' heap is the budget that matters most
 (docs/BENCHMARKS.md, "Memory").
 """

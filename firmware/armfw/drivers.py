@@ -1,8 +1,18 @@
 # SPDX-License-Identifier: MIT
-"""Pick the servo driver a board description asks for.
+"""The servo drivers by kind: each is a module that owns its board-file fields,
+their check and its constructor, imported only when a board names it.
 
-Every driver has the same small interface, so the motion code never knows
-which one it drives:
+A driver module has:
+
+    FIELDS                         the settings its "driver" section takes
+    check(settings, mcu, where, outputs)
+                                   checks them and every output channel
+                                   (outputs: [(field name, channel)]); returns
+                                   the PWM period in microseconds
+    make(board)                    the driver for a loaded board
+
+and every driver has the same small interface, so the motion code never
+knows which one it drives:
 
     set_us(channel, us)   one pulse width, int microseconds; ValueError for a
                           non-int or a value outside 0..period (defence in depth:
@@ -18,10 +28,19 @@ servos leaves them limp however it ends:
 
     with drivers.make(board) as driver:
         driver.set_us(0, 1500)
-
-`machine` is imported only inside the branch that needs it, so CPython and the
-MicroPython Unix port can import this module (and use the "sim" driver).
 """
+
+from armfw.fields import BoardError, known_keys
+
+# Driver kind (a board file's driver.kind) -> its module in armfw.
+MODULES = {"sim": "simservo", "pca9685": "pca9685", "pwm": "pwmservo"}
+KINDS = tuple(sorted(MODULES))
+
+
+def module(kind):
+    """The module of driver kind (imported on first use)."""
+    name = MODULES[kind]
+    return getattr(__import__("armfw." + name), name)
 
 
 def channels(board):
@@ -32,19 +51,18 @@ def channels(board):
     return out
 
 
+def check(settings, mcu, where, outputs, longest_us):
+    """The driver section (its kind's fields and check) and every output; longest_us:
+    the longest pulse any output may be sent, which must fit the driver's period."""
+    dw = where + ".driver"
+    m = module(settings["kind"])
+    known_keys(settings, m.FIELDS, dw, settings["kind"])
+    period = m.check(settings, mcu, dw, outputs)
+    if longest_us >= period:
+        raise BoardError("%s.freq_hz: a %d us pulse does not fit the %d us period" % (dw, longest_us, period))
+
+
 def make(board):
-    """The driver for board.driver["kind"]: "pca9685", "pwm" or "sim"."""
-    d = board.driver
-    kind = d["kind"]
-    if kind == "pca9685":
-        from machine import I2C, Pin
-        from armfw.pca9685 import PCA9685
-        i2c = I2C(d["i2c_id"], sda=Pin(d["sda"]), scl=Pin(d["scl"]), freq=d["i2c_freq"])
-        return PCA9685(i2c, address=d["address"], freq_hz=d["freq_hz"], osc_hz=d["osc_hz"])
-    if kind == "pwm":
-        from armfw.pwmservo import PWMServos
-        return PWMServos(channels(board), freq_hz=d["freq_hz"])
-    if kind == "sim":
-        from armfw.simservo import SimServo
-        return SimServo(board.driver)
-    raise ValueError("driver.kind: unknown driver %r" % (kind,))
+    """The driver for board.driver["kind"]."""
+    return module(board.driver["kind"]).make(board)
+

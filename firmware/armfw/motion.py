@@ -38,7 +38,7 @@ from array import array
 from math import pi, sqrt, sin, cos
 
 from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
-from armfw.kinematics import MIN_MOTION
+from armfw.solver import MIN_MOTION
 from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, HOME_FIRST, solved, name
 

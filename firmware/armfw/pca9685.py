@@ -198,3 +198,54 @@ class PCA9685:
 
     def __exit__(self, *exc):
         self.deinit()
+
+
+# -- the board file's driver section (armfw.drivers) -----------------------
+
+FIELDS = ("kind", "i2c_id", "sda", "scl", "i2c_freq", "address", "freq_hz", "osc_hz")
+I2C_IDS = {"esp32": (0, 1), "rp2040": (0, 1)}
+_ALLCALL_ADDRESS = const(0x70)      # the chip's power-up All Call address: no board may sit there
+
+
+def check(settings, mcu, where, outputs):
+    """The I2C wiring, the chip settings and every channel; returns the PWM period (us)."""
+    from armfw.fields import OUTPUT_PINS, BoardError, gpio, integer
+    i2c_id = integer(settings, "i2c_id", where, 0, 255)
+    if mcu in I2C_IDS and i2c_id not in I2C_IDS[mcu]:
+        raise BoardError("%s.i2c_id: %s has I2C %s, got %d"
+                         % (where, mcu, " and ".join(str(i) for i in I2C_IDS[mcu]), i2c_id))
+    sda = gpio(integer(settings, "sda", where, 0, 255), where + ".sda", mcu)
+    scl = gpio(integer(settings, "scl", where, 0, 255), where + ".scl", mcu)
+    if sda == scl:
+        raise BoardError("%s.scl: GPIO %d is already sda" % (where, scl))
+    if mcu == "rp2040":
+        # Pin functions are fixed on the RP2040: GPIO n is I2C(n // 2 % 2), SDA if n is even.
+        for key, pin, parity in (("sda", sda, 0), ("scl", scl, 1)):
+            if pin % 2 != parity or pin // 2 % 2 != i2c_id:
+                usable = [p for p in OUTPUT_PINS["rp2040"] if p % 2 == parity and p // 2 % 2 == i2c_id]
+                raise BoardError("%s.%s: GPIO %d is not an I2C%d %s pin on the rp2040 (those are: %s)"
+                                 % (where, key, pin, i2c_id, key.upper(), " ".join(str(p) for p in usable)))
+    integer(settings, "i2c_freq", where, 10000, 1000000)      # the PCA9685 runs up to Fm+ (1 MHz)
+    address = integer(settings, "address", where, 0x40, 0x7F)
+    if address == _ALLCALL_ADDRESS:
+        raise BoardError("%s.address: 0x70 is the PCA9685 All Call address; strap A5..A0 to another" % where)
+    osc = integer(settings, "osc_hz", where, 1000000, 50000000)
+    if osc % 1000:
+        raise BoardError("%s.osc_hz: must be a whole number of kHz (keeps the driver's pulse "
+                         "arithmetic in small ints), got %d" % (where, osc))
+    freq = integer(settings, "freq_hz", where, 1, 100000)
+    try:
+        prescale = prescale_for(freq, osc)
+    except ValueError as e:
+        raise BoardError("%s.freq_hz: %s" % (where, e))
+    for field, channel in outputs:
+        if channel >= CHANNELS:
+            raise BoardError("%s: %d is not a PCA9685 channel (0..15)" % (field, channel))
+    return COUNTS * (prescale + 1) * 1000000 // osc
+
+
+def make(board):
+    from machine import I2C, Pin
+    d = board.driver
+    i2c = I2C(d["i2c_id"], sda=Pin(d["sda"]), scl=Pin(d["scl"]), freq=d["i2c_freq"])
+    return PCA9685(i2c, address=d["address"], freq_hz=d["freq_hz"], osc_hz=d["osc_hz"])

@@ -13,7 +13,7 @@ from math import isfinite, sin
 from armfw import gcode, motion, status
 from armfw.compat import const
 from armfw.console import MAX_LINE, TOO_LONG
-from armfw.kinematics import MIN_MOTION, RULES, ELBOW_NAMES
+from armfw.solver import MIN_MOTION, RULES, ELBOW_NAMES
 from armfw.numeric import DEG, wrap_angle
 from armfw.status import ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, INTERNAL, NO_CLOSED_FORM, RELAXED
 from armfw.twolink import SINGULAR_SIN

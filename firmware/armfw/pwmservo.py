@@ -100,3 +100,32 @@ class PWMServos:
 
     def __exit__(self, *exc):
         self.deinit()
+
+
+# -- the board file's driver section (armfw.drivers) -----------------------
+
+FIELDS = ("kind", "freq_hz")
+
+
+def check(settings, mcu, where, outputs):
+    """PWM outputs: each a GPIO that can drive one, no two sharing a waveform; returns the period (us)."""
+    from armfw.fields import OUTPUT_PINS, BoardError, gpio, integer
+    if mcu not in OUTPUT_PINS:
+        raise BoardError("%s: the pwm driver needs a known mcu (%s), got %r"
+                         % (where.rsplit(".", 1)[0] + ".mcu", ", ".join(sorted(OUTPUT_PINS)), mcu))
+    slices = {}
+    for field, pin in outputs:
+        gpio(pin, field, mcu)
+        if mcu == "rp2040":
+            # GPIO n and n + 16 are the same PWM slice channel: one waveform for both.
+            other = slices.get(pin % 16)
+            if other is not None:
+                raise BoardError("%s: GPIO %d shares PWM slice %d channel %s with %s"
+                                 % (field, pin, pin // 2 % 8, "AB"[pin % 2], other))
+            slices[pin % 16] = "%s (GPIO %d)" % (field, pin)
+    return 1000000 // integer(settings, "freq_hz", where, 1, 100000)
+
+
+def make(board):
+    from armfw.drivers import channels
+    return PWMServos(channels(board), freq_hz=board.driver["freq_hz"])

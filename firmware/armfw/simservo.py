@@ -98,3 +98,22 @@ class SimServo:
         for k in range(first, self.count):
             i = k % KEEP
             yield (self._t[i], self._ch[i], self._us[i])
+
+
+# -- the board file's driver section (armfw.drivers) -----------------------
+
+FIELDS = ("kind", "freq_hz", "realtime", "log")
+
+
+def check(settings, mcu, where, outputs):
+    """The simulated driver's settings; returns its PWM period (us)."""
+    from armfw.fields import BoardError, integer, text
+    if "realtime" in settings and not isinstance(settings["realtime"], bool):
+        raise BoardError("%s.realtime: must be true or false" % where)
+    if "log" in settings:
+        text(settings, "log", where)
+    return 1000000 // integer(settings, "freq_hz", where, 1, 100000)
+
+
+def make(board):
+    return SimServo(board.driver)

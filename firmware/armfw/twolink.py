@@ -27,16 +27,11 @@ SINGULAR_SIN = 0.02
 
 
 # Which branch `solve` returns: the sign of sin(t2), nothing else. These are
-# deliberately not the arm's elbow words (armfw.kinematics.UP / DOWN, which
+# deliberately not the arm's elbow words (armfw.solver.UP / DOWN, which
 # mean a different sign on each arm kind): solve refuses those.
 T2_POSITIVE = const(1)
 T2_NEGATIVE = const(-1)
 
-# armfw.status.OK and SINGULAR inlined for solve_pair's return: an imported
-# name is a dictionary lookup at every use (tests/test_kinematics.py keeps
-# them equal).
-_OK = const(0)
-_SINGULAR = const(1)
 
 
 class TwoLink:
@@ -101,8 +96,8 @@ class TwoLink:
         out[2] = phi + beta
         out[3] = -gamma
         if s2 < SINGULAR_SIN:
-            return _SINGULAR
-        return _OK
+            return SINGULAR
+        return OK
 
 
 # The links of the last module-level call: a caller with one arm pays for the
