@@ -58,6 +58,10 @@ def build():
         if b.boot == board_file.BOOT_HOME:
             controller.park()
         return controller, None
+    except MemoryError:
+        import gc
+        gc.collect()
+        return None, "out of memory building the arm (%d bytes free)" % gc.mem_free()
     except Exception as e:  # a bad board file or a missing device must not end the console
         return None, "%s: %s" % (type(e).__name__, e)
 

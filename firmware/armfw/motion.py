@@ -213,7 +213,7 @@ class ArmController:
         self._dp = [0.0] * nt             # a line's tool move, end minus start
         self._fixed = [0.0] * nt          # and the coordinates it keeps
         self._down = [0.0] * nt
-        # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
+        # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n), made by the first path_add.
         self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
         self.path_len = 0
         # The refusal of the last plan that failed.
@@ -346,6 +346,8 @@ class ArmController:
         self.add(PATH)
         if self.path_len >= MAX_WAYPOINTS:
             return self._refuse(BAD_INPUT, REASON_PATH_FULL, 0, self.path_len + 1)
+        if self.path is None:
+            self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
         base = self.path_len * n
         path = self.path
         goal = self._goal

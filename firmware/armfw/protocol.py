@@ -15,12 +15,14 @@ from armfw.compat import const
 from armfw.console import MAX_LINE, TOO_LONG
 from armfw.solver import MIN_MOTION, RULES, ELBOW_NAMES
 from armfw.numeric import DEG, wrap_angle
-from armfw.status import ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, INTERNAL, NO_CLOSED_FORM, RELAXED
+from armfw.status import (ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, INTERNAL, NO_CLOSED_FORM,
+                          NO_MEMORY, RELAXED)
 from armfw.twolink import SINGULAR_SIN
 
 BAD_INPUT = status.NAMES[status.BAD_INPUT]
 
 ALARM_ABORTED = "a move was aborted"
+ALARM_NO_MEMORY = "a move ran out of memory"
 
 # Console states (the `?` status line).
 IDLE = "idle"
@@ -177,6 +179,7 @@ class Protocol:
 
         A motion that starts gets its final line later (motion_done/motion_stopped).
         """
+        doing = "the request"
         try:
             if raw == TOO_LONG:
                 raise Refused(BAD_COMMAND, "line too long (max %d bytes)" % MAX_LINE)
@@ -198,6 +201,7 @@ class Protocol:
                 self.write("ok")
                 return
             name = words[0].lower()
+            doing = name[:20]
             command = self._commands.get(name)
             if command is None:
                 raise Refused(BAD_COMMAND, "unknown command %s (try help)" % words[0][:20])
@@ -208,6 +212,12 @@ class Protocol:
                 self.write(reply)
         except Refused as e:
             self.write("error %s %s" % (e.word, e.message))
+        except MemoryError:
+            # Checked before anything moves: a plan that ran out of heap has not started.
+            if self.moving:
+                self.controller.stop()
+                self.moving = self.held = False
+            self.out_of_memory(doing + ": nothing moved")
         except Exception as e:  # the last line of defence (Ctrl-C is no Exception): an answer, never a traceback
             self.write("error %s %s: %s" % (INTERNAL, type(e).__name__, e))
 
@@ -310,13 +320,21 @@ class Protocol:
         self.moving = self.held = False
         self.write(self._pose_reply(" steps=%d" % self.controller.total))
 
-    def motion_stopped(self, why):
+    def motion_stopped(self, why, word=ABORTED):
         """Final line of a motion stopped before its end (why: what stopped it); the arm stays put."""
         controller = self.controller
         controller.stop()
         self.moving = self.held = False
         self.write("error %s %s at step %d of %d: %s%s" % (
-            ABORTED, why, controller.steps, controller.total, _degrees(controller.q, self._n), self._tool_fields()))
+            word, why, controller.steps, controller.total, _degrees(controller.q, self._n), self._tool_fields()))
+
+    def out_of_memory(self, doing):
+        """The reply to a request or a step that ran out of heap (doing: what it was doing)."""
+        import gc
+        gc.collect()
+        free = getattr(gc, "mem_free", None)        # MicroPython's; CPython has none
+        self.write("error %s out of memory in %s%s" % (
+            NO_MEMORY, doing, " (%d bytes free)" % free() if free is not None else ""))
 
     def state(self):
         """The console state: idle, run, hold, relaxed or alarm."""

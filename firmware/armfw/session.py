@@ -85,6 +85,20 @@ class Session:
         p.alarm = True
         self._drop_queued()
 
+    def stop_out_of_memory(self):
+        """A step ran out of heap: the motion stops at the last step sent (every one was
+        checked), locked as after an abort, and the console carries on."""
+        import gc
+        from armfw.protocol import ALARM_NO_MEMORY
+        from armfw.status import NO_MEMORY
+        p = self.protocol
+        p.controller.stop()
+        gc.collect()
+        p.motion_stopped("out of memory during the move", NO_MEMORY)
+        p.alarm = True
+        p.alarm_reason = ALARM_NO_MEMORY
+        self._drop_queued()
+
     def _drop_queued(self):
         p = self.protocol
         while True:
@@ -119,6 +133,8 @@ class Session:
             if p.moving:
                 try:
                     self._tick()
+                except MemoryError:
+                    self.stop_out_of_memory()
                 except Exception as e:  # a step that fails must end in a reply, not a traceback
                     self.abort("%s %s: %s" % (INTERNAL, type(e).__name__, e))
                 continue

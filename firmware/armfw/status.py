@@ -47,8 +47,9 @@ DROPPED = "DROPPED"             # a line queued during a move that an abort drop
 QUEUE_FULL = "QUEUE_FULL"       # a line sent during a move that the queue had no room for
 RELAXED = "RELAXED"             # ok RELAXED: servos off, no pose to report (relax, where)
 NO_CLOSED_FORM = "NO_CLOSED_FORM"   # this arm (kind chain) has no IK on the board: the host solves it
+NO_MEMORY = "NO_MEMORY"         # the heap ran out: the request did nothing, or the move stopped at a checked step
 PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, FLASH, HOME_FIRST, ALARM, ABORTED, DROPPED,
-                  QUEUE_FULL, RELAXED, NO_CLOSED_FORM)
+                  QUEUE_FULL, RELAXED, NO_CLOSED_FORM, NO_MEMORY)
 
 WORDS = NAMES + PROTOCOL_WORDS
 
