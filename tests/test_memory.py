@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: MIT
+"""Out of memory is an answer: the firmware at a heap just below what a mixed run of
+requests needs answers every request, some with NO_MEMORY, none with a traceback or
+INTERNAL, and moves nothing it did not check (armctl.memory runs it)."""
+
+import json
+
+from conftest import BOARDS
+
+from armctl import memory
+
+FIRMWARE = BOARDS.parent / "firmware"
+
+
+def test_below_its_heap_the_board_answers_no_memory_and_keeps_its_console(micropython, report):
+    board = BOARDS / "sim_arm5.json"
+    lines = memory.mixed_run(json.loads(board.read_text()))
+    need = memory.smallest_heap(micropython, str(FIRMWARE), board, lines, lo_kb=64, hi_kb=1024, step_kb=8)
+    assert need is not None
+    seen = {}
+    # Just below the need, then lower, down to where the arm cannot even be built:
+    # every line still gets its one final reply.
+    for heap_kb in range(need - 8, 16, -24):
+        code, out = memory.answer(micropython, str(FIRMWARE), board, lines, heap_kb)
+        if "Traceback" in out and not memory.finals(out):
+            break               # below what the interpreter needs to start the console at all
+        assert code == 0, out[-2000:]
+        assert "Traceback" not in out and "INTERNAL" not in out, out[-2000:]
+        finals = memory.finals(out)
+        assert len(finals) == len(lines) + ("error BAD_BOARD" in out), (heap_kb, out[-2000:])
+        no_memory = [f for f in finals if f.startswith(("error NO_MEMORY", "error BAD_BOARD out of memory"))]
+        assert no_memory, heap_kb
+        seen[heap_kb] = len(no_memory)
+    assert seen, "no heap below the need left the console up"
+    report("memory: sim_arm5 mixed run (%d lines) needs %d KB on this interpreter; below it: %s"
+           % (len(lines), need, ", ".join("%d KB %d NO_MEMORY" % kv for kv in sorted(seen.items(), reverse=True))))
+
+
+def _arm5_session():
+    """A Protocol and Session on CPython over a simulated arm5 at home, its pulses recorded."""
+    from armfw import board, protocol, session
+    from armfw.motion import ArmController
+    from armfw.simservo import SimServo
+
+    class NoConsole:
+        closed = False
+        refused = 0
+
+        def wait(self, *args):
+            pass
+
+        def next_line(self):
+            return None
+
+    b = board.load(str(BOARDS / "sim_arm5.json"))
+    driver = SimServo(b.driver)
+    arm = ArmController(b, driver)
+    arm.park()
+    out = []
+    p = protocol.Protocol(arm, out.append)
+    return p, session.Session(p, NoConsole(), driver), driver, out
+
+
+def test_a_request_that_runs_out_of_heap_answers_no_memory_and_moves_nothing():
+    p, _, driver, out = _arm5_session()
+    sent = driver.count
+
+    def no_heap():
+        raise MemoryError("memory allocation failed, allocating 2048 bytes")
+
+    p.controller.begin = no_heap
+    p.handle(b"move 200 0 100 180")
+    assert out == ["error NO_MEMORY out of memory in move: nothing moved"]
+    assert not p.moving and driver.count == sent
+    p.handle(b"sync after")
+    assert out[-1] == "ok after"
+
+
+def test_a_move_that_runs_out_of_heap_stops_at_its_last_checked_step_and_locks():
+    p, s, driver, out = _arm5_session()
+    p.handle(b"move 200 0 100 180")
+    assert p.moving
+    for _ in range(3):
+        s._tick()
+    step = p.controller.step
+    stepped = [p.controller.steps]
+
+    def no_heap():
+        raise MemoryError("memory allocation failed, allocating 64 bytes")
+
+    p.controller.step = no_heap
+    sent = driver.count
+    try:
+        s._tick()
+    except MemoryError:
+        s.stop_out_of_memory()
+    p.controller.step = step
+    assert not p.moving and driver.count == sent
+    assert out[-1].startswith("error NO_MEMORY out of memory during the move at step %d of " % stepped[0])
+    p.handle(b"move 150 0 150 180")
+    assert out[-1].startswith("error ALARM a move ran out of memory")
+    p.handle(b"unlock")
+    p.handle(b"move 150 0 150 180")
+    assert p.moving
