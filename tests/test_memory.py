@@ -13,15 +13,15 @@ FIRMWARE = BOARDS.parent / "firmware"
 
 
 def test_below_its_heap_the_board_answers_no_memory_and_keeps_its_console(micropython, report):
-    board = BOARDS / "sim_arm5.json"
-    lines = memory.mixed_run(json.loads(board.read_text()))
-    need = memory.smallest_heap(micropython, str(FIRMWARE), board, lines, lo_kb=64, hi_kb=1024, step_kb=8)
+    board_file = BOARDS / "sim_arm5.json"
+    lines = memory.mixed_run(json.loads(board_file.read_text()))
+    need = memory.smallest_heap(micropython, str(FIRMWARE), board_file, lines, lo_kb=64, hi_kb=1024, step_kb=8)
     assert need is not None
     seen = {}
     # Just below the need, then lower, down to where the arm cannot even be built:
     # every line still gets its one final reply.
     for heap_kb in range(need - 8, 16, -24):
-        code, out = memory.answer(micropython, str(FIRMWARE), board, lines, heap_kb)
+        code, out = memory.answer(micropython, str(FIRMWARE), board_file, lines, heap_kb)
         if "Traceback" in out and not memory.finals(out):
             break               # below what the interpreter needs to start the console at all
         assert code == 0, out[-2000:]

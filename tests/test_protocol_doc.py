@@ -72,3 +72,27 @@ def test_transcript_blocks_parse_by_hand():
 @pytest.mark.parametrize("board", ["boards/sim_arm5.json", "boards/sim_planar.json"])
 def test_every_board_in_the_examples_exists(board):
     assert board in PROTOCOL.read_text() and (ROOT / board).exists()
+
+
+def test_the_command_table_help_and_this_document_list_the_same_commands():
+    """armfw.commands is the one list: `help` (armfw.helptext) names its commands in its
+    order, and PROTOCOL.md's command table names the same set; the host's lists of
+    requests that move the arm are the table's."""
+    from armfw import commands, helptext
+    from armctl import pacing
+    table = [name for name, _, _ in commands.COMMANDS]
+    assert len(set(table)) == len(table)
+    helped = []
+    for line in helptext.HELP:
+        word = line.split()[0]
+        if word in table and word not in helped:
+            helped.append(word)
+        else:
+            assert word in table or word in ("G0", "?"), line
+    assert helped == table
+    documented = set(re.findall(r"^\| `([a-z]+)[ `]", PROTOCOL.read_text(), re.M))
+    assert documented == set(table)
+    assert set(pacing.MOTION_COMMANDS) == {name for name, _, moves in commands.COMMANDS if moves}
+    for name, family, _ in commands.COMMANDS:
+        module = __import__("armfw.cmd_" + family, fromlist=[name])
+        assert callable(getattr(module, name)), name

@@ -21,27 +21,13 @@ rest of a stream cannot move the arm on from the wrong place.
 
 import armfw
 from armfw import status
+from armfw.commands import GCODE_MOTION
 from armfw.numeric import DEG
 
 # The first letters of G-code words and what each means here.
 AXES = "XYZAB"
 FIRMWARE = "armfw"
 
-MOTION_CODES = ("G0", "G1", "G4", "G28", "M3", "M5")
-
-_DIGITS = "0123456789"
-
-
-def is_gcode(text):
-    """True for a line the G-code face answers: N.., G.., M.., $.. (case-insensitive)."""
-    if not text:
-        return False
-    c = text[0]
-    if c == "$":
-        return True
-    if c not in "GMNgmn" or len(text) < 2:
-        return False
-    return text[1] in _DIGITS or (c in "Nn" and text[1] == "-")
 
 
 def checksum(text):
@@ -187,7 +173,7 @@ class GCode:
         code = head[0] + str(self._int(head[1:], head[0])) if head[0] in "GM" else head
         args = self._words(words[1:])
         p = self.protocol
-        if code in MOTION_CODES and p.alarm:
+        if code in GCODE_MOTION and p.alarm:
             raise self.Refused(status.ALARM, "motion locked: %s (M999 or $X unlocks)" % p.alarm_reason)
         handler = _CODES.get(code)
         if handler is None:
@@ -195,7 +181,7 @@ class GCode:
         try:
             return handler(self, args)
         except self.Refused as e:
-            if code in MOTION_CODES and e.word != status.ALARM:
+            if code in GCODE_MOTION and e.word != status.ALARM:
                 # The rest of a stream must not move the arm on from the wrong place.
                 p.alarm = True
                 p.alarm_reason = "%s refused (%s)" % (code, e.word)
@@ -204,7 +190,7 @@ class GCode:
     def _dollar(self, text):
         p = self.protocol
         if text == "$C":
-            return p.check(["off" if p.checking else "on"])
+            return p.command("check", ["off" if p.checking else "on"])
         if text == "$X":
             return self._unlock({})
         if text == "$H":
@@ -217,7 +203,7 @@ class GCode:
     def _target(self, args):
         """Protocol words X Y [Z PITCH] of a G0/G1 target (mm, deg), absolute or relative."""
         p = self.protocol
-        nt = p._nt
+        nt = p.nt
         for letter in args:
             if letter not in AXES and letter != "F":
                 raise self.Refused(status.NAMES[status.BAD_INPUT], "G0/G1 take X Y Z A B F, not %s" % letter)
@@ -240,7 +226,7 @@ class GCode:
         return out
 
     def _move(self, args):
-        return self.protocol.move(self._target(args))
+        return self.protocol.command("move", self._target(args))
 
     def _line(self, args):
         p = self.protocol
@@ -250,7 +236,7 @@ class GCode:
             self.feed_mm_min = args["F"]
         target = self._target(args)
         # F sets the tool speed of this line, up to the board's own line speed.
-        return p.line(target, self.feed_mm_min / 60000.0 * p.controller.step_ms)
+        return p.family("motion").line(p, target, self.feed_mm_min / 60000.0 * p.controller.step_ms)
 
     def _dwell(self, args):
         ms = 0.0
@@ -258,10 +244,10 @@ class GCode:
             ms = args["P"]
         elif "S" in args:
             ms = args["S"] * 1000.0
-        return self.protocol.wait([repr(ms)])
+        return self.protocol.command("wait", [repr(ms)])
 
     def _home(self, args):
-        return self.protocol.home([])
+        return self.protocol.command("home", [])
 
     def _absolute(self, args):
         self.relative = False
@@ -282,7 +268,7 @@ class GCode:
         p = self.protocol
         now = p.controller.tool()
         text = "X:%.3f Y:%.3f" % (now[0], now[1])
-        if p._nt == 4:
+        if p.nt == 4:
             text += " Z:%.3f A:%.3f B:%.3f" % (now[2], now[3] / DEG, p.controller.q[4] / DEG)
         p.write(text)
         return "ok"
@@ -292,10 +278,10 @@ class GCode:
         return "ok"
 
     def _grip_close(self, args):
-        return self.protocol.grip(["close"])
+        return self.protocol.command("grip", ["close"])
 
     def _grip_open(self, args):
-        return self.protocol.grip(["open"])
+        return self.protocol.command("grip", ["open"])
 
     def _firmware(self, args):
         p = self.protocol
@@ -308,7 +294,7 @@ class GCode:
         return "ok"
 
     def _unlock(self, args):
-        return self.protocol.unlock([])
+        return self.protocol.command("unlock", [])
 
     def _line_number(self, args):
         # Unframed M110 N: set the line number the next framed line must follow.

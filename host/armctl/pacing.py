@@ -11,7 +11,10 @@ the link's silence timeout anyway.
 
 import math
 
-MOTION_COMMANDS = ("move", "line", "joints", "home", "servo", "pick", "place")
+from armfw.commands import moving
+
+# The firmware's own list (armfw.commands): every request that may move the arm.
+MOTION_COMMANDS = moving()
 # Joint moves whose target the host does not know (home, servo, the first
 # leg of pick/place): no joint turns further than this.
 FULL_TURN_DEG = 360.0
@@ -68,10 +71,24 @@ class Pacer:
         speed = self._speed
         turn_s = FULL_TURN_DEG / speed
         line_mm_s = float(self._info.get("line_step_mm", 1.0)) / (float(self._info["step_ms"]) / 1000.0)
-        if command in ("home", "servo"):
+        if command in ("relax", "unlock"):
+            return 0.0
+        if command == "wait":
+            return float(args[0]) / 1000.0
+        if command == "grip":
+            return GRIPPER_S
+        if command in ("home", "servo", "pose") or (command == "jog" and args[0][:1] in ("j", "J")):
             return turn_s
+        if command == "path":
+            # A run passes every waypoint held, none further than a full turn from the last.
+            return turn_s * self._ask("path").values[0] if args[:1] == ["run"] else 0.0
         if command in ("pick", "place"):
             return turn_s + LINE_SLACK * PICK_LEGS_MM / line_mm_s + 2 * GRIPPER_S
+        if command == "jog":
+            # A line by so much; an arm5 pitch turn (the fourth word) is a joint motion.
+            d = [float(v) for v in args]
+            length = math.hypot(*d[:3]) + (TOOL_MM * math.radians(abs(d[3])) if len(d) > 3 else 0.0)
+            return LINE_SLACK * length / line_mm_s
         here = self._ask("where")
         joints = len(str(self._info["joints"]).split(","))
         q = here.values[:joints]

@@ -7,7 +7,7 @@ import sys
 from armctl import cli
 from armctl.link import Link
 from armctl.pacing import Pacer
-from armfw.gcode import is_gcode
+from armfw.commands import GCODE_MOTION, gcode_word, is_gcode
 
 NAME = "run"
 HELP = "Stream a G-code or protocol file: check it whole first (nothing moves), then run it."
@@ -29,9 +29,6 @@ are printed; in the check nothing moved), 2 bad file, 3 no link.
 """
 
 PROGRESS_WIDTH = 30
-# G-code motion lines: how long one may keep the board silent (the pacer
-# estimates protocol motions; a G-code line's path it does not parse).
-GCODE_MOTION_CODES = ("G0", "G1", "G00", "G01", "G28", "G4", "G04", "M3", "M5", "M03", "M05")
 
 
 def add_arguments(parser):
@@ -70,8 +67,11 @@ def _allowance(pacer, line, gcode_motion_s):
         return 0.0
     if is_gcode(line):
         words = line.split(";")[0].upper().split()
-        head = words[0].split("*")[0]
-        if head in ("G4", "G04"):
+        try:
+            head = gcode_word(words[0].split("*")[0])
+        except ValueError:
+            return 0.0          # not a G-code command word: the board refuses it at once
+        if head == "G4":
             # A dwell is silent for as long as it asks (P ms or S s), plus the margin.
             for w in words[1:]:
                 try:
@@ -81,7 +81,7 @@ def _allowance(pacer, line, gcode_motion_s):
                         return float(w[1:].split("*")[0]) + gcode_motion_s
                 except ValueError:
                     break
-        return gcode_motion_s if head in GCODE_MOTION_CODES else 0.0
+        return gcode_motion_s if head in GCODE_MOTION else 0.0
     return pacer.allowance(line)
 
 

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: MIT
+"""The settings and information commands (armfw.commands): speed, progress, echo,
+check, unlock, info, sync, help. Each is f(protocol, args) -> its final line."""
+
+from armfw import motion
+from armfw.compat import const
+from armfw.numeric import DEG
+from armfw.protocol import ALARM_ABORTED, BAD_INPUT, Refused, fmt
+from armfw.status import BAD_COMMAND
+
+# A sync token: letters, digits, "-" and "_", at most this long.
+MAX_TOKEN = const(32)
+
+
+def _is_token(word):
+    for ch in word:
+        if not ("0" <= ch <= "9" or "a" <= ch <= "z" or "A" <= ch <= "Z" or ch == "-" or ch == "_"):
+            return False
+    return True
+
+
+def unlock(p, args):
+    p.numbers(args, 0, "none")
+    p.alarm = False
+    p.alarm_reason = ALARM_ABORTED
+    return "ok"
+
+
+def progress(p, args):
+    p.progress = p.on_off(args, "progress")
+    return "ok"
+
+
+def echo(p, args):
+    on = p.on_off(args, "echo")
+    if p.console is None:
+        raise Refused(BAD_COMMAND, "no console to echo on")
+    p.console.echo = on
+    return "ok"
+
+
+def speed(p, args):
+    controller = p.controller
+    if args:
+        v = p.numbers(args, 1, "DEG_PER_S")[0]
+        if not controller.set_speed_deg_s(v):
+            raise Refused(BAD_INPUT, "speed must be %s..%s deg/s" % (
+                fmt(motion.MIN_SPEED_DEG_S), fmt(controller.max_speed_rad_s / DEG)))
+    return "ok %s" % fmt(controller.speed_rad_s / DEG)
+
+
+def check(p, args):
+    """Check mode (GRBL's $C): every motion is validated against the pose the
+    previous ones would reach, nothing moves; off restores the real pose."""
+    if len(args) > 1 or (args and args[0].lower() not in ("on", "off")):
+        raise Refused(BAD_INPUT, "check [on|off]")
+    controller = p.controller
+    if args:
+        on = args[0].lower() == "on"
+        if on and not p.checking:
+            p.real_q = list(controller.q)
+            p.gcode_face().save_state()
+        elif not on and p.checking:
+            for i in range(p.n):
+                controller.q[i] = p.real_q[i]
+            p.gcode_face().restore_state()
+        p.checking = on
+        controller.check_only = on
+    return "ok check %s" % ("on" if p.checking else "off")
+
+
+def info(p, args):
+    p.numbers(args, 0, "none")
+    controller = p.controller
+    b = controller.board
+    z = controller.solver.zones
+    return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d line_step_mm=%s zones=%s%s" % (
+        b.name, controller.solver.kind, ",".join(controller.solver.names),
+        "none" if controller.gripper is None else controller.gripper.channel, controller.step_ms,
+        fmt(controller.line_step_mm),
+        ",".join(z.zone_names) if z is not None and z.n_zones else "none", p.clearance())
+
+
+def sync(p, args):
+    # The host can tell this reply from any earlier one: everything before it is stale.
+    if len(args) != 1 or len(args[0]) > MAX_TOKEN or not _is_token(args[0]):
+        raise Refused(BAD_INPUT, "sync TOKEN (letters, digits, - and _, at most %d)" % MAX_TOKEN)
+    return "ok " + args[0]
+
+
+def help(p, args):
+    import armfw
+    import sys
+    from armfw.helptext import HELP
+    # Read once and let go: the text is not kept in the heap between two `help`s.
+    sys.modules.pop("armfw.helptext", None)
+    if hasattr(armfw, "helptext"):
+        delattr(armfw, "helptext")
+    for line in HELP:
+        p.write("# " + line)
+    return "ok"
