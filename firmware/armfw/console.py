@@ -156,10 +156,18 @@ class Console:
     def flush(self):
         """Send the gathered output now, in one write (each is a system call on the Unix port)."""
         box = self._outbox
-        if box:
+        if not box:
+            return
+        try:
             text = box[0] if len(box) == 1 else "".join(box)
+        except MemoryError:
+            # No room to join them: each piece on its own, nothing lost.
+            for piece in box:
+                self._out(piece)
             box.clear()
-            self._out(text)
+            return
+        box.clear()
+        self._out(text)
 
     # -- input ----------------------------------------------------------
 

@@ -26,7 +26,7 @@ from array import array
 from armfw.compat import const, getenv, sleep_ms as _sleep_ms
 
 # The whole record is the log; the ring is for a look from inside the process.
-KEEP = const(256)
+KEEP = const(64)
 ALL_CHANNELS = const(-1)
 # An already open pulse log (the simulator's boot sets it), else the path is opened.
 pulse_log = None
