@@ -138,14 +138,20 @@ def line_pulses(sim, since):
 
 
 def test_status_is_answered_within_one_step_of_a_200_step_line(console):
+    """A `?` sent with a 200-step line is answered before the line has taken a second step."""
     sim, port = console
     before = len(sim.pulses())
     port.write(LINE_200 + "\n?")
     status = port.line()
     f = fields(status)
-    assert status.startswith("# status ") and f["state"] == "run"
-    done, total = map(int, f["steps"].split("/"))
-    assert total == 200 and done <= 1
+    # Read while the plan is checked (nothing sent yet) or as its first step goes out.
+    assert status.startswith("# status ") and f["state"] in ("check", "run")
+    done = 0
+    if f["state"] == "run":
+        done, total = map(int, f["steps"].split("/"))
+        assert total == 200 and done <= 1
+    else:
+        assert "steps" not in f
     final = port.reply()[-1]
     # The status's joints are the pose of the pulses of the steps done then
     # (each step's pulses carry one time stamp).
@@ -186,15 +192,20 @@ def test_status_mid_motion_in_real_time(realtime_console, report):
 def test_hold_stops_the_pulses_and_resume_finishes_the_same_path(console, tmp_path):
     sim, port = console
     before = len(sim.pulses())
-    port.write(LINE_200 + "\n!?")
-    status = port.line()
-    f = fields(status)
-    assert f["state"] == "hold" and f["steps"] == "1/200"
+    port.write(LINE_200 + "\n!")
+    # The `!` holds the line before its first step, or at it where it came after the check.
+    f = {}
+    while f.get("state") != "hold":
+        port.write("?")
+        f = fields(port.line())
+        assert f["state"] in ("check", "hold"), f
+    steps = f["steps"]
+    assert steps in ("0/200", "1/200")
     held = len(sim.pulses())
     time.sleep(0.5)
     assert len(sim.pulses()) == held                 # nothing moves while held
     port.write("?")
-    assert fields(port.line())["steps"] == "1/200"
+    assert fields(port.line())["steps"] == steps
     port.write("~")
     final = port.reply()[-1]
     assert final.startswith("ok OK") and final.endswith("steps=200")
@@ -208,11 +219,19 @@ def test_hold_stops_the_pulses_and_resume_finishes_the_same_path(console, tmp_pa
 
 def test_abort_replies_error_with_the_pose_reached_and_drops_queued_lines(console):
     sim, port = console
+    before = len(sim.pulses())
+    start = joints_of(port.request("where")[-1])
     port.write(LINE_200 + "\nwhere\nhome\n\x18")
     stopped = port.line()
-    assert stopped.startswith("error ABORTED ") and "at step 1 of 200" in stopped
+    # Ctrl-X reaches the line while its plan is checked (nothing sent) or at its first step.
+    assert stopped.startswith("error ABORTED ")
     assert port.line().startswith("error DROPPED ") and port.line().startswith("error DROPPED ")
-    q = [float(w) for w in stopped.split(": ", 1)[1].split() if "=" not in w]
+    if "while checking: nothing moved" in stopped:
+        assert len(sim.pulses()) == before
+        q = start
+    else:
+        assert "at step 1 of 200" in stopped
+        q = [float(w) for w in stopped.split(": ", 1)[1].split() if "=" not in w]
     last = {}
     for _, ch, us in sim.pulses():
         last[ch] = us
@@ -407,3 +426,49 @@ def test_the_console_wait_allocates_nothing(micropython, terminal):
     assert lines[1] == "traffic waits: ok realtime=[63, 33, 126, 24, 63] lines=['fk 0 0', 'info']\n"
     if terminal:
         assert vmin == 1            # tty.setraw's, as before the console took the terminal
+
+
+def test_a_long_check_hears_the_console_status_and_ctrl_x_stop_it_before_anything_moves():
+    """The check walk of a long line polls the console: a `?` arriving during it is answered
+    with state=check, a Ctrl-X stops it; the move is refused with ABORTED and locked as
+    after an abort, and no pulse was sent (the simulated driver's record)."""
+    from armfw import board, console as con, protocol, session
+    from armfw.motion import ArmController
+    from armfw.simservo import SimServo
+    b = board.load(str(BOARDS / "sim_arm5.json"))
+    driver = SimServo(b.driver)
+    arm = ArmController(b, driver)
+    arm.park()
+    out = []
+
+    class Console:
+        closed = False
+        refused = 0
+        polls = 0
+
+        def wait(self, timeout_ms, until_line=False):
+            # Bytes that arrive while the check walks: `?` on the 2nd poll, Ctrl-X on the 5th.
+            self.polls += 1
+            if self.polls == 2:
+                s.realtime(con.STATUS)
+            if self.polls == 5:
+                s.realtime(con.ABORT)
+
+        def clear_typing(self):
+            pass
+
+        def next_line(self):
+            return None
+
+    terminal = Console()
+    p = protocol.Protocol(arm, out.append)
+    s = session.Session(p, terminal, driver)
+    sent = driver.count
+    arm.set_speed_deg_s(5.0)
+    p.handle(b"line 200 -100 100 180")
+    assert terminal.polls == 5
+    assert out[0].startswith("# status state=check joints=")
+    assert out[-1].startswith("error ABORTED line step ") and "while checking: nothing moved" in out[-1]
+    assert not p.moving and p.alarm and driver.count == sent
+    p.handle(b"line 200 -100 100 180")
+    assert out[-1].startswith("error ALARM")

@@ -40,7 +40,7 @@ from math import pi, sqrt, sin, cos
 from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
 from armfw.solver import MIN_MOTION
 from armfw.numeric import DEG, finite, wrap_angle
-from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, HOME_FIRST, solved, name
+from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, ABORTED, HOME_FIRST, solved, name
 
 # Plan operations.
 JOINTS = const(0)          # joint interpolation to the angles of the target (radians)
@@ -98,6 +98,11 @@ REASON_LIMITS = "outside the joint limits"
 REASON_PATH_FULL = "path full"
 REASON_UNKNOWN_POSE = "servos off, pose unknown: home first"
 REASON_ZONE = "would enter a zone"     # which zone and link: solver.zones.hit_zone, hit_link
+REASON_CANCELLED = "aborted (Ctrl-X) while checking: nothing moved"
+
+# The check walk calls poll() after every this many steps, so that a long
+# check still hears the console's real-time characters (`?`, Ctrl-X).
+POLL_STEPS = const(8)
 # What step() raises where a long plan's second walk disagrees with its check.
 _DISAGREE = "the plan walked again is not the plan checked: stopped"
 
@@ -178,6 +183,11 @@ class ArmController:
         # Check mode: plans are checked, never run; the pose they would reach
         # becomes the commanded pose (the caller keeps the real one).
         self.check_only = False
+        # poll(): called during a long check walk (armfw.session reads the console in
+        # it); cancel_check() makes the walk stop, refused with ABORTED.
+        self.poll = None
+        self.checking_plan = False        # True while begin() walks the plan
+        self._cancelled = False
         # Plan: operation kinds, targets, IK rules.
         self._ops = [0] * MAX_OPS
         # A target is tool coordinates (MOVE, LINE) or joint angles (JOINTS).
@@ -457,12 +467,15 @@ class ArmController:
             self._start_q[i] = self.q[i]
         checked = self._walk(False)
         self._track(True)
+        self.checking_plan = True
+        self._cancelled = False
         try:
             next(checked)           # the check walk never yields
         except StopIteration as e:
             if not e.value:
                 return False
         finally:
+            self.checking_plan = False
             self._track(False)
         self._n_events = self._n_walked
         self._kept_whole = self._n_events <= RING_STEPS
@@ -518,6 +531,11 @@ class ArmController:
             self._track(False)
         return self._refill is not None
 
+    def cancel_check(self):
+        """Stop the check walk under way (from poll(): Ctrl-X); begin() then refuses the plan."""
+        if self.checking_plan:
+            self._cancelled = True
+
     def _track(self, on):
         """Tell the zones (armfw.zones.Zones.track) a walk's poses follow (on) or no longer."""
         zones = self.solver.zones
@@ -541,7 +559,8 @@ class ArmController:
         return point if point is not None else self.tool_of(q, self.fail_point)
 
     def _refuse(self, status, reason, op, step, point=None, joint=-1):
-        self.fail_status = name(status)
+        """Record why the plan is refused (status: a solver status, or a protocol word); False."""
+        self.fail_status = status if isinstance(status, str) else name(status)
         self.fail_reason = reason
         self.fail_op = op
         self.fail_kind = self._ops[op]
@@ -627,6 +646,10 @@ class ArmController:
             return self._refuse(JOINT_LIMIT, REASON_PULSE, k, step, self._failing_point(q, point), bad)
         if not self._refilling:
             self.steps += 1
+            if self.poll is not None and self.steps % POLL_STEPS == 0:
+                self.poll()
+                if self._cancelled:
+                    return self._refuse(ABORTED, REASON_CANCELLED, k, step, self._failing_point(q, point))
         self._keep(_STEP_EVENT, q)
         return True
 

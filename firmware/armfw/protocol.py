@@ -35,6 +35,7 @@ RUN = "run"
 HOLD = "hold"
 STATE_RELAXED = "relaxed"
 STATE_ALARM = "alarm"
+STATE_CHECK = "check"      # a motion's plan is being checked, nothing has moved yet
 
 _TAB = const(9)
 
@@ -173,7 +174,7 @@ class Protocol:
             # Checked before anything moves: a plan that ran out of heap has not started.
             if self.moving:
                 self.controller.stop()
-                self.moving = self.held = False
+            self.moving = self.held = False
             self.out_of_memory(doing + ": nothing moved")
         except Exception as e:  # the last line of defence (Ctrl-C is no Exception): an answer, never a traceback
             self.write("error %s %s: %s" % (INTERNAL, type(e).__name__, e))
@@ -275,9 +276,13 @@ class Protocol:
         if begun is None:
             begun = planned and controller.begin()
         if not begun:
+            self.held = False
+            if controller.fail_reason == motion.REASON_CANCELLED:
+                # Ctrl-X during the check: locked as after any abort.
+                self.alarm = True
+                self.alarm_reason = ALARM_ABORTED
             raise Refused(controller.fail_status, self.refusal())
-        self.moving = True
-        self.held = False
+        self.moving = True      # held already where a `!` came during the check
         return None
 
     def may_move(self):
@@ -309,9 +314,11 @@ class Protocol:
             NO_MEMORY, doing, " (%d bytes free)" % free() if free is not None else ""))
 
     def state(self):
-        """The console state: idle, run, hold, relaxed or alarm."""
+        """The console state: idle, check, run, hold, relaxed or alarm."""
         if self.moving:
             return HOLD if self.held else RUN
+        if self.controller is not None and self.controller.checking_plan:
+            return STATE_CHECK
         if self.controller is None or self.alarm:
             return STATE_ALARM
         if not self.controller.pose_known():

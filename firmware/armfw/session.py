@@ -56,6 +56,10 @@ class Session:
         self._next = 0
         self._progress_at = 0
         self._elapsed = 0
+        self._drop_after_reply = False
+        if protocol.controller is not None:
+            # A long plan's check reads the console as it walks: `?` answers, Ctrl-X stops it.
+            protocol.controller.poll = self._poll
 
     # -- real-time characters ---------------------------------------------
 
@@ -65,18 +69,27 @@ class Session:
         if c == con.STATUS:
             p.write(p.status_line())
         elif c == con.HOLD:
-            if p.moving:
-                p.held = True
+            if p.moving or (p.controller is not None and p.controller.checking_plan):
+                p.held = True       # during a check: the motion starts held
         elif c == con.RESUME:
-            if p.moving and p.held:
+            if p.held:
                 p.held = False
                 self._next = ticks_ms()
         elif c == con.ABORT:
             self.console.clear_typing()
             if p.moving:
                 self.abort("aborted (Ctrl-X)")
+            elif p.controller is not None and p.controller.checking_plan:
+                # The plan being checked is refused; its reply comes first, then the drops.
+                p.controller.cancel_check()
+                self._drop_after_reply = True
             else:
                 self._drop_queued()
+
+    def _poll(self):
+        """Act on what the console has received, without waiting (during a plan's check)."""
+        self.console.wait(0)
+        self._refuse_overflow()
 
     def abort(self, why):
         """Stop the running motion (its final line: an error with the pose reached), drop queued lines."""
@@ -141,6 +154,9 @@ class Session:
             raw = c.next_line()
             if raw is not None:
                 p.handle(raw)
+                if self._drop_after_reply:
+                    self._drop_after_reply = False
+                    self._drop_queued()
                 if p.moving:
                     self._next = ticks_ms()
                     self._elapsed = 0
