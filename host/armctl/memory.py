@@ -149,10 +149,12 @@ def boardlike(frozen=False):
     if script is None:
         raise BoardLikeMissing("no board-like MicroPython: %s is not beside this checkout and %s is not set"
                                % (BUILD_SCRIPT, name))
-    args = ["bash", str(script)]
+    # Called as .ci/run calls it, from the checkout's root: the script's cache key
+    # includes the path it is called by.
+    args = ["bash", BUILD_SCRIPT]
     if frozen:
-        args += ["--freeze", str(FIRMWARE_DIR / "manifest.py")]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=1800)
+        args += ["--freeze", os.path.relpath(FIRMWARE_DIR / "manifest.py", ROOT)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=1800, cwd=ROOT)
     path = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     if done.returncode or not os.access(path, os.X_OK):
         raise BoardLikeMissing("%s failed (exit %d): %s" % (BUILD_SCRIPT, done.returncode, done.stderr[-2000:]))
