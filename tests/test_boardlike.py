@@ -142,13 +142,11 @@ def test_deploy_knows_each_routes_need(heap_needs):
 
 
 def probe(route, name, lines, heap_kb, every):
-    """The heap probe's samples for lines (and one empty line after them, so the
-    last sample follows the last request's motion) at heap_kb."""
-    _, out = memory.answer(route.interpreter, route.path, board_file(name), lines + [""], heap_kb,
-                           extra_path=memory.FAKE_MACHINE_PATH, script=memory.HEAP_PROBE,
-                           extra_env={"ARMCTL_HEAP_EVERY": str(every)})
+    """The heap probe's samples for lines at heap_kb, every `every` lines and after the last."""
+    samples, out = memory.heap_profile(route.interpreter, route.path, board_file(name), lines, heap_kb, every,
+                                       extra_path=memory.FAKE_MACHINE_PATH)
     assert len(memory.finals(out)) == len(lines) + 1, out[-2000:]
-    return memory.heap_samples(out)
+    return samples
 
 
 @pytest.mark.xfail(not MEETS_MPY_FREE_GOAL, strict=True,

@@ -390,6 +390,17 @@ def heap_samples(output):
     return samples
 
 
+def heap_profile(interpreter, path, board_file, lines, heap_kb, every=None, **kw):
+    """The heap probe (tests/mp/heap_probe.py) over lines at heap_kb: samples every `every` lines
+    (default: after boot and after the run); returns (heap_samples, output). One empty line
+    follows the run so that the last sample comes after its last motion."""
+    every = every or len(lines)
+    env = dict(kw.pop("extra_env", None) or {}, ARMCTL_HEAP_EVERY=str(every))
+    _, out = answer(interpreter, path, board_file, list(lines) + [""], heap_kb, script=HEAP_PROBE,
+                    extra_env=env, **kw)
+    return heap_samples(out), out
+
+
 def main(argv=None):
     """python -m armctl.memory INTERPRETER ROUTE_PATH BOARD_FILE [HEAP_KB]: smallest heap, or answers.
 
