@@ -303,6 +303,22 @@ def test_float32_outer_boundary_is_singular_never_nan(single, report):
         assert arm.ik([F32(x), F32(y)], out) == status.TOO_CLOSE
 
 
+def poses_on_a_limit(geom, rng, tries=200):
+    """(pose, joint on its limit, tip, pitch) for each pitch joint and limit, away from full
+    stretch (|sin q3| >= 0.1): of `tries` random poses each, those not stretched."""
+    for joint in (1, 2, 3):
+        for limit in (geom.lo[joint], geom.hi[joint]):
+            for _ in range(tries):
+                q = np.radians(rng.uniform(-120.0, 120.0, 5))
+                q[joint] = limit
+                q[4] = 0.0
+                if abs(math.sin(q[2])) < 0.1:
+                    continue
+                tip, tool = derive.fk_arm5(geom, q)
+                yaw = math.atan2(tip[1], tip[0])
+                yield q, joint, tip, math.atan2(tool[0] * math.cos(yaw) + tool[1] * math.sin(yaw), tool[2])
+
+
 def test_float32_pose_exactly_on_a_limit_stays_inside(single, report):
     """Poses with a pitch joint exactly on +-135: in float32 min motion must return that very pose.
 
@@ -316,23 +332,13 @@ def test_float32_pose_exactly_on_a_limit_stays_inside(single, report):
     rng = np.random.default_rng(11)
     count = 0
     worst = 0.0
-    for joint in (1, 2, 3):
-        for limit in (geom.lo[joint], geom.hi[joint]):
-            for _ in range(200):
-                q = np.radians(rng.uniform(-120.0, 120.0, 5))
-                q[joint] = limit
-                q[4] = 0.0
-                if abs(math.sin(q[2])) < 0.1:
-                    continue
-                tip, tool = derive.fk_arm5(geom, q)
-                yaw = math.atan2(tip[1], tip[0])
-                pitch = math.atan2(tool[0] * math.cos(yaw) + tool[1] * math.sin(yaw), tool[2])
-                target = [F32(tip[0]), F32(tip[1]), F32(tip[2]), F32(pitch)]
-                st = arm.ik(target, out, [F32(v) for v in q], kinematics.MIN_MOTION)
-                assert st == status.OK, (np.degrees(q), status.name(st))
-                assert max(abs(float(out[i]) - q[i]) for i in range(5)) < 1e-4, (np.degrees(q), out)
-                worst = max(worst, abs(float(out[joint])) - abs(limit))
-                count += 1
+    for q, joint, tip, pitch in poses_on_a_limit(geom, rng):
+        target = [F32(tip[0]), F32(tip[1]), F32(tip[2]), F32(pitch)]
+        st = arm.ik(target, out, [F32(v) for v in q], kinematics.MIN_MOTION)
+        assert st == status.OK, (np.degrees(q), status.name(st))
+        assert max(abs(float(out[i]) - q[i]) for i in range(5)) < 1e-4, (np.degrees(q), out)
+        worst = max(worst, abs(float(out[joint])) - abs(q[joint]))
+        count += 1
     assert count > 1000
     report("float32 emulation: %d poses exactly on a joint limit all solved in place; worst %.2g rad past "
            "the limit (LIMIT_EPS %g)" % (count, worst, kinematics.LIMIT_EPS))
@@ -572,21 +578,10 @@ def test_board_float32_pose_exactly_on_a_limit_stays_inside(boardlike_upy, tmp_p
     geom = derive.Geometry("sim_arm5.json")
     rng = np.random.default_rng(11)
     poses, cases = [], []
-    for joint in (1, 2, 3):
-        for limit in (geom.lo[joint], geom.hi[joint]):
-            count = 0
-            while count < 150:
-                q = np.radians(rng.uniform(-120.0, 120.0, 5))
-                q[joint] = limit
-                q[4] = 0.0
-                if abs(math.sin(q[2])) < 0.1:
-                    continue
-                tip, tool = derive.fk_arm5(geom, q)
-                yaw = math.atan2(tip[1], tip[0])
-                pitch = math.atan2(tool[0] * math.cos(yaw) + tool[1] * math.sin(yaw), tool[2])
-                poses.append(q)
-                cases.append(case(list(tip) + [math.degrees(pitch)], "min", [math.degrees(a) for a in q]))
-                count += 1
+    for q, _, tip, pitch in poses_on_a_limit(geom, rng):
+        poses.append(q)
+        cases.append(case(list(tip) + [math.degrees(pitch)], "min", [math.degrees(a) for a in q]))
+    assert len(poses) > 1000
     answers = board_answers(boardlike_upy, tmp_path, "sim_arm5.json", cases)
     worst = 0.0
     for q, (st, got) in zip(poses, answers):
