@@ -7,9 +7,13 @@ Unix port with 32-bit objects and single-precision floats) runs main.py with
 family (motion, long lines, jog, poses, paths, G-code with numbered lines,
 info, help, bad input); answer(...) runs them and returns the replies;
 smallest_heap(...) bisects the least heap, in KB, at which every request is
-answered with no MemoryError, INTERNAL or NO_MEMORY and none is lost.
+answered with no MemoryError, INTERNAL or NO_MEMORY and none is lost;
+differences(...) compares the replies with the 64-bit build's, numbers within
+single precision; heap_profile(...) runs tests/mp/heap_probe.py for the free
+heap, largest free block and retained heap between requests.
 
-Three routes put the firmware on a board, each with its own need:
+Three routes put the firmware on a board, each with its own need
+(routes(...); boardlike() finds or builds the two interpreters):
   source   armfw/*.py compiled on the board at import (mpremote cp, mip)
   mpy      armfw/*.mpy compiled here by mpy-cross (`armctl deploy`)
   frozen   armfw frozen into the firmware image (firmware/manifest.py)
@@ -207,7 +211,7 @@ def answer(interpreter, path, board_file, lines, heap_kb, firmware_dir=FIRMWARE_
     main.py runs from a scratch folder standing for the board's flash (poses.json goes
     there), so the folder the script is in never puts firmware/armfw on the import path
     ahead of the route's own copy. script: another file to run there instead (it may
-    exec main.py beside it); path None: armfw is frozen into the interpreter."""
+    import main beside it); path None: armfw is frozen into the interpreter."""
     env = dict(os.environ)
     env.update({"MICROPYPATH": micropypath(path, extra_path), "ARMFW_BOARD": str(Path(board_file).resolve())})
     env.pop("ARMFW_SIM_REALTIME", None)
