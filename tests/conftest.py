@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,31 @@ def micropython():
     """The real MicroPython Unix port; its absence is a failure, never a skip."""
     from armctl import upy
     return upy.command()
+
+
+def _boardlike(frozen):
+    """The board-like interpreter (armctl.memory.boardlike); skipped when it cannot be had,
+    except in CI (CI=true), where its absence is a failure."""
+    from armctl import memory
+    try:
+        return memory.boardlike(frozen)
+    except memory.BoardLikeMissing as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI needs the board-like MicroPython: %s" % e)
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session")
+def boardlike_upy():
+    """A MicroPython Unix port with a board's numbers: 32-bit objects, single-precision floats
+    (../shared/micropython/build-board-like.sh)."""
+    return _boardlike(frozen=False)
+
+
+@pytest.fixture(scope="session")
+def boardlike_frozen():
+    """The same interpreter with firmware/manifest.py (armfw) frozen in, as a board image."""
+    return _boardlike(frozen=True)
 
 
 def board_without_zones(board_name):

@@ -13,8 +13,9 @@ where a driver could get it wrong:
 - sleeping with a channel active sets RESTART; RESTART written as 1 clears
   it, and writing it less than 500 us after SLEEP went to 0 is an error
   (recorded in .errors: a driver must not do it).
-What the fake cannot show: bus timing, clock stretching, NACKs from a
-missing chip (a real machine.I2C raises OSError), the analogue output.
+A transfer to another address raises OSError(ENODEV), as machine.I2C does
+when nothing acknowledges. What the fake cannot show: bus timing, clock
+stretching, the analogue output.
 """
 
 from armfw.compat import ticks_us, ticks_diff
@@ -96,6 +97,10 @@ class FakePCA9685:
         self._check(addr)
         for i in range(len(buf)):
             buf[i] = self._load()
+
+    def scan(self):
+        """machine.I2C.scan: the addresses that acknowledge (this chip's)."""
+        return [self.address]
 
     # --- chip side ---------------------------------------------------------
     def _advance(self):

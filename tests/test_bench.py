@@ -41,7 +41,7 @@ def fraction(v):
 
 def test_every_section_ran(bench):
     result, text = bench
-    for key in ("meta", "firmware", "numeric", "batch", "protocol", "console", "fallback", "estimate"):
+    for key in ("meta", "firmware", "numeric", "batch", "protocol", "console", "fallback", "memory", "estimate"):
         assert key in result
     # The firmware needs only MicroPython, the batch only numpy: never "not available".
     assert isinstance(result["firmware"], dict), result["firmware"]
@@ -162,6 +162,31 @@ def test_console_figures(bench):
         assert v["steps"] == 200 and all(positive(v[f]) for f in ("mean_ms", "median_ms", "p99_ms", "max_ms"))
     assert co["status_lines"] > 0             # `?` was answered while the line ran
     assert co["wait_bytes_per_200"] == 0
+
+
+def test_memory_figures(bench, report):
+    """Per route: the smallest heap, and the free heap and largest free block after boot and after
+    the run, at least one block's worth and no more than the heap; or, without the board-like
+    interpreter (no build script beside this clone), "not available" naming the script (not in CI)."""
+    import os
+    from armctl import memory
+    mem, text = bench[0]["memory"], bench[1]
+    if not isinstance(mem, dict):
+        assert os.environ.get("CI") != "true", mem
+        assert mem.startswith("not available") and memory.BUILD_SCRIPT in mem, mem
+        return
+    assert sorted(mem["routes"]) == sorted(memory.ROUTES)
+    for name, r in mem["routes"].items():
+        assert r["goal_kb"] == memory.GOALS_KB[name] and r["heap_kb"] == max(r["need_kb"], r["goal_kb"])
+        assert r["need_kb"] == max(r["needs_kb"].values()) and r["need_kb"] % 4 == 0
+        for key in ("boot", "run"):
+            free, largest = r[key + "_free_bytes"], r[key + "_largest_free_bytes"]
+            assert heap(free) and heap(largest) and 16 <= largest <= free <= r["heap_kb"] * 1024, (name, r)
+        report("bench memory, %s: needs %d KB (goal %d KB); at %d KB %d KB free after boot, %d KB after the run"
+               % (name, r["need_kb"], r["goal_kb"], r["heap_kb"], r["boot_free_bytes"] // 1024,
+                  r["run_free_bytes"] // 1024))
+    assert mem["routes"]["frozen"]["need_kb"] <= mem["routes"]["source"]["need_kb"]
+    assert "Firmware heap on the board-like interpreter" in text
 
 
 def test_estimate_is_labelled_and_scaled(bench):

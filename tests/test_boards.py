@@ -294,6 +294,16 @@ def test_make_pca9685_from_the_pico_board(machine):
     assert machine.chip.active_channels() == 0
 
 
+def test_no_pca9685_at_the_address_names_what_a_scan_found(monkeypatch):
+    fake = FakeMachine(0x41)        # the board file says 0x40: the chip's A0 jumper is bridged
+    monkeypatch.setitem(sys.modules, "machine", fake.module())
+    with pytest.raises(OSError) as e:
+        drivers.make(board.load(str(BOARDS / "pico_pca9685.json")))
+    assert str(e.value) == ("no PCA9685 answers at 0x40 on I2C 0 (SDA pin 4, SCL pin 5); an I2C scan found 0x41: "
+                            "set driver.address in the board file")
+    assert fake.chip.log == []      # nothing was written to the chip that is there
+
+
 def test_make_pwm_from_the_esp32_board(machine):
     b = board.load(str(BOARDS / "esp32_pwm.json"))
     drv = drivers.make(b)

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: MIT
 """armctl deploy against the MicroPython simulator's pseudo-terminal: files land on its flash, it answers."""
 
+import re
 import subprocess
 import sys
 
 import pytest
 
 from armctl import FIRMWARE_DIR, cli
+from armctl import deploy as deploy_module
 from armctl.link import Link
 from armctl.sim import Simulator
 
@@ -35,7 +37,7 @@ def _sources():
 def test_deploy_copies_firmware_and_board_and_the_board_answers(planar_sim):
     sim = planar_sim
     boots = sim.boots
-    done = _armctl("deploy", "--port", sim.port, "--board", str(BOARDS / "sim_arm5.json"))
+    done = _armctl("deploy", "--port", sim.port, "--board", str(BOARDS / "sim_arm5.json"), "--source")
     assert done.returncode == cli.EXIT_OK, done.stdout + done.stderr
     flash = sim.flash_dir
     for src in _sources():
@@ -55,9 +57,11 @@ def test_deploy_copies_firmware_and_board_and_the_board_answers(planar_sim):
     assert info.ok and info.fields["name"] == "sim_arm5" and info.fields["arm"] == "arm5"
 
 
-def test_deploy_mpy_runs_compiled_modules(planar_sim):
+@pytest.mark.parametrize("form", [[], ["--mpy"]])
+def test_deploy_mpy_runs_compiled_modules(planar_sim, form):
+    """.mpy is the default (--mpy says it explicitly)."""
     sim = planar_sim
-    done = _armctl("deploy", "--port", sim.port, "--board", str(BOARDS / "sim_arm5.json"), "--mpy")
+    done = _armctl("deploy", "--port", sim.port, "--board", str(BOARDS / "sim_arm5.json"), *form)
     assert done.returncode == cli.EXIT_OK, done.stdout + done.stderr
     package = sim.flash_dir / "armfw"
     modules = sorted(p.stem for p in (FIRMWARE_DIR / "armfw").glob("*.py"))
@@ -93,8 +97,38 @@ def test_deploy_bad_board_file_is_exit_2(tmp_path):
 
 
 def test_deploy_of_a_board_the_device_cannot_run_is_exit_1(planar_sim):
-    # The Unix port has no I2C bus for a PCA9685: the firmware answers BAD_BOARD.
-    done = _armctl("deploy", "--port", planar_sim.port, "--board", str(BOARDS / "pico_pca9685.json"))
+    # The Unix port has no I2C bus for a PCA9685: the firmware answers BAD_BOARD. (As source:
+    # .mpy for the Pico's CPU would not load on this one.)
+    done = _armctl("deploy", "--port", planar_sim.port, "--board", str(BOARDS / "pico_pca9685.json"), "--source")
     assert done.returncode == cli.EXIT_REFUSED, done.stdout + done.stderr
     assert "BAD_BOARD" in done.stderr
     assert (planar_sim.flash_dir / "board.json").read_bytes() == (BOARDS / "pico_pca9685.json").read_bytes()
+
+
+def test_deploy_reads_the_free_heap_first(planar_sim):
+    done = _armctl("deploy", "--port", planar_sim.port, "--board", str(BOARDS / "sim_arm5.json"))
+    assert done.returncode == cli.EXIT_OK, done.stdout + done.stderr
+    said = re.search(r"^board heap: (\d+) KB free; the firmware compiled to .mpy needs (\d+) KB$", done.stdout, re.M)
+    assert said, done.stdout
+    assert int(said.group(2)) == deploy_module.HEAP_NEED_KB["mpy"]
+    assert int(said.group(1)) >= int(said.group(2))
+    assert done.stdout.index("board heap:") < done.stdout.index("[1/")        # before any file is copied
+
+
+@pytest.mark.parametrize("source", [False, True])
+def test_deploy_refuses_a_board_the_firmware_will_not_fit(planar_sim, monkeypatch, capsys, source):
+    """The simulator's heap is the Unix port's (megabytes): a need just above what it reports
+    free stands for a small board. Nothing is copied; exit 1 with what to do instead."""
+    free = deploy_module.free_heap(planar_sim.port)
+    route = "source" if source else "mpy"
+    monkeypatch.setitem(deploy_module.HEAP_NEED_KB, route, free // 1024 + 1)
+    before = {p: p.read_bytes() for p in planar_sim.flash_dir.rglob("*") if p.is_file()}
+    code = cli.main(["deploy", "--port", planar_sim.port, "--board", str(BOARDS / "sim_arm5.json")]
+                    + (["--source"] if source else []))
+    err = capsys.readouterr().err
+    assert code == cli.EXIT_REFUSED, err
+    how = "as source" if source else "compiled to .mpy"
+    assert ("the firmware will not fit: the board has %d KB of heap free and the firmware %s needs %d KB; "
+            "nothing was copied." % (free // 1024, how, free // 1024 + 1)) in err
+    assert ("without --source" in err) == source and ("frozen in" in err) != source
+    assert {p: p.read_bytes() for p in planar_sim.flash_dir.rglob("*") if p.is_file()} == before

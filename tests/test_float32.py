@@ -35,11 +35,18 @@ out, the reach margin keeps it SINGULAR in place). A LIMIT_EPS of ~1e-3 rad
 would hide this, and would let every other target through 100 times past
 what rounding explains. test_float32_inputs_stretched_on_a_limit checks the
 solver against the exact solutions of the rounded targets.
-What it cannot show: a board's actual libm (errors of more than one ulp, or
-argument reduction of large angles), ports that box floats in 30 bits
-(MICROPY_OBJ_REPR_C loses two more mantissa bits), float parsing/printing on
-the board, timing. Those need the board: run tests/mp/run_vectors.py on it
-with mpremote and compare with the same comparator (allowing float32 tolerances).
+What emulation cannot show: float parsing on the board, and arithmetic that is
+single precision throughout rather than rounded after each double operation.
+Section 3 shows those on the board-like interpreter
+(../shared/micropython/build-board-like.sh: the Unix port with 32-bit objects
+and single-precision floats; skipped without it, except in CI): the same
+claims, with the board's own parser reading the decimal targets, by
+tests/mp/run_vectors.py. What that cannot show either: a board's actual libm
+(it has glibc's float functions: errors of more than one ulp, argument
+reduction of large angles), ports that box floats in 30 bits
+(MICROPY_OBJ_REPR_C loses two more mantissa bits), timing. Those need the
+board: run tests/mp/run_vectors.py on it with mpremote and compare with the
+same comparator (allowing float32 tolerances).
 """
 
 import math
@@ -300,6 +307,22 @@ def test_float32_outer_boundary_is_singular_never_nan(single, report):
         assert arm.ik([F32(x), F32(y)], out) == status.TOO_CLOSE
 
 
+def poses_on_a_limit(geom, rng, tries=200):
+    """(pose, joint on its limit, tip, pitch) for each pitch joint and limit, away from full
+    stretch (|sin q3| >= 0.1): of `tries` random poses each, those not stretched."""
+    for joint in (1, 2, 3):
+        for limit in (geom.lo[joint], geom.hi[joint]):
+            for _ in range(tries):
+                q = np.radians(rng.uniform(-120.0, 120.0, 5))
+                q[joint] = limit
+                q[4] = 0.0
+                if abs(math.sin(q[2])) < 0.1:
+                    continue
+                tip, tool = derive.fk_arm5(geom, q)
+                yaw = math.atan2(tip[1], tip[0])
+                yield q, joint, tip, math.atan2(tool[0] * math.cos(yaw) + tool[1] * math.sin(yaw), tool[2])
+
+
 def test_float32_pose_exactly_on_a_limit_stays_inside(single, report):
     """Poses with a pitch joint exactly on +-135: in float32 min motion must return that very pose.
 
@@ -313,23 +336,13 @@ def test_float32_pose_exactly_on_a_limit_stays_inside(single, report):
     rng = np.random.default_rng(11)
     count = 0
     worst = 0.0
-    for joint in (1, 2, 3):
-        for limit in (geom.lo[joint], geom.hi[joint]):
-            for _ in range(200):
-                q = np.radians(rng.uniform(-120.0, 120.0, 5))
-                q[joint] = limit
-                q[4] = 0.0
-                if abs(math.sin(q[2])) < 0.1:
-                    continue
-                tip, tool = derive.fk_arm5(geom, q)
-                yaw = math.atan2(tip[1], tip[0])
-                pitch = math.atan2(tool[0] * math.cos(yaw) + tool[1] * math.sin(yaw), tool[2])
-                target = [F32(tip[0]), F32(tip[1]), F32(tip[2]), F32(pitch)]
-                st = arm.ik(target, out, [F32(v) for v in q], kinematics.MIN_MOTION)
-                assert st == status.OK, (np.degrees(q), status.name(st))
-                assert max(abs(float(out[i]) - q[i]) for i in range(5)) < 1e-4, (np.degrees(q), out)
-                worst = max(worst, abs(float(out[joint])) - abs(limit))
-                count += 1
+    for q, joint, tip, pitch in poses_on_a_limit(geom, rng):
+        target = [F32(tip[0]), F32(tip[1]), F32(tip[2]), F32(pitch)]
+        st = arm.ik(target, out, [F32(v) for v in q], kinematics.MIN_MOTION)
+        assert st == status.OK, (np.degrees(q), status.name(st))
+        assert max(abs(float(out[i]) - q[i]) for i in range(5)) < 1e-4, (np.degrees(q), out)
+        worst = max(worst, abs(float(out[joint])) - abs(q[joint]))
+        count += 1
     assert count > 1000
     report("float32 emulation: %d poses exactly on a joint limit all solved in place; worst %.2g rad past "
            "the limit (LIMIT_EPS %g)" % (count, worst, kinematics.LIMIT_EPS))
@@ -497,3 +510,134 @@ def test_float32_tool_offset_never_nan_and_honest(single, report):
     assert judged > 1950
     report("float32 emulation, tool offset: 2000 targets: no NaN, %d statuses as in double, the rest at "
            "a threshold; OK answers within %.2g mm" % (judged, worst_mm))
+
+
+# --- 3. the real thing: single-precision floats on a board-like interpreter --
+
+def board_answers(interpreter, folder, board_file, cases):
+    """[(status, angles in degrees or None)] of the firmware's ik for each case (vectors format:
+    target with an arm5 pitch in degrees, current_deg, rule), run by tests/mp/run_vectors.py on
+    the board-like interpreter: the board's own float parsing and single-precision arithmetic."""
+    import json
+    import subprocess
+    from armctl import upy
+    from conftest import MP_SCRIPTS
+    doc = folder / "cases.json"
+    doc.write_text(json.dumps({"board": board_file, "cases": [dict(c, id="c%d" % i) for i, c in enumerate(cases)]}))
+    run = subprocess.run([interpreter, str(MP_SCRIPTS / "run_vectors.py"), str(doc), str(BOARDS)],
+                         capture_output=True, text=True, timeout=300, env=upy.env())
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[-1] == "done %d" % len(cases)
+    out = []
+    for line in lines[:-1]:
+        words = line.split()
+        out.append((words[1], [float(v) for v in words[2:]] or None))
+    return out
+
+
+def case(target, rule="up", current_deg=None):
+    return {"target": [float(v) for v in target], "rule": rule, "current_deg": current_deg}
+
+
+def test_board_float32_planar_boundaries(boardlike_upy, tmp_path, report):
+    """Targets exactly on the outer boundary: SINGULAR (or JOINT_LIMIT where the shoulder cannot
+    face them), never NaN, FK within 2e-3 mm; 1e-4 outside TOO_FAR; 1e-4 inside the hole TOO_CLOSE.
+    The board parses the decimal targets itself (its float parser, not numpy's rounding)."""
+    geom = derive.Geometry("sim_planar.json")
+    reach = geom.l1 + geom.l2
+    rings = {"on": planar_ring(reach), "out": planar_ring(reach * (1 + 1e-4)),
+             "hole": planar_ring(abs(geom.l1 - geom.l2) * (1 - 1e-4))}
+    cases = [case(t, "down") for ring in rings.values() for t in ring]
+    answers = board_answers(boardlike_upy, tmp_path, "sim_planar.json", cases)
+    on, out, hole = answers[:720], answers[720:1440], answers[1440:]
+    worst = 0.0
+    for (x, y), (st, q) in zip(rings["on"], on):
+        assert st == ("SINGULAR" if shoulder_allows(geom, x, y) else "JOINT_LIMIT"), ((x, y), st)
+        if q is not None:
+            assert all(math.isfinite(a) for a in q)
+            worst = max(worst, float(np.hypot(*(derive.fk_planar(geom, np.radians(q)) - [x, y]))))
+    assert worst < 2e-3, worst
+    assert {st for st, _ in out} == {"TOO_FAR"}
+    assert {st for st, _ in hole} == {"TOO_CLOSE"}
+    report("float32 on the board-like interpreter: 720 planar targets on the outer boundary SINGULAR or "
+           "JOINT_LIMIT, never NaN, FK within %.2g mm; 1e-4 outside TOO_FAR, inside the hole TOO_CLOSE" % worst)
+
+
+def test_board_float32_wrist_on_the_reach_sphere(boardlike_upy, tmp_path):
+    geom = derive.Geometry("sim_arm5.json")
+    groups = {k: list(reach_sphere_targets(geom, k, 134.0, float)) for k in (0.0, 1e-4)}
+    cases = [case(t[:3] + [math.degrees(t[3])]) for k in (0.0, 1e-4) for _, t in groups[k]]
+    answers = board_answers(boardlike_upy, tmp_path, "sim_arm5.json", cases)
+    n = len(groups[0.0])
+    for (_, t), (st, q) in zip(groups[0.0], answers[:n]):
+        assert st == "SINGULAR", (t, st)
+        assert all(math.isfinite(a) for a in q)
+    assert {st for st, _ in answers[n:]} == {"TOO_FAR"}
+
+
+def test_board_float32_pose_exactly_on_a_limit_stays_inside(boardlike_upy, tmp_path, report):
+    """A pitch joint exactly on its limit, away from full stretch: min motion from that very pose
+    gives it back (OK, within 1e-4 rad), never JOINT_LIMIT or the base turned half a turn."""
+    geom = derive.Geometry("sim_arm5.json")
+    rng = np.random.default_rng(11)
+    poses, cases = [], []
+    for q, _, tip, pitch in poses_on_a_limit(geom, rng):
+        poses.append(q)
+        cases.append(case(list(tip) + [math.degrees(pitch)], "min", [math.degrees(a) for a in q]))
+    assert len(poses) > 1000
+    answers = board_answers(boardlike_upy, tmp_path, "sim_arm5.json", cases)
+    worst = 0.0
+    for q, (st, got) in zip(poses, answers):
+        assert st == "OK", (np.degrees(q), st)
+        off = max(abs(math.radians(a) - b) for a, b in zip(got, q))
+        assert off < 1e-4, (np.degrees(q), got)
+        worst = max(worst, off)
+    report("float32 on the board-like interpreter: %d poses exactly on a joint limit solved in place, "
+           "within %.2g rad" % (len(poses), worst))
+
+
+def test_board_float32_overflow(boardlike_upy, tmp_path):
+    """x*x overflows float32 from 1.9e19 mm: TOO_FAR, never NaN; 1e200 is inf once parsed: BAD_INPUT."""
+    cases = [case([1e20, 0.0, 300.0, 57.3]), case([-3e19, 3e19, 0.0, 0.0]), case([1e200, 0.0, 0.0, 0.0])]
+    answers = board_answers(boardlike_upy, tmp_path, "sim_arm5.json", cases)
+    assert [st for st, _ in answers] == ["TOO_FAR", "TOO_FAR", "BAD_INPUT"]
+    planar = board_answers(boardlike_upy, tmp_path, "sim_planar.json", [case([1e20, 1e20])])
+    assert planar == [("TOO_FAR", None)]
+
+
+def test_board_float32_grid_never_nan_and_honest(boardlike_upy, tmp_path, report):
+    """2,000 planar and 2,000 arm5 targets: no NaN; every status as the double solver gives for the
+    same float32 target, except at a threshold (near_threshold, as for the emulation)."""
+    rng = np.random.default_rng(32)
+    judged = 0
+    for kind, board_file in (("planar", "sim_planar.json"), ("arm5", "sim_arm5.json")):
+        geom = derive.Geometry(board_file)
+        double_arm = solver_only(board_file)
+        if kind == "planar":
+            targets = rng.uniform(-200.0, 200.0, (2000, 2))
+            docs = [case([f32(v) for v in t]) for t in targets]
+        else:
+            yaw = rng.uniform(-math.pi, math.pi, 2000)
+            r = rng.uniform(0.0, 400.0, 2000)
+            targets = np.stack([r * np.cos(yaw), r * np.sin(yaw), rng.uniform(-100.0, 600.0, 2000),
+                                rng.uniform(-math.pi, math.pi, 2000)], axis=1)
+            docs = [case([f32(v) for v in t[:3]] + [math.degrees(f32(t[3]))]) for t in targets]
+        answers = board_answers(boardlike_upy, tmp_path, board_file, docs)
+        ref = [0.0] * double_arm.n
+        for t, (st, q) in zip(targets, answers):
+            t32 = [f32(v) for v in t]
+            st64 = status.name(double_arm.ik(t32, ref, None, kinematics.PREFER_UP))
+            q32 = None if q is None else [math.radians(a) for a in q]
+            if q32 is not None:
+                assert all(math.isfinite(a) for a in q32), t
+                mm, rad = double_arm.fk_error(t32, q32)
+                assert rad < 1e-4 and (st != "OK" or mm < 0.01), (t, mm, rad)
+            if st == st64:
+                judged += 1
+            else:
+                assert near_threshold(geom, double_arm, t32, q32, ref, getattr(status, st), getattr(status, st64)), \
+                    (t, st, st64)
+    assert judged > 3900
+    report("float32 on the board-like interpreter: 4000 grid targets, no NaN, %d statuses as in double, the "
+           "rest at a threshold" % judged)

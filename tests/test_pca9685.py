@@ -241,3 +241,25 @@ def test_no_allocation_per_write_under_micropython(micropython, report):
             expected += 4096 if n >= 4096 else n
         assert int(total) == expected, freq
     assert "make sim_arm5 SimServo" in out.stdout.splitlines()
+
+
+@pytest.mark.parametrize("chip, boot", [
+    ("0x41", "error BAD_BOARD OSError: no PCA9685 answers at 0x40 on I2C 0 (SDA pin 4, SCL pin 5); "
+             "an I2C scan found 0x41: set driver.address in the board file"),
+    ("none", "error BAD_BOARD OSError: no PCA9685 answers at 0x40 on I2C 0 (SDA pin 4, SCL pin 5); "
+             "an I2C scan found no device: check the wiring, pull-ups and the chip's 3.3 V"),
+    ("0x40", "# armfw "),
+])
+def test_a_missing_chip_is_answered_bad_board_under_micropython(micropython, chip, boot):
+    """main.py on the Unix port with a stand-in `machine` whose I2C bus holds the fake chip at
+    another address, or nothing: the boot line and every request say what the scan found."""
+    from armctl import BOARDS_DIR, FIRMWARE_DIR, memory
+    lines = ["info", "home", "G0 X200"]
+    _, out = memory.answer(micropython, FIRMWARE_DIR, BOARDS_DIR / "pico_pca9685.json", lines, 512,
+                           extra_path=memory.FAKE_MACHINE_PATH, extra_env={"ARMCTL_FAKE_I2C": chip})
+    banner, replies = memory.replies(out)
+    assert banner.startswith(boot), banner
+    if boot.startswith("error"):
+        assert replies == [[boot]] * len(lines)
+    else:
+        assert replies[1][-1].startswith("ok OK"), replies

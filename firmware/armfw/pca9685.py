@@ -248,4 +248,20 @@ def make(board):
     from machine import I2C, Pin
     d = board.driver
     i2c = I2C(d["i2c_id"], sda=Pin(d["sda"]), scl=Pin(d["scl"]), freq=d["i2c_freq"])
-    return PCA9685(i2c, address=d["address"], freq_hz=d["freq_hz"], osc_hz=d["osc_hz"])
+    try:
+        return PCA9685(i2c, address=d["address"], freq_hz=d["freq_hz"], osc_hz=d["osc_hz"])
+    except OSError:     # nothing acknowledged the address
+        raise OSError(_no_chip(i2c, d))
+
+
+def _no_chip(i2c, d):
+    """Why the PCA9685 did not answer, with what an I2C scan of its bus found instead."""
+    try:
+        found = ", ".join("0x%02x" % a for a in i2c.scan())
+    except OSError:
+        found = ""
+    where = "no PCA9685 answers at 0x%02x on I2C %d (SDA pin %d, SCL pin %d)" % (
+        d["address"], d["i2c_id"], d["sda"], d["scl"])
+    if found:
+        return where + "; an I2C scan found %s: set driver.address in the board file" % found
+    return where + "; an I2C scan found no device: check the wiring, pull-ups and the chip's 3.3 V"

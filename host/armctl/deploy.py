@@ -8,10 +8,14 @@ Flash layout (what firmware/main.py expects):
     board.json          the board description (a copy of boards/<name>.json)
     calibration.json    written by `armctl calibrate`; deploy leaves it alone
 
-mpremote does the copying (`python -m mpremote connect PORT ...`, one session
-for every file); the restart is a soft reset from the normal REPL (Ctrl-C,
-Ctrl-D), which runs main.py; the board must then answer `help` with ok and
-`info` with the deployed board's name.
+The armfw modules go compiled to .mpy for the board's CPU by default (the
+board then needs no compiler's peak of RAM at import); source .py on request.
+Before copying, the board's free heap is read over the raw REPL after a soft
+reset (main.py not running) and the deploy refused when the firmware will not
+fit it (HEAP_NEED_KB). mpremote does the copying (`python -m mpremote connect
+PORT ...`, one session for every file); the restart is a soft reset from the
+normal REPL (Ctrl-C, Ctrl-D), which runs main.py; the board must then answer
+`help` with ok and `info` with the deployed board's name.
 """
 
 import json
@@ -39,6 +43,25 @@ class BoardNotRunning(Exception):
     """The board restarted but cannot run the board file (its `info` says why, e.g. BAD_BOARD)."""
 
 
+class NotEnoughHeap(Exception):
+    """The board's free heap is less than the firmware needs: nothing was copied."""
+
+
+# The heap (KB) the firmware needs on each route a deploy takes: the smallest heap
+# in which main.py boots and answers armctl.memory's mixed run of requests on the
+# board-like interpreter (32-bit, single precision; .mpy compiled for x86), the most
+# any shipped board needs. tests/test_boardlike.py keeps these the measured figures;
+# `armctl bench --only memory` prints them. The port's own start-up takes under 1 KB
+# of that heap, so against a board's free heap they err on the safe side.
+HEAP_NEED_KB = {"source": 288, "mpy": 200}
+FREE_HEAP_SCRIPT = "import gc\ngc.collect()\nprint('free heap', gc.mem_free())\n"
+
+
+def heap_need_kb(route):
+    """The heap (KB) the firmware needs when deployed as route ("source" or "mpy")."""
+    return HEAP_NEED_KB[route]
+
+
 def firmware_files(firmware_dir=FIRMWARE_DIR):
     """(source path, flash path) for main.py and every armfw module, sorted."""
     firmware_dir = Path(firmware_dir)
@@ -59,7 +82,7 @@ MPY_ARCH = {"rp2040": "armv6m", "esp32": "xtensawin", "unix": "host"}
 def mpy_arch(mcu):
     """mpy-cross -march for a board's mcu; DeployError for an mcu without one."""
     if mcu not in MPY_ARCH:
-        raise DeployError("no mpy-cross architecture known for mcu %r (known: %s); deploy without --mpy"
+        raise DeployError("no mpy-cross architecture known for mcu %r (known: %s); deploy with --source"
                           % (mcu, ", ".join(sorted(MPY_ARCH))))
     return MPY_ARCH[mcu]
 
@@ -139,6 +162,33 @@ def mpremote(port, actions, on_line=None, timeout=MPREMOTE_TIMEOUT_S):
     return lines
 
 
+def free_heap(port):
+    """The board's free heap in bytes, read over the raw REPL after a soft reset (from the
+    raw REPL main.py does not run, so no firmware holds any of it)."""
+    lines = mpremote(port, [["soft-reset"], ["exec", FREE_HEAP_SCRIPT]])
+    for text in lines:
+        if text.startswith("free heap "):
+            return int(text.split()[2])
+    raise LinkError("the board on %s did not say its free heap: %s" % (port, "\n".join(lines[-5:])))
+
+
+def check_heap(port, route, say):
+    """Refuse (NotEnoughHeap) when the board's free heap is less than the firmware needs as route."""
+    free = free_heap(port)
+    need = heap_need_kb(route)
+    how = "compiled to .mpy" if route == "mpy" else "as source"
+    say("board heap: %d KB free; the firmware %s needs %d KB" % (free // 1024, how, need))
+    if free >= need * 1024:
+        return free
+    if route == "source":
+        then = "deploy it compiled to .mpy (without --source), which needs %d KB" % heap_need_kb("mpy")
+    else:
+        then = ("build a MicroPython image with the firmware frozen in (README, \"Memory\"), "
+                "or use a board with more RAM")
+    raise NotEnoughHeap("the firmware will not fit: the board has %d KB of heap free and the firmware %s needs "
+                        "%d KB; nothing was copied. %s" % (free // 1024, how, need, then))
+
+
 def restart(port, baud=115200, timeout=READY_TIMEOUT_S, then="help"):
     """Soft-reset the board from its REPL so main.py runs; returns the Reply to `then`.
 
@@ -153,18 +203,21 @@ def restart(port, baud=115200, timeout=READY_TIMEOUT_S, then="help"):
         return ready if then == "help" else link.request(then)
 
 
-def deploy(port, board_file, mpy=False, baud=115200, out=sys.stdout, firmware_dir=FIRMWARE_DIR):
-    """Copy firmware and board_file to the board on port, restart it, check it answers.
+def deploy(port, board_file, mpy=True, baud=115200, out=sys.stdout, firmware_dir=FIRMWARE_DIR):
+    """Copy firmware (armfw compiled to .mpy, or source with mpy False) and board_file to the
+    board on port, restart it, check it answers.
 
     Prints one line per file. Returns the board's `info` Reply. Raises
     LinkError (no board, copy failed), DeployError (a file could not be
-    prepared), BoardNotRunning (the board cannot run this board file).
+    prepared), NotEnoughHeap (the firmware will not fit the board's free
+    heap: nothing copied), BoardNotRunning (the board cannot run this board file).
     """
     def say(text):
         print(text, file=out, flush=True)
 
     with tempfile.TemporaryDirectory(prefix="armctl-deploy-") as tmp:
-        files = stage(tmp, board_file, mpy, firmware_dir)
+        files = stage(tmp, board_file, mpy, firmware_dir)      # a file that does not compile: before the board
+        check_heap(port, "mpy" if mpy else "source", say)
         keep = [flash.split("/", 1)[1] for _, flash in files if flash.startswith("armfw/")]
         total = len(files)
         say("deploying %d files (%s) from %s to %s" % (

@@ -7,9 +7,13 @@ Unix port with 32-bit objects and single-precision floats) runs main.py with
 family (motion, long lines, jog, poses, paths, G-code with numbered lines,
 info, help, bad input); answer(...) runs them and returns the replies;
 smallest_heap(...) bisects the least heap, in KB, at which every request is
-answered with no MemoryError, INTERNAL or NO_MEMORY and none is lost.
+answered with no MemoryError, INTERNAL or NO_MEMORY and none is lost;
+differences(...) compares the replies with the 64-bit build's, numbers within
+single precision; heap_profile(...) runs tests/mp/heap_probe.py for the free
+heap, largest free block and retained heap between requests.
 
-Three routes put the firmware on a board, each with its own need:
+Three routes put the firmware on a board, each with its own need
+(routes(...); boardlike() finds or builds the two interpreters):
   source   armfw/*.py compiled on the board at import (mpremote cp, mip)
   mpy      armfw/*.mpy compiled here by mpy-cross (`armctl deploy`)
   frozen   armfw frozen into the firmware image (firmware/manifest.py)
@@ -17,20 +21,32 @@ Three routes put the firmware on a board, each with its own need:
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from armctl import FIRMWARE_DIR
+from armctl import FIRMWARE_DIR, ROOT
 
 ROUTES = ("source", "mpy", "frozen")
+# The heap each route must fit (KB): a Raspberry Pi Pico gives 192, an ESP32
+# without PSRAM about 112, a BBC micro:bit v2 about 64.
+GOALS_KB = {"source": 192, "mpy": 112, "frozen": 64}
+# The interpreters' paths, when the caller built them (.ci/run does).
+PLAIN_ENV = "ARMCTL_BOARDLIKE_UPY"
+FROZEN_ENV = "ARMCTL_BOARDLIKE_FROZEN"
+BUILD_SCRIPT = "../shared/micropython/build-board-like.sh"      # beside the clone
+HEAP_PROBE = ROOT / "tests" / "mp" / "heap_probe.py"
+# A PCA9685 board runs against tests/fake_i2c.py's chip through a stand-in `machine`.
+FAKE_MACHINE_PATH = (ROOT / "tests" / "mp" / "fake_machine", ROOT / "tests")
 # The replies that mean the firmware did not fit or failed.
 FAILURE_WORDS = ("MemoryError", "INTERNAL", "NO_MEMORY", "Traceback")
 
 
 def _numbered(bodies):
-    """G-code lines numbered from 1, after the `M110 N0` that starts a sender's job."""
+    """G-code lines numbered from 1 after the `M110 N0` that starts a sender's job (each
+    repeat of a block starts its own job, so its numbers follow on)."""
     return ["M110 N0"] + [_gcode(i + 1, body) for i, body in enumerate(bodies)]
 
 
@@ -117,13 +133,63 @@ def finals(output):
     return [line for line in output.splitlines() if line.startswith(("ok", "error"))]
 
 
+class BoardLikeMissing(RuntimeError):
+    """No board-like interpreter: not built, and no build script to build it with."""
+
+
+def build_script():
+    """The board-like interpreter's build script, beside the checkout (None in an installed wheel)."""
+    path = (ROOT / BUILD_SCRIPT).resolve()
+    return path if path.is_file() else None
+
+
+def boardlike(frozen=False):
+    """Path of the board-like interpreter (frozen: with firmware/manifest.py frozen in).
+
+    $ARMCTL_BOARDLIKE_UPY / $ARMCTL_BOARDLIKE_FROZEN when set; else the build
+    script's cached build, built first when missing (a minute or two).
+    Raises BoardLikeMissing saying why not."""
+    name = FROZEN_ENV if frozen else PLAIN_ENV
+    given = os.environ.get(name)
+    if given:
+        if not os.access(given, os.X_OK):
+            raise BoardLikeMissing("%s=%s is not an executable interpreter" % (name, given))
+        return given
+    script = build_script()
+    if script is None:
+        raise BoardLikeMissing("no board-like MicroPython: %s is not beside this checkout and %s is not set"
+                               % (BUILD_SCRIPT, name))
+    # Called as .ci/run calls it, from the checkout's root: the script's cache key
+    # includes the path it is called by.
+    args = ["bash", BUILD_SCRIPT]
+    if frozen:
+        args += ["--freeze", os.path.relpath(FIRMWARE_DIR / "manifest.py", ROOT)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=1800, cwd=ROOT)
+    path = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    if done.returncode or not os.access(path, os.X_OK):
+        raise BoardLikeMissing("%s failed (exit %d): %s" % (BUILD_SCRIPT, done.returncode, done.stderr[-2000:]))
+    return path
+
+
 class Route:
-    """How the firmware reaches the interpreter: its MICROPYPATH and the interpreter to run."""
+    """How the firmware reaches the interpreter: the interpreter to run and the folder holding
+    armfw/ (source or .mpy), None when armfw is frozen into the interpreter."""
 
     def __init__(self, name, interpreter, path):
         self.name = name
         self.interpreter = interpreter
         self.path = path
+
+    def __repr__(self):
+        return "Route(%r, %r, %r)" % (self.name, self.interpreter, self.path)
+
+
+def routes(plain, frozen, mpy_dir, firmware_dir=FIRMWARE_DIR):
+    """The three routes: plain interpreter with armfw source, plain with armfw compiled into
+    mpy_dir, frozen interpreter (built with firmware/manifest.py) with no armfw on disk."""
+    return {"source": Route("source", plain, str(firmware_dir)),
+            "mpy": Route("mpy", plain, compile_mpy(firmware_dir, mpy_dir)),
+            "frozen": Route("frozen", frozen, None)}
 
 
 def compile_mpy(firmware_dir, out_dir, arch="x86"):
@@ -136,20 +202,35 @@ def compile_mpy(firmware_dir, out_dir, arch="x86"):
     return str(out_dir)
 
 
+def micropypath(path, extra_path=()):
+    """MICROPYPATH as a board has it: armfw's folder (None: frozen only), then .frozen, then
+    extra_path (test stand-ins such as a fake `machine`)."""
+    entries = [] if path is None else [str(Path(path).resolve())]
+    return ":".join(entries + [".frozen"] + [str(Path(p).resolve()) for p in extra_path])
+
+
 def answer(interpreter, path, board_file, lines, heap_kb, firmware_dir=FIRMWARE_DIR, timeout=120,
-           extra_env=None):
+           extra_env=None, extra_path=(), script=None):
     """Run main.py on interpreter with heap_kb of heap, sending each line once the one before it
-    is answered, as a host does; returns (exit code, everything it wrote)."""
+    is answered, as a host does; returns (exit code, everything it wrote).
+
+    main.py runs from a scratch folder standing for the board's flash (poses.json goes
+    there), so the folder the script is in never puts firmware/armfw on the import path
+    ahead of the route's own copy. script: another file to run there instead (it may
+    import main beside it); path None: armfw is frozen into the interpreter."""
     env = dict(os.environ)
-    env.update({"MICROPYPATH": path if path == ".frozen" else str(Path(path).resolve()), "ARMFW_BOARD": str(Path(board_file).resolve())})
+    env.update({"MICROPYPATH": micropypath(path, extra_path), "ARMFW_BOARD": str(Path(board_file).resolve())})
     env.pop("ARMFW_SIM_REALTIME", None)
     env.update(extra_env or {})
-    # main.py runs from a flash folder of its own (poses.json goes there), so the route's
-    # MICROPYPATH, not the script's folder, decides where armfw comes from.
     flash = tempfile.TemporaryDirectory(prefix="armctl-flash-")
-    main = Path(flash.name) / "main.py"
-    main.write_bytes((Path(firmware_dir) / "main.py").read_bytes())
-    proc = subprocess.Popen([interpreter, "-X", "heapsize=%dk" % heap_kb, str(main)],
+    shutil.copy(Path(firmware_dir) / "main.py", flash.name)
+    run = "main.py"
+    if script is not None:
+        run = Path(script).name
+        shutil.copy(script, Path(flash.name) / run)
+    if os.sep in str(interpreter):
+        interpreter = os.path.abspath(interpreter)      # it runs in the scratch folder
+    proc = subprocess.Popen([interpreter, "-X", "heapsize=%dk" % heap_kb, run],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env=env, bufsize=0, cwd=flash.name)
     out = []
@@ -158,7 +239,7 @@ def answer(interpreter, path, board_file, lines, heap_kb, firmware_dir=FIRMWARE_
         for line in lines:
             try:
                 proc.stdin.write(line.encode() + b"\n")
-            except BrokenPipeError:         # it ended (out of memory at boot): what it wrote says why
+            except BrokenPipeError:     # it ended (e.g. a MemoryError outside the console)
                 break
             while True:
                 reply = proc.stdout.readline().decode(errors="replace")
@@ -203,10 +284,140 @@ def smallest_heap(interpreter, path, board_file, lines, lo_kb=16, hi_kb=512, ste
     return hi * step_kb
 
 
+# Comparing a board-like run's replies with the 64-bit simulator's: numbers are
+# printed with 3 decimals (degrees, mm); single precision moves a solved angle by
+# up to ~0.03 degree near a singularity and a position by microns.
+NUMBER_TOL = 0.05
+# A motion's step count comes from a float length or time: on a step boundary the
+# other precision rounds to a step or two more or fewer.
+STEPS_TOL = 2
+# Printed in -180..180: +180 and -180 are one angle.
+WRAPPING_KEYS = ("pitch", "roll", "A")
+FLOAT32_MAX = 3.4028235e38
+# Lines that are not answers: the pacing's progress reports, the heap probe's samples.
+_NOT_ANSWERS = ("# progress", "# heap ", "stack:", "GC:", " No. of", "mem:")
+
+
+def replies(output):
+    """(banner, [reply lines of each request]) of an answer() output; progress and probe lines left out."""
+    lines = output.splitlines()
+    banner = lines[0] if lines else ""
+    groups = []
+    current = []
+    for line in lines[1:]:
+        if line.startswith(_NOT_ANSWERS):
+            continue
+        current.append(line)
+        if line.startswith(("ok", "error")):
+            groups.append(current)
+            current = []
+    return banner, groups
+
+
+def _fields(line):
+    """(key or None, text) of each value in a reply line: x=1.5 -> ("x", "1.5"); 1,2 -> two values."""
+    out = []
+    for token in line.split():
+        key, sep, value = token.partition("=")
+        if not sep:
+            key, sep, value = token.partition(":")
+        if not sep or not key.isalpha():
+            key, value = None, token
+        colon = value.endswith(":") and len(value) > 1          # "at 1.0 2.0: unreachable"
+        out.extend((key, v) for v in (value[:-1] if colon else value).split(","))
+        if colon:
+            out.append((None, ":"))
+    return out
+
+
+def _number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _overflows_float32(request):
+    return any(v is not None and abs(v) > FLOAT32_MAX for v in map(_number, request.split()))
+
+
+def line_difference(want, got):
+    """None when reply line got matches want within single precision, else why not."""
+    a, b = _fields(want), _fields(got)
+    if len(a) != len(b):
+        return "%r, expected %r" % (got, want)
+    for (key, x), (key_b, y) in zip(a, b):
+        if x == y and key == key_b:
+            continue
+        u, v = _number(x), _number(y)
+        if key != key_b or u is None or v is None:
+            return "%r, expected %r" % (got, want)
+        d = abs(u - v)
+        if key in WRAPPING_KEYS:
+            d = min(d % 360.0, 360.0 - d % 360.0)
+        if d > (STEPS_TOL if key == "steps" else NUMBER_TOL):
+            return "%s off by %.3g: %r, expected %r" % (key or "a number", d, got, want)
+    return None
+
+
+def differences(lines, reference, output):
+    """Where output's replies to lines differ from reference's beyond single precision (list of text).
+
+    Words equal, numbers within NUMBER_TOL (step counts within STEPS_TOL, angles modulo
+    360 degrees); a request with a number beyond float32's range may be answered
+    BAD_INPUT (it is inf there)."""
+    ref_banner, ref = replies(reference)
+    banner, got = replies(output)
+    problems = []
+    if banner != ref_banner:
+        problems.append("banner %r, expected %r" % (banner, ref_banner))
+    if len(got) != len(lines) or len(ref) != len(lines):
+        problems.append("%d replies (the 64-bit build %d) to %d requests" % (len(got), len(ref), len(lines)))
+    for i, (request, want, have) in enumerate(zip(lines, ref, got)):
+        if _overflows_float32(request) and have == [have[-1]] and have[-1].startswith("error BAD_INPUT"):
+            continue
+        why = None
+        if len(want) != len(have):
+            why = "%d reply lines, expected %d: %r" % (len(have), len(want), have)
+        for w, h in zip(want, have):
+            why = why or line_difference(w, h)
+        if why:
+            problems.append("line %d %r: %s" % (i + 1, request, why))
+    return problems
+
+
+def heap_samples(output):
+    """The heap probe's samples in an answer() output: [{line, alloc, free, largest_free}] (bytes)."""
+    samples = []
+    block = 16
+    for line in output.splitlines():
+        if line.startswith("# heap "):
+            sample = dict((k, int(v)) for k, v in (f.split("=") for f in line.split()[2:]))
+            block = sample.pop("block")
+            samples.append(sample)
+        elif "max free sz:" in line and samples:
+            samples[-1]["largest_free"] = int(line.rsplit(":", 1)[1]) * block
+    return samples
+
+
+def heap_profile(interpreter, path, board_file, lines, heap_kb, every=None, **kw):
+    """The heap probe (tests/mp/heap_probe.py) over lines at heap_kb: samples every `every` lines
+    (default: after boot and after the run); returns (heap_samples, output). One empty line
+    follows the run so that the last sample comes after its last motion."""
+    every = every or len(lines)
+    env = dict(kw.pop("extra_env", None) or {}, ARMCTL_HEAP_EVERY=str(every))
+    _, out = answer(interpreter, path, board_file, list(lines) + [""], heap_kb, script=HEAP_PROBE,
+                    extra_env=env, **kw)
+    return heap_samples(out), out
+
+
 def main(argv=None):
-    """python -m armctl.memory INTERPRETER ROUTE_PATH BOARD_FILE [HEAP_KB]: smallest heap, or answers."""
+    """python -m armctl.memory INTERPRETER ROUTE_PATH BOARD_FILE [HEAP_KB]: smallest heap, or answers.
+
+    ROUTE_PATH: the folder holding armfw/ (source or .mpy), or - when armfw is frozen in."""
     argv = sys.argv[1:] if argv is None else argv
     interpreter, path, board_file = argv[:3]
+    path = None if path == "-" else path
     with open(board_file) as f:
         lines = mixed_run(json.load(f))
     if len(argv) > 3:

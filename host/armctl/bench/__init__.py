@@ -12,6 +12,9 @@ Sections (each a module with run(short) -> dict of figures):
   the board's own analytic move, and the firmware's chain FK (rate, heap);
 - console: the live console's step cadence in real time, with and without
   real-time traffic, and what its wait allocates;
+- memory: the firmware's heap on a board-like interpreter (32-bit, single
+  precision): the smallest heap per route (source, .mpy, frozen) and the free
+  heap and largest free block after boot and after a mixed run;
 - estimate: the firmware figures scaled to RP2040 and ESP32 boards, clearly
   an estimate (see armctl.bench.estimate for the derivation).
 
@@ -24,7 +27,7 @@ import platform
 import sys
 import time
 
-SECTIONS = ("firmware", "numeric", "batch", "protocol", "console", "fallback")
+SECTIONS = ("firmware", "numeric", "batch", "protocol", "console", "fallback", "memory")
 
 
 def _section(name):
@@ -38,6 +41,8 @@ def _section(name):
         from armctl.bench import fallback as module
     elif name == "console":
         from armctl.bench import console as module
+    elif name == "memory":
+        from armctl.bench import memory as module
     else:
         from armctl.bench import protocol as module
     return module

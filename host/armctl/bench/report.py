@@ -220,9 +220,27 @@ def console_lines(co):
     return lines
 
 
+def memory_lines(mem):
+    lines = ["Firmware heap on the board-like interpreter (32-bit objects, single-precision floats), "
+             "mixed run of %s:" % ", ".join("%s (%d lines)" % kv for kv in mem["lines"].items()),
+             "  %-7s %8s %8s %8s   %-28s %-28s" % ("route", "needs", "goal", "at heap", "free after boot (largest)",
+                                                  "free after the run (largest)")]
+    for name, r in mem["routes"].items():
+        if "need_kb" not in r:
+            lines.append("  %-7s does not fit 512 KB: %s" % (name, r["needs_kb"]))
+            continue
+        lines.append("  %-7s %5d KB %5d KB %5d KB   %6d KB (%3d KB block)%6s %6d KB (%3d KB block)" % (
+            name, r["need_kb"], r["goal_kb"], r["heap_kb"], r["boot_free_bytes"] // 1024,
+            r["boot_largest_free_bytes"] // 1024, "", r["run_free_bytes"] // 1024, r["run_largest_free_bytes"] // 1024))
+    lines.append("  (needs: the smallest heap, in 4 KB steps, in which main.py boots and answers every line with no "
+                 "MemoryError; the most of %s; profiled at the goal, or at the need where it does not fit the "
+                 "goal yet)" % ", ".join(mem["boards"]))
+    return lines + [""]
+
+
 SECTION_LINES = (("firmware", firmware_lines), ("estimate", estimate_lines), ("numeric", numeric_lines),
                  ("batch", batch_lines), ("protocol", protocol_lines), ("console", console_lines),
-                 ("fallback", fallback_lines))
+                 ("fallback", fallback_lines), ("memory", memory_lines))
 
 
 def text(result):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""armctl board import: a board file from a URDF."""
+"""armctl board import: a board file from a URDF; armctl board wiring: a board's wiring as a picture."""
 
 import argparse
 import json
@@ -9,7 +9,8 @@ import sys
 from armctl import cli
 
 NAME = "board"
-HELP = "Make a board file: `armctl board import ARM.urdf --output BOARD.json` (any revolute-joint arm)."
+HELP = ("Make a board file from a URDF (`armctl board import ARM.urdf -o BOARD.json`), or draw a board's "
+        "wiring (`armctl board wiring NAME -o WIRING.svg`).")
 
 EPILOG = """\
 examples:
@@ -27,6 +28,18 @@ Servo fields are defaults to edit: channel = joint index, 270-degree servos
 is the simulator's. Exit status: 0 written, 2 the URDF cannot be a board.
 """
 
+WIRING_EPILOG = """\
+examples:
+  armctl board wiring pico_pca9685 -o pico_pca9685.svg
+  armctl board wiring boards/my_arm.json -o my_arm.svg
+
+Draws, from the board file alone: the microcontroller pins the driver uses
+(I2C SDA/SCL, or one PWM pin per servo), the PCA9685's address jumpers and
+channels, every servo's joint, channel, pulse window and limits, and the
+servo power (its own 5-6 V supply, bulk capacitor, common ground).
+Exit status: 0 written, 2 no such board, or a simulated board (nothing to wire).
+"""
+
 
 def add_arguments(parser):
     parser.epilog = EPILOG
@@ -41,6 +54,10 @@ def add_arguments(parser):
     p.add_argument("--tip", metavar="LINK", help="tip link, where the URDF branches (e.g. gripper fingers)")
     p.add_argument("--no-floor", dest="floor", action="store_false",
                    help="a chain arm's workspace without the table at z = 0 of the URDF's root frame")
+    w = sub.add_parser("wiring", help="draw a board's wiring as an SVG picture", epilog=WIRING_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    w.add_argument("board", metavar="NAME", help="a shipped board's name (armctl boards) or a board file")
+    w.add_argument("--output", "-o", required=True, metavar="WIRING.svg", help="SVG file to write")
 
 
 def render(data):
@@ -51,6 +68,8 @@ def render(data):
 
 
 def run(args):
+    if args.action == "wiring":
+        return wiring(args)
     from armctl import urdf
     try:
         data, notes = urdf.import_file(args.urdf, name=args.name, tip=args.tip, floor=args.floor)
@@ -62,4 +81,22 @@ def run(args):
         print("# " + note, file=sys.stderr)
     print("wrote %s: %s arm, %d joints (%s)" % (args.output, data["arm"]["kind"], len(data["joints"]),
                                                  ", ".join(j["name"] for j in data["joints"])))
+    return cli.EXIT_OK
+
+
+def wiring(args):
+    from armctl import wiring as drawing
+    from armctl.shipped import board_path
+    from armfw import board as boardlib
+    try:
+        path = board_path(args.board)
+        boardlib.load(str(path))            # the firmware's own checks: a board it would refuse is not drawn
+        with open(path) as f:
+            data = json.load(f)
+        picture = drawing.svg(data)
+    except (boardlib.BoardError, OSError, drawing.NothingToWire) as e:
+        raise cli.UsageError(str(e))
+    with open(args.output, "w") as f:
+        f.write(picture)
+    print("wrote %s: %s, %d servos" % (args.output, data["name"], len(drawing.servos(data))))
     return cli.EXIT_OK
