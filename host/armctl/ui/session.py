@@ -32,6 +32,7 @@ would break the link (`echo`, `sync`).
 import asyncio
 import collections
 import contextlib
+import contextvars
 import functools
 import math
 import re
@@ -42,6 +43,7 @@ from armctl.fallback import SOLVER_BOARD, Mover, host_solves, tool_request
 from armctl.link import LinkError, parse as parse_reply
 from armctl.ui import geometry, preview
 from armfw import status as fw_status
+from armfw.console import MAX_LINE
 from armfw.numeric import DEG
 
 # GRBL's real-time status request (the live console's `?`).
@@ -51,6 +53,13 @@ POLL_S = 0.1
 # Silence allowed while a motion runs on a board that says nothing until it ends (seconds).
 MOTION_SILENCE_S = 120.0
 TRANSCRIPT_LINES = 3000
+# Messages a page may have unread; a tab further behind is closed (it reloads and starts afresh).
+LISTENER_MESSAGES = 2000
+# Tool pitches the workspace map is asked for (degrees; every 5 degrees is one map).
+PITCH_RANGE_DEG = 360.0
+# Whether the page that asked for the current request is still open (the server sets it per
+# request); a request whose page closed before it reached the link is not sent.
+REQUESTER = contextvars.ContextVar("requester", default=lambda: True)
 
 # A request word: what the protocol's numbers, names and key=value options are made of.
 _WORD = re.compile(r"[A-Za-z0-9_.+\-=,]{1,40}\Z")
@@ -81,6 +90,9 @@ def check_words(words):
     reserved = RESERVED.get(words[0].lower())
     if reserved:
         raise Refused("BAD_COMMAND", "not sent from the page: " + reserved)
+    length = len(" ".join(words))
+    if length > MAX_LINE:
+        raise Refused("BAD_COMMAND", "not sent: a line of %d bytes, the board takes at most %d" % (length, MAX_LINE))
 
 
 def parse_status_line(text):
@@ -163,7 +175,8 @@ class Session:
     # -- pages ------------------------------------------------------------
 
     def subscribe(self):
-        queue = asyncio.Queue()
+        """A queue of the messages for one page; None in it: the page fell too far behind, close it."""
+        queue = asyncio.Queue(LISTENER_MESSAGES + 1)
         self._listeners.add(queue)
         return queue
 
@@ -171,8 +184,12 @@ class Session:
         self._listeners.discard(queue)
 
     def _emit(self, message):
-        for queue in self._listeners:
-            queue.put_nowait(message)
+        for queue in list(self._listeners):
+            if queue.qsize() < LISTENER_MESSAGES:
+                queue.put_nowait(message)
+            else:
+                self._listeners.discard(queue)
+                queue.put_nowait(None)
 
     def _log(self, direction, text, kind="request"):
         """One transcript entry: direction ">" sent, "<" received, "x" refused here, "!" link event."""
@@ -228,6 +245,10 @@ class Session:
         async with self._lock:
             if self._stops != stops:
                 e = Refused("DROPPED", "a stop came before it was sent: %s" % what)
+                self._log("x", str(e), "refused")
+                raise e
+            if not REQUESTER.get()():
+                e = Refused("DROPPED", "its page closed before it was sent: %s" % what)
                 self._log("x", str(e), "refused")
                 raise e
             yield
@@ -445,7 +466,10 @@ class Session:
 
     async def workspace(self, pitch_deg):
         """The side view's workspace map for a tool pitch (degrees, rounded to 5), cached; None if none."""
-        pitch = 5.0 * round(float(pitch_deg) / 5.0) if math.isfinite(float(pitch_deg)) else 90.0
+        if isinstance(pitch_deg, bool) or not isinstance(pitch_deg, (int, float)) or \
+                not abs(pitch_deg) <= PITCH_RANGE_DEG:
+            raise Refused("BAD_INPUT", "pitch must be a number of degrees within +-%g" % PITCH_RANGE_DEG)
+        pitch = 5.0 * round(float(pitch_deg) / 5.0)
         if pitch not in self._workspace_cache:
             self._workspace_cache[pitch] = await asyncio.to_thread(geometry.workspace, self.board, pitch)
         return self._workspace_cache[pitch]
