@@ -67,9 +67,9 @@ async def until(ws, predicate, timeout=ANSWER_S):
             return msg, seen
 
 
-async def open_tab(client, **kwargs):
-    """A websocket to the served page (kwargs to ws_connect), and its hello message."""
-    ws = await (await client()).ws_connect(at("ws"), **kwargs)
+async def open_tab(client):
+    """A websocket to the served page, and its hello message."""
+    ws = await (await client()).ws_connect(at("ws"))
     return ws, json.loads((await ws.receive()).data)
 
 

@@ -88,7 +88,9 @@ def host_allowed(host, listen):
     literal cannot be rebound, so on every interface any address passes.
     """
     try:
-        name = urlsplit("//" + host).hostname
+        parts = urlsplit("//" + host)
+        name = parts.hostname
+        parts.port                # a port that is not a number raises here
     except ValueError:
         return False
     if not name:
