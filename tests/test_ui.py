@@ -333,14 +333,16 @@ def test_bad_input_from_the_page_moves_nothing(served):
                  3: {"op": "send", "words": ["move", "150;", "0", "200", "90"]},  # not one word: not sent
                  4: {"op": "send", "words": ["line", "150", "0", "200", "90!"]},
                  5: {"op": "send", "words": ["echo", "on"]},
-                 6: {"op": "jog", "axis": "x", "step": "nan"},                      # the board judges
+                 6: {"op": "jog", "axis": "x", "step": "nan"},                      # not a number: not sent
                  7: {"op": "preview", "words": ["600", "0", "0", "90"]},
-                 8: {"op": "jog", "axis": 2, "step": "5 5"}}                          # not sent
+                 8: {"op": "jog", "axis": 2, "step": "5 5"},                          # not sent
+                 9: {"op": "jog", "axis": 6, "step": 5},                              # no joint 6
+                 10: {"op": "jog", "axis": "z", "step": 1e300}}                       # no float32 holds it
         for i, message in cases.items():
             answers[i] = await ask(ws, i, message)
-        for i in (1, 2, 6):
+        for i in (1, 2):
             assert answers[i]["final"].startswith("error BAD_INPUT") and answers[i]["sent"], answers[i]
-        for i in (3, 4, 5, 8):
+        for i in (3, 4, 5, 6, 8, 9, 10):
             assert answers[i]["ok"] is False and answers[i]["sent"] is False, answers[i]
             assert answers[i]["final"].split()[0] == "error"
         assert answers[7]["status"] == "TOO_FAR" and "q_deg" not in answers[7]

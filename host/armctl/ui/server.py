@@ -290,11 +290,11 @@ async def _handle(session, tab, message):
         return dict(await session.workspace(message.get("pitch", 90)) or {}, type="workspace")
     if op == "stop":
         if tab.stopping:
-            return {"type": "reply", "ok": True, "status": "OK", "final": "stop already on its way", "sent": False}
+            return {"type": "reply", "ok": True, "status": "OK", "final": "ok stop already on its way", "sent": False}
         tab.stopping = True
         try:
             await session.stop()
         finally:
             tab.stopping = False
-        return {"type": "reply", "ok": True, "status": "OK", "final": "stop sent", "sent": True}
+        return {"type": "reply", "ok": True, "status": "OK", "final": "ok stop sent", "sent": True}
     raise Refused("BAD_COMMAND", "unknown page operation %r" % str(op)[:20])

@@ -34,6 +34,7 @@ import collections
 import contextlib
 import contextvars
 import functools
+import json
 import math
 import re
 import time
@@ -45,6 +46,7 @@ from armctl.ui import geometry, preview
 from armfw import status as fw_status
 from armfw.console import MAX_LINE
 from armfw.numeric import DEG
+from armfw.protocol import Refused as BoardRefused, _number as board_number
 
 # GRBL's real-time status request (the live console's `?`).
 STATUS_BYTE = b"?"
@@ -63,6 +65,8 @@ REQUESTER = contextvars.ContextVar("requester", default=lambda: True)
 
 # A request word: what the protocol's numbers, names and key=value options are made of.
 _WORD = re.compile(r"[A-Za-z0-9_.+\-=,]{1,40}\Z")
+# The largest number a board's float (32 bits) holds.
+FLOAT32_MAX = 3.4028234663852886e38
 # Commands after which the pose may differ: the board's `where` is read again.
 MOVING = frozenset(("move", "line", "joints", "jog", "home", "servo", "pick", "place", "grip",
                     "relax", "unlock"))
@@ -112,12 +116,19 @@ def parse_status_line(text):
     return out
 
 
-def _number(word):
+def _number(value):
+    """The number a word (by the firmware's own rule) or a page's JSON number gives, if a board's
+    float holds it; else None."""
     try:
-        v = float(word)
-    except ValueError:
+        v = board_number(value) if isinstance(value, str) else float(value)
+    except (BoardRefused, OverflowError):
         return None
-    return v if math.isfinite(v) else None
+    return v if abs(v) <= FLOAT32_MAX else None
+
+
+def json_text(value, limit=20):
+    """A page's value as a refusal quotes it: its JSON text, cut to limit characters."""
+    return json.dumps(value, default=str)[:limit]
 
 
 class _TranscribedLink:
@@ -372,16 +383,24 @@ class Session:
 
         axis: "x", "y", "z", "pitch" (`jog DX DY DZ DPITCH`, a straight tool
         line from the pose the board commands) or a joint number 1..n
-        (`jog jN DEG`, a joint move). The step is sent as the page gave it:
-        the board judges it.
+        (`jog jN DEG`, a joint move). step: a number (or its text) the
+        board's float holds; the board judges whether the arm can take it.
+        Anything else is refused here, not sent.
         """
-        step = str(step)
-        if isinstance(axis, int) or (isinstance(axis, str) and axis.isdigit()):
-            words = ["jog", "j%d" % int(axis), step]
+        value = None if isinstance(step, bool) or not isinstance(step, (int, float, str)) else _number(step)
+        if value is None:
+            raise Refused("BAD_INPUT", "not sent: a jog step is a finite number, not %s" % json_text(step))
+        step = "%d" % value if isinstance(step, int) else repr(value)
+        n = self.solver.n
+        if not isinstance(axis, bool) and isinstance(axis, int):
+            if not 1 <= axis <= n:
+                raise Refused("BAD_INPUT", "not sent: joint %d of 1..%d" % (axis, n))
+            words = ["jog", "j%d" % axis, step]
         else:
             names = self.solver.targets
             if axis not in names:
-                raise Refused("BAD_INPUT", "no axis %r (%s)" % (str(axis)[:10], ", ".join(names)))
+                raise Refused("BAD_INPUT", "not sent: no axis %s (%s, or a joint 1..%d)"
+                              % (json_text(axis), ", ".join(names), n))
             words = ["jog"] + [step if name == axis else "0" for name in names]
         return await self.send(words)
 
