@@ -35,7 +35,7 @@ from ui_served import ANSWER_S, at, served
 
 ARM5 = boardlib.load(str(BOARDS / "sim_arm5.json"))
 MESSAGES_PER_EXAMPLE = 40
-EXAMPLES = 30                # 1,200 messages per run
+EXAMPLES = 40                # 1,600 messages per run
 TABS = 3
 ANSWER_TYPES = ("reply", "preview", "workspace")
 # What the server itself answers a message it did not send on (status words).
@@ -45,39 +45,57 @@ REFUSED_HERE = {"BAD_COMMAND", "BAD_INPUT", "QUEUE_FULL", "DROPPED"}
 LINE_RULE = re.compile(r"\??[\x20-\x7e]+\Z")
 
 COMMAND_WORDS = ["ik", "fk", "move", "line", "joints", "jog", "where", "home", "grip", "pick", "place",
-                 "speed", "info", "help", "relax", "unlock", "progress", "check", "wait", "pose", "path",
+                 "speed", "info", "help", "relax", "unlock", "progress", "check", "pose", "path",
                  "servo", "echo", "sync", "G0", "G1", "M114", "MOVE", "nonsense"]
 SPECIAL_NUMBERS = [math.nan, math.inf, -math.inf, 1e308, -1e308, 5e-324, -0.0, 2 ** 63, 10 ** 40]
 SPECIAL_WORDS = ["nan", "NaN", "inf", "-inf", "1e308", "1e999", "-1e999", "0x10", "1_0", "", " ", "1 2",
                  "?", "!", "~", "\x18", "\n", "5;", "elbow=up", "elbow=sideways", "j1", "j9", "x" * 41,
                  "\u00b0", "9" * 40]
 
-numbers = st.one_of(st.integers(-600, 600), st.floats(-600, 600), st.sampled_from(SPECIAL_NUMBERS))
+numbers = st.one_of(st.integers(-600, 600), st.floats(-600, 600), st.integers(-600, 600),
+                    st.sampled_from(SPECIAL_NUMBERS))
 anything = st.one_of(numbers, st.text(max_size=12), st.sampled_from(SPECIAL_WORDS), st.none(), st.booleans(),
                      st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(),
                                                                           max_size=2))
 # Words as a page sends them: mostly numbers as text, some of every other kind.
-word = st.one_of(numbers.map(str), numbers.map(str), st.sampled_from(SPECIAL_WORDS), st.text(max_size=8),
-                 anything)
+word = st.one_of(numbers.map(str), numbers.map(str), numbers.map(str), st.sampled_from(SPECIAL_WORDS),
+                 st.text(max_size=8), anything)
+
+
+@st.composite
+def motions(draw):
+    """Words of a motion that mostly runs (reachable targets, small joint moves)."""
+    verb = draw(st.sampled_from(["move", "line", "joints", "jog"]))
+    if verb == "joints":
+        return [verb] + [str(draw(st.integers(-40, 40))) for _ in range(4)] + ["0"]
+    if verb == "jog":
+        return [verb] + [str(draw(st.integers(-10, 10))) for _ in range(3)]
+    return [verb, str(draw(st.integers(120, 200))), str(draw(st.integers(-80, 80))), str(draw(st.integers(100, 200))),
+            draw(st.sampled_from(["180", "150", ""]))]
 
 
 @st.composite
 def request_words(draw):
+    if draw(st.integers(0, 2)) == 0:
+        return [w for w in draw(motions()) if w]
     command = draw(st.sampled_from(COMMAND_WORDS))
+    if command == "speed":
+        # Slow speeds are tested elsewhere; here they would only spend the time on long slow motions.
+        return [command, draw(st.one_of(st.integers(30, 150).map(str), st.sampled_from(SPECIAL_WORDS)))]
     count = draw(st.sampled_from([0, 1, 2, 3, 4, 5, 5, 6, 30]))
     return [command] + [draw(word) for _ in range(count)]
 
 
 @st.composite
 def operations(draw):
-    op = draw(st.sampled_from(["send", "send", "send", "jog", "jog", "preview", "workspace", "stop",
-                               "unknown", None]))
+    op = draw(st.sampled_from(["send"] * 8 + ["jog"] * 3 + ["preview"] * 2 + ["workspace", "stop", "unknown",
+                                                                                 None]))
     message = {"id": draw(st.one_of(st.integers(0, 10 ** 6), st.text(max_size=5), st.none()))}
     if op is None:
         return message
     message["op"] = op if op != "unknown" else draw(st.sampled_from(["move", "", "SEND", "eval", 5, None, []]))
     if op == "send":
-        message["words"] = draw(st.one_of(request_words(), request_words(), anything))
+        message["words"] = draw(st.one_of(request_words(), request_words(), request_words(), anything))
     elif op == "jog":
         message["axis"] = draw(st.one_of(st.sampled_from(["x", "y", "z", "pitch", "roll", "X", ""]),
                                          st.integers(-2, 7), anything))
@@ -242,11 +260,153 @@ def test_fuzz_websocket(board, report):
            "%d refused before sending: %s), %d lines reached the board, all within the line rules; "
            "%d pulses, all inside their windows"
            % (counts["messages"], TABS, counts["ok"], counts["workspace"], counts["board error"],
-              counts["refused here"], ", ".join("%d %s" % (counts[w], w) for w in sorted(REFUSED_HERE)),
+              counts["refused here"], ", ".join("%d %s" % (counts[w], w) for w in sorted(REFUSED_HERE) if counts[w]),
               counts["lines sent"], len(pulses)))
+
+
+def test_a_flood_is_answered_queue_full_and_a_stop_still_goes_through(board, report):
+    """A tab sends far more than MAX_WAITING requests without waiting: each gets one answer; what
+    did not fit is QUEUE_FULL and never sent; a stop sent in the flood is never refused."""
+    run, sim = board
+    flood = 10 * server.MAX_WAITING
+
+    async def body(client, session):
+        c = await client()
+        tab, other = await open_tabs(c, 2)
+        before = len(sent_lines(session))
+        for i in range(flood):
+            await tab.ws.send_json({"id": i, "op": "send", "words": ["fk", "0", "0", "0", "0", "%d" % i]})
+        await tab.ws.send_json({"id": "stop", "op": "stop"})
+        answers = [await tab.answer() for _ in range(flood + 1)]
+        assert sorted(a["id"] for a in answers if a["id"] != "stop") == list(range(flood))
+        stop = [a for a in answers if a["id"] == "stop"][0]
+        assert stop["ok"] and stop["final"].startswith("ok stop"), stop
+        full = [a for a in answers if a["status"] == "QUEUE_FULL"]
+        assert full and all(not a["ok"] and a["sent"] is False and a["final"].startswith("error QUEUE_FULL")
+                            for a in full)
+        # The stop dropped what still waited; everything else went to the board, one request each.
+        dropped = [a for a in answers if a["status"] == "DROPPED"]
+        answered = [a for a in answers if a.get("sent") and a["id"] != "stop"]
+        assert all(a["final"].startswith("ok ") for a in answered), answered
+        lines = sent_lines(session)[before:]
+        fk_lines = [t for t in lines if t.startswith("fk ")]
+        assert len(fk_lines) == len(answered) == flood - len(full) - len(dropped)
+        # The session carries on, for this tab and the other.
+        for t, words in ((tab, ["unlock"]), (other, ["move", "150", "100", "150", "180"])):
+            await t.ws.send_json({"id": "after", "op": "send", "words": words})
+            assert (await t.answer())["final"].startswith("ok"), words
+        report("ui flood: %d requests at once from one tab: %d sent, %d QUEUE_FULL (at most %d wait), %d dropped "
+               "by the stop sent behind them" % (flood, len(answered), len(full), server.MAX_WAITING, len(dropped)))
+
+    run(body)
+
+
+def test_a_message_past_the_caps_moves_nothing_and_the_session_carries_on(board):
+    run, sim = board
+
+    async def body(client, session):
+        c = await client()
+        tab, other = await open_tabs(c, 2)
+        before = len(sim.pulses()), sent_lines(session)
+        move = {"id": 1, "op": "send", "words": ["move", "150", "100", "150", "180"]}
+        # Past MAX_MESSAGE: refused unread, the tab stays open.
+        await tab.ws.send_str(json.dumps(dict(move, pad="x" * server.MAX_MESSAGE)))
+        answer = await tab.answer()
+        assert answer["final"].startswith("error BAD_COMMAND message of") and answer["sent"] is False
+        # Past the frame cap: the websocket closes (1009, message too big) before reading it.
+        await tab.ws.send_str(json.dumps(dict(move, pad="x" * server.MAX_FRAME)))
+        await asyncio.wait_for(tab.reader, ANSWER_S)
+        assert tab.closed == aiohttp.WSCloseCode.MESSAGE_TOO_BIG
+        assert (len(sim.pulses()), sent_lines(session)) == before
+        # The other tab and a new one carry on.
+        await other.ws.send_json(move)
+        assert (await other.answer())["final"].startswith("ok OK")
+        (again,) = await open_tabs(c, 1)
+        await again.ws.send_json({"id": 2, "op": "send", "words": ["where"]})
+        assert (await again.answer())["final"].startswith("ok OK 33.690")
+
+    run(body)
+
+
+def test_tabs_at_once_each_get_their_own_answers(board):
+    """Four tabs send ten motions each at once: the link takes them one at a time, every tab gets
+    exactly its answers, and the board ends where the last motion sent put it."""
+    run, sim = board
+    targets = [[120 + 10 * t, -40 + 8 * k, 120 + 5 * k, 180] for t in range(4) for k in range(10)]
+
+    async def body(client, session):
+        c = await client()
+        tabs = await open_tabs(c, 4)
+        for t, tab in enumerate(tabs):
+            for k in range(10):
+                words = ["move"] + ["%d" % v for v in targets[10 * t + k]]
+                await tab.ws.send_json({"id": "%d-%d" % (t, k), "op": "send", "words": words})
+        for t, tab in enumerate(tabs):
+            answers = [await tab.answer() for _ in range(10)]
+            assert sorted(a["id"] for a in answers) == ["%d-%d" % (t, k) for k in range(10)]
+            assert all(a["final"].startswith("ok OK") for a in answers), answers
+        moves = [line for line in sent_lines(session) if line.startswith("move ")]
+        assert len(moves) == 40
+        last = [float(v) for v in moves[-1].split()[1:4]]
+        where = (await session.request("where")).fields
+        assert [float(where[k]) for k in ("x", "y", "z")] == pytest.approx(last, abs=1e-3)
+        for tab in tabs:
+            assert tab.answers.empty() and tab.closed is None
+
+    run(body)
+
+
+def test_a_tab_closed_mid_move_drops_what_it_queued_and_the_others_carry_on(realtime_board):
+    """The move in flight runs to its end (another tab may be watching it; STOP stops it); what
+    the closed tab queued behind it is dropped, not sent."""
+    run, sim = realtime_board
+
+    async def body(client, session):
+        c = await client()
+        closing, watching = await open_tabs(c, 2)
+        await ask_tab(watching, ["speed", "10"])          # a 60-degree move: 6 s
+        await closing.ws.send_json({"id": 1, "op": "send", "words": ["joints", "60", "0", "90", "0", "0"]})
+        queued = [["joints", "0", "%d" % (10 * k), "90", "0", "0"] for k in range(1, 4)]
+        for k, words in enumerate(queued):
+            await closing.ws.send_json({"id": 2 + k, "op": "send", "words": words})
+        await asyncio.wait_for(_until(lambda: (session.busy or "").startswith("joints 60")), ANSWER_S)
+        await closing.ws.close()
+        await asyncio.wait_for(_until(lambda: len(session._listeners) == 1), ANSWER_S)   # the server saw it close
+        assert session.busy.startswith("joints 60")        # mid-move
+        # The move ends on its own, then what the closed tab queued is dropped, one by one.
+        await asyncio.wait_for(_until_dropped(session, len(queued)), 4 * ANSWER_S)
+        where = await ask_tab(watching, ["where"])
+        assert where["final"].startswith("ok OK 60.000 0.000 90.000"), where
+        sent = sent_lines(session)
+        assert not any(" ".join(words) in sent for words in queued), sent
+
+    run(body)
+
+
+async def _until(condition):
+    while not condition():
+        await asyncio.sleep(0.02)
+
+
+async def _until_dropped(session, count):
+    """Until count requests were dropped because their page closed, and none is in flight."""
+    def dropped():
+        return sum(e["dir"] == "x" and "its page closed" in e["text"] for e in session.transcript)
+    await _until(lambda: dropped() >= count and session.busy is None)
+
+
+async def ask_tab(tab, words):
+    await tab.ws.send_json({"id": "ask", "op": "send", "words": words})
+    return await tab.answer()
 
 
 @pytest.fixture
 def board(micropython, tmp_path):
     with served(ARM5, tmp_path) as both:
+        yield both
+
+
+@pytest.fixture
+def realtime_board(micropython, tmp_path):
+    with served(ARM5, tmp_path, realtime=True) as both:
         yield both

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The `armctl ui` server against the simulated board over its pty, for the UI's tests.
 
-served(board, tmp_path) gives (run, sim): run(body) runs the coroutine
+served(board, tmp_path, realtime=False) gives (run, sim): run(body) runs the coroutine
 body(client, session) in a new event loop, where `await client()` is an
 aiohttp test client of a server of that session on 127.0.0.1 and
 session is the ui Session on the board's link; sim is the Simulator, whose
@@ -30,10 +30,10 @@ def at(path=""):
 
 
 @contextlib.contextmanager
-def served(board, tmp_path):
+def served(board, tmp_path, realtime=False):
     from aiohttp.test_utils import TestClient, TestServer
 
-    with Simulator(BOARDS / (board.name + ".json"), pty=True, realtime=False, flash_dir=tmp_path / "flash") as sim:
+    with Simulator(BOARDS / (board.name + ".json"), pty=True, realtime=realtime, flash_dir=tmp_path / "flash") as sim:
         def run(body):
             async def main():
                 with Link(sim.port, timeout=10) as link:
