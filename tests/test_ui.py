@@ -566,3 +566,28 @@ def test_info_typed_again_refreshes_every_tabs_info_panel(served):
         assert where["final"].split("clear_mm=")[1].split()[0] == after["clear_mm"]
 
     run(body)
+
+
+def test_the_info_panel_follows_every_move(served):
+    """The info line's clearance (clear_mm zone link: the commanded pose's) is the board's after
+    every move, in every tab, without `info` typed again."""
+    run, sim = served
+
+    async def body(client, session):
+        a, hello = await open_tab(client)
+        b, _ = await open_tab(client)
+        before = dict(w.split("=", 1) for w in hello["info"].split() if "=" in w)
+        for i, words in enumerate((["move", "150", "100", "150", "180"], ["jog", "0", "0", "20", "0"]), 1):
+            moved = await ask(a, i, {"op": "send", "words": words})
+            assert moved["final"].startswith("ok OK"), moved
+            where = (await session.request("where")).final
+            board_says = dict(w.split("=", 1) for w in where.split() if w.split("=")[0] in ("clear_mm", "zone", "link"))
+            for tab in (a, b):
+                info, _ = await until(tab, lambda m: m["type"] == "info" and
+                                      all("%s=%s" % kv in m["info"].split() for kv in board_says.items()))
+            shown = dict(w.split("=", 1) for w in info["info"].split() if "=" in w)
+            assert shown["name"] == before["name"] == "sim_arm5"
+            assert shown["clear_mm"] != before["clear_mm"]
+            before = shown
+
+    run(body)

@@ -70,6 +70,8 @@ FLOAT32_MAX = 3.4028234663852886e38
 # Commands after which the pose may differ: the board's `where` is read again.
 MOVING = frozenset(("move", "line", "joints", "jog", "home", "servo", "pick", "place", "grip",
                     "relax", "unlock"))
+# The fields of `info` and `where` that change with the pose: its nearest keep-out zone.
+CLEARANCE_FIELDS = ("clear_mm", "zone", "link")
 # Commands that would break the link's reading of replies if a page sent them.
 RESERVED = {"echo": "echo would interleave prompts with the replies the link reads",
             "sync": "sync is the link's own resynchronisation"}
@@ -349,9 +351,27 @@ class Session:
         if len(values) >= n:
             self.q_deg = values[:n]
             self.tool = {k: float(reply.fields[k]) for k in ("x", "y", "z", "pitch") if k in reply.fields}
-            self.clearance = {k: reply.fields[k] for k in ("clear_mm", "zone", "link") if k in reply.fields}
+            self.clearance = {k: reply.fields[k] for k in CLEARANCE_FIELDS if k in reply.fields}
             if not self.live_console:
                 self.state = "idle"
+            self._follow_clearance(reply.final)
+
+    def _follow_clearance(self, final):
+        """The info line's clearance (the commanded pose's nearest zone) as `where` last gave it,
+        in every tab's info panel."""
+        given = {}
+        for word in final.split():
+            key, eq, value = word.partition("=")
+            if eq and key in CLEARANCE_FIELDS:
+                given[key] = value
+        words = []
+        for word in self.info.split():
+            key = word.partition("=")[0]
+            words.append("%s=%s" % (key, given[key]) if key in given else word)
+        info = " ".join(words)
+        if info != self.info:
+            self.info = info
+            self._emit({"type": "info", "info": info})
 
     # -- what a page asks for ------------------------------------------------
 
