@@ -186,6 +186,62 @@ def test_preview_of_a_calibrated_board_is_what_the_board_does(micropython, tmp_p
     assert shown["line"]["points"][-1] == pytest.approx([float(w) for w in words], abs=1e-6)
 
 
+def test_preview_pulses_are_the_boards_when_the_host_has_only_the_board_file(micropython, tmp_path):
+    """The board runs a calibration.json (servo fits, tool offset) the host was not given: the session
+    asks the board (check mode, nothing moves) and previews the pulses and the line the board runs."""
+    joints = [{"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500} for _ in range(5)]
+    joints[1] = {"offset_deg": 5.0, "sign": 1, "us_per_rad": 400.0, "center_us": 1500}
+    joints[2] = {"offset_deg": 0.0, "sign": -1, "us_per_rad": 424.448, "center_us": 1500}
+    joints[3] = {"offset_deg": 2.0, "sign": 1, "us_per_rad": 415.0, "center_us": 1490}
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps({"joints": joints, "tool_mm": [0.0, 8.0, 35.0]}))
+    calibrated = boardlib.load(str(BOARDS / "sim_arm5.json"), calibration=str(calibration))
+    words = ["200", "-50", "120", "150"]
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, realtime=False, flash_dir=tmp_path / "flash",
+                   calibration=calibration) as sim:
+        async def main():
+            with Link(sim.port, timeout=10) as link:
+                link.wait_ready()
+                session = Session(link, ARM5, sim, board_path=str(BOARDS / "sim_arm5.json"))
+                booted = len(sim.pulses())
+                await session.start()
+                asking = len(sim.pulses()) - booted
+                try:
+                    shown = await session.preview(words)
+                    moved = await session.send(["line"] + words)
+                finally:
+                    session.close()
+                return session, shown, moved, asking
+
+        session, shown, moved, asking = asyncio.run(main())
+        pulses = sim.pulses()
+    assert asking == 0            # asking moved nothing
+    sent = {}
+    for _, channel, us in pulses:
+        sent[channel] = us
+    assert shown["ok"] and moved.ok, moved.final
+    assert shown["pulses"] == [sent[ch] for ch in ARM5.servos.channels]
+    # The host's board now maps as the calibrated one, over every joint's range, and has its tool offset.
+    for i in range(5):
+        for q in (ARM5.solver.lo[i], 0.0, ARM5.solver.hi[i]):
+            assert session.board.servos.exact_us(i, q) == pytest.approx(calibrated.servos.exact_us(i, q), abs=0.05)
+    assert session.board.tool_mm == pytest.approx([0.0, 8.0, 35.0], abs=0.002)
+    assert shown["line"]["ok"] and "steps=%d" % shown["line"]["steps"] in moved.final
+    notes = [e["text"] for e in session.transcript if e["dir"] == "#"]
+    assert any("another calibration" in t for t in notes), notes
+
+
+def test_a_board_that_runs_its_board_file_keeps_the_hosts_description(served):
+    run, sim = served
+
+    async def body(client, session):
+        assert session.board is ARM5
+        assert not [e for e in session.transcript if e["dir"] == "#"]
+        assert any(e["text"].startswith("servo ") for e in session.transcript)     # it was asked
+
+    run(body)
+
+
 # -- the server ------------------------------------------------------------------
 
 def test_page_words_that_cannot_be_sent_are_refused():

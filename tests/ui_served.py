@@ -38,7 +38,7 @@ def served(board, tmp_path, realtime=False):
             async def main():
                 with Link(sim.port, timeout=10) as link:
                     link.wait_ready()
-                    session = Session(link, board, sim)
+                    session = Session(link, board, sim, board_path=str(BOARDS / (board.name + ".json")))
                     await session.start()
                     clients = []
 

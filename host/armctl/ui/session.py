@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from armctl.fallback import SOLVER_BOARD, Mover, host_solves, tool_request
 from armctl.link import LinkError, parse as parse_reply
-from armctl.ui import geometry, preview
+from armctl.ui import geometry, preview, probe
 from armfw import status as fw_status
 from armfw.console import MAX_LINE
 from armfw.numeric import DEG
@@ -163,9 +163,10 @@ class Session:
     (a transcript entry), "pose" (what to draw and the board's state).
     """
 
-    def __init__(self, link, board, simulator=None):
+    def __init__(self, link, board, simulator=None, board_path=None):
         self.link = link
         self.board = board
+        self.board_path = board_path  # the board file, to build the board as it runs (armctl.ui.probe)
         self.simulator = simulator
         self.solver = board.solver
         self.transcript = collections.deque(maxlen=TRANSCRIPT_LINES)
@@ -233,11 +234,23 @@ class Session:
         reply = await self.request("help")
         commands = {line.split()[0] for line in reply.info_lines if line.split()}
         self.live_console = "unlock" in commands and "relax" in commands
+        if self.board_path is not None and "check" in commands:
+            await self._board_as_it_runs()
         reply = await self.request("speed")
         if reply.ok and reply.values:
             self.speed_deg_s = reply.values[0]
         async with self._lock:
             await self._refresh()
+
+    async def _board_as_it_runs(self):
+        """The board's own servo maps and tool offset, asked in check mode (nothing moves)."""
+        loop = asyncio.get_running_loop()
+        async with self._turn("probe"):
+            self.board, note = await loop.run_in_executor(self._worker, probe.board_as_it_runs,
+                                                          _TranscribedLink(self, loop), self.board, self.board_path)
+        self.solver = self.board.solver
+        if note:
+            self._log("#", "host: " + note, "host")
 
     def close(self):
         self._worker.shutdown(wait=True)
