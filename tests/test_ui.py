@@ -10,6 +10,7 @@ through real websockets.
 import asyncio
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from armctl import chain as chain_mod
 from armctl.link import STOP_BYTES, Link, parse as parse_reply
 from armctl.sim import Simulator
 from armctl.ui import geometry, preview
+from armctl.ui.server import new_token
 from armctl.ui.session import Refused, Session, check_words, parse_status_line
 from armfw import board as boardlib
 from armfw.numeric import DEG
@@ -647,3 +649,47 @@ def test_the_info_panel_follows_every_move(served):
             before = shown
 
     run(body)
+
+
+def test_a_relaxed_board_is_asked_its_calibration_once_homed(micropython, tmp_path):
+    joints = [{"offset_deg": 0.0} for _ in range(5)]
+    joints[0] = {"offset_deg": 4.0, "us_per_rad": 410.0}
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps({"joints": joints}))
+    calibrated = boardlib.load(str(BOARDS / "sim_arm5.json"), calibration=str(calibration))
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, realtime=False, flash_dir=tmp_path / "flash",
+                   calibration=calibration) as sim:
+        async def main():
+            with Link(sim.port, timeout=10) as link:
+                link.wait_ready()
+                assert link.request("relax").final == "ok RELAXED"
+                session = Session(link, ARM5, sim, board_path=str(BOARDS / "sim_arm5.json"))
+                await session.start()
+                try:
+                    relaxed = session.board
+                    await session.send(["home"])
+                    return relaxed, session.board
+                finally:
+                    session.close()
+
+        relaxed, homed = asyncio.run(main())
+    assert relaxed is ARM5
+    q = 0.5
+    assert homed.servos.exact_us(0, q) == pytest.approx(calibrated.servos.exact_us(0, q), abs=0.05)
+    assert ARM5.servos.exact_us(0, q) != pytest.approx(calibrated.servos.exact_us(0, q), abs=1)
+
+
+def test_the_browser_is_opened_without_the_token_on_its_command_line(monkeypatch):
+    from armctl.commands import ui as ui_command
+
+    opened = []
+    monkeypatch.setattr(ui_command.webbrowser, "open", opened.append)
+    url = "http://127.0.0.1:8765/%s/" % new_token()
+    path = ui_command._open_browser(url)
+    try:
+        assert opened == ["file://" + path] and url.split("/")[3] not in opened[0]
+        assert os.stat(path).st_mode & 0o077 == 0           # this user's only
+        with open(path) as f:
+            assert 'content="0;url=%s"' % url in f.read()
+    finally:
+        os.remove(path)

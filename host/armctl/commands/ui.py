@@ -3,9 +3,12 @@
 
 import argparse
 import asyncio
+import html
 import ipaddress
+import os
 import signal
 import sys
+import tempfile
 import webbrowser
 
 from armctl import cli, fallback, shipped
@@ -119,6 +122,7 @@ async def _serve(args, link, board, sim):
     token = new_token()
     runner = web.AppRunner(make_app(session, token, args.host), access_log=None)
     await runner.setup()
+    opener = None
     try:
         site = web.TCPSite(runner, args.host, args.http_port)
         try:
@@ -138,9 +142,22 @@ async def _serve(args, link, board, sim):
         calibrated = " with calibration %s" % args.calibration if args.calibration else ""
         print("armctl ui: %s  (board %s%s on %s; Ctrl-C stops)" % (url, board.name, calibrated, where), flush=True)
         if not args.no_browser:
-            webbrowser.open(url)
+            opener = _open_browser(url)
         await stopped.wait()
     finally:
         await runner.cleanup()
         session.close()
+        if opener is not None:
+            os.remove(opener)
     return cli.EXIT_OK
+
+
+def _open_browser(url):
+    """Open url through a page only this user can read (as Jupyter does): a browser started with the
+    address on its command line would show the token to every user's process list. Its path."""
+    fd, path = tempfile.mkstemp(prefix="armctl-ui-", suffix=".html")      # mode 0600
+    with os.fdopen(fd, "w") as f:
+        f.write('<!doctype html><meta http-equiv="refresh" content="0;url=%s"><a href="%s">armctl ui</a>\n'
+                % (html.escape(url), html.escape(url)))
+    webbrowser.open("file://" + path)
+    return path

@@ -185,6 +185,7 @@ class Session:
         self._polling = False
         self._stops = 0               # how many stops were sent (requests queued before one are dropped)
         self._workspace_cache = {}
+        self._ask_board = False       # the board's calibration is still to be asked (armctl.ui.probe)
 
     # -- pages ------------------------------------------------------------
 
@@ -234,8 +235,8 @@ class Session:
         reply = await self.request("help")
         commands = {line.split()[0] for line in reply.info_lines if line.split()}
         self.live_console = "unlock" in commands and "relax" in commands
-        if self.board_path is not None and "check" in commands:
-            await self._board_as_it_runs()
+        # The board's calibration is asked once its pose is known (check mode starts from it).
+        self._ask_board = self.board_path is not None and "check" in commands
         reply = await self.request("speed")
         if reply.ok and reply.values:
             self.speed_deg_s = reply.values[0]
@@ -243,11 +244,11 @@ class Session:
             await self._refresh()
 
     async def _board_as_it_runs(self):
-        """The board's own servo maps and tool offset, asked in check mode (nothing moves)."""
+        """The board's own servo maps and tool offset, asked in check mode (nothing moves); lock held."""
+        self._ask_board = False
         loop = asyncio.get_running_loop()
-        async with self._turn("probe"):
-            self.board, note = await loop.run_in_executor(self._worker, probe.board_as_it_runs,
-                                                          _TranscribedLink(self, loop), self.board, self.board_path)
+        self.board, note = await loop.run_in_executor(self._worker, probe.board_as_it_runs,
+                                                      _TranscribedLink(self, loop), self.board, self.board_path)
         self.solver = self.board.solver
         if note:
             self._log("#", "host: " + note, "host")
@@ -349,6 +350,8 @@ class Session:
         line = "?where" if self.live_console else "where"
         self._log(">", line)
         self._take_where(await self._link_request(line))
+        if self._ask_board and self.q_deg is not None:
+            await self._board_as_it_runs()
 
     def _take_where(self, reply):
         n = self.solver.n
