@@ -27,13 +27,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from armctl.ui import server
-from armfw import board as boardlib
 from armfw.console import MAX_LINE
 from conftest import BOARDS
 from test_fuzz_protocol import windows
-from ui_served import ANSWER_S, at, served
+from ui_served import ANSWER_S, at, served, served_realtime  # noqa: F401 (fixtures)
 
-ARM5 = boardlib.load(str(BOARDS / "sim_arm5.json"))
 MESSAGES_PER_EXAMPLE = 40
 EXAMPLES = 40                # 1,600 messages per run
 TABS = 3
@@ -179,8 +177,8 @@ def check_pulses(pulses):
             assert lo <= us <= hi, (t, ch, us)
 
 
-def test_fuzz_websocket(board, report):
-    run, sim = board
+def test_fuzz_websocket(served, report):
+    run, sim = served
     counts = collections.Counter()
 
     async def body(client, session):
@@ -264,10 +262,10 @@ def test_fuzz_websocket(board, report):
               counts["lines sent"], len(pulses)))
 
 
-def test_a_flood_is_answered_queue_full_and_a_stop_still_goes_through(board, report):
+def test_a_flood_is_answered_queue_full_and_a_stop_still_goes_through(served, report):
     """A tab sends far more than MAX_WAITING requests without waiting: each gets one answer; what
     did not fit is QUEUE_FULL and never sent; a stop sent in the flood is never refused."""
-    run, sim = board
+    run, sim = served
     flood = 10 * server.MAX_WAITING
 
     async def body(client, session):
@@ -301,8 +299,8 @@ def test_a_flood_is_answered_queue_full_and_a_stop_still_goes_through(board, rep
     run(body)
 
 
-def test_a_message_past_the_caps_moves_nothing_and_the_session_carries_on(board):
-    run, sim = board
+def test_a_message_past_the_caps_moves_nothing_and_the_session_carries_on(served):
+    run, sim = served
 
     async def body(client, session):
         c = await client()
@@ -328,10 +326,10 @@ def test_a_message_past_the_caps_moves_nothing_and_the_session_carries_on(board)
     run(body)
 
 
-def test_tabs_at_once_each_get_their_own_answers(board):
+def test_tabs_at_once_each_get_their_own_answers(served):
     """Four tabs send ten motions each at once: the link takes them one at a time, every tab gets
     exactly its answers, and the board ends where the last motion sent put it."""
-    run, sim = board
+    run, sim = served
     targets = [[120 + 10 * t, -40 + 8 * k, 120 + 5 * k, 180] for t in range(4) for k in range(10)]
 
     async def body(client, session):
@@ -356,10 +354,10 @@ def test_tabs_at_once_each_get_their_own_answers(board):
     run(body)
 
 
-def test_a_tab_closed_mid_move_drops_what_it_queued_and_the_others_carry_on(realtime_board):
+def test_a_tab_closed_mid_move_drops_what_it_queued_and_the_others_carry_on(served_realtime):
     """The move in flight runs to its end (another tab may be watching it; STOP stops it); what
     the closed tab queued behind it is dropped, not sent."""
-    run, sim = realtime_board
+    run, sim = served_realtime
 
     async def body(client, session):
         c = await client()
@@ -399,14 +397,3 @@ async def ask_tab(tab, words):
     await tab.ws.send_json({"id": "ask", "op": "send", "words": words})
     return await tab.answer()
 
-
-@pytest.fixture
-def board(micropython, tmp_path):
-    with served(ARM5, tmp_path) as both:
-        yield both
-
-
-@pytest.fixture
-def realtime_board(micropython, tmp_path):
-    with served(ARM5, tmp_path, realtime=True) as both:
-        yield both

@@ -30,11 +30,9 @@ from armctl.ui.session import Refused, Session, check_words, parse_status_line
 from armfw import board as boardlib
 from armfw.numeric import DEG
 from conftest import BOARDS
-from ui_served import at, ask, open_tab, served as served_board, until
+from ui_served import ARM5, at, ask, open_tab, served, served_al5d, until  # noqa: F401 (fixtures)
 
-ARM5 = boardlib.load(str(BOARDS / "sim_arm5.json"))
 PLANAR = boardlib.load(str(BOARDS / "sim_planar.json"))
-AL5D = boardlib.load(str(BOARDS / "sim_al5d.json"))
 
 
 def _dist(a, b):
@@ -151,46 +149,11 @@ def test_line_preview_matches_the_board(micropython, board_file, start, target):
         assert result["at"] == pytest.approx(at, abs=1e-3)
 
 
-def test_preview_of_a_calibrated_board_is_what_the_board_does(micropython, tmp_path):
-    """With the calibration the board runs (servo fits, tool offset), the previewed pulses are the
-    ones the board sends for that target, and the line check is the board's own line."""
-    joints = [{"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500} for _ in range(5)]
-    joints[1] = {"offset_deg": 5.0, "sign": 1, "us_per_rad": 400.0, "center_us": 1500}
-    joints[2] = {"offset_deg": 0.0, "sign": -1, "us_per_rad": 424.448, "center_us": 1500}
-    calibration = tmp_path / "calibration.json"
-    calibration.write_text(json.dumps({"joints": joints, "tool_mm": [0.0, 8.0, 35.0]}))
-    board = boardlib.load(str(BOARDS / "sim_arm5.json"), calibration=str(calibration))
-    words = ["200", "-50", "120", "150"]
-    with Simulator(BOARDS / "sim_arm5.json", pty=True, realtime=False, flash_dir=tmp_path / "flash",
-                   calibration=calibration) as sim:
-        async def main():
-            with Link(sim.port, timeout=10) as link:
-                link.wait_ready()
-                session = Session(link, board, sim)
-                await session.start()
-                try:
-                    shown = await session.preview(words)
-                    moved = await session.send(["line"] + words)
-                finally:
-                    session.close()
-                return shown, moved
-
-        shown, moved = asyncio.run(main())
-        sent = {}
-        for _, channel, us in sim.pulses():
-            sent[channel] = us
-    assert shown["ok"] and moved.ok, moved.final
-    assert shown["pulses"] == [sent[ch] for ch in board.servos.channels]
-    # The board file's own servo map would have shown other pulses for the shoulder and elbow.
-    uncalibrated = geometry.pulses(ARM5, [v * DEG for v in shown["q_deg"]])
-    assert [a != b for a, b in zip(uncalibrated, shown["pulses"])] == [False, True, True, False, False]
-    assert shown["line"]["ok"] and "steps=%d" % shown["line"]["steps"] in moved.final
-    assert shown["line"]["points"][-1] == pytest.approx([float(w) for w in words], abs=1e-6)
-
-
-def test_preview_pulses_are_the_boards_when_the_host_has_only_the_board_file(micropython, tmp_path):
-    """The board runs a calibration.json (servo fits, tool offset) the host was not given: the session
-    asks the board (check mode, nothing moves) and previews the pulses and the line the board runs."""
+@pytest.mark.parametrize("told", [True, False], ids=["given --calibration", "board file only"])
+def test_preview_of_a_calibrated_board_is_what_the_board_does(micropython, tmp_path, told):
+    """The board runs a calibration.json (servo fits, tool offset). Told it (--calibration) or not (the
+    session asks the board in check mode, moving nothing), the previewed pulses are the ones the board
+    sends for that target, and the line check is the board's own line."""
     joints = [{"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500} for _ in range(5)]
     joints[1] = {"offset_deg": 5.0, "sign": 1, "us_per_rad": 400.0, "center_us": 1500}
     joints[2] = {"offset_deg": 0.0, "sign": -1, "us_per_rad": 424.448, "center_us": 1500}
@@ -204,7 +167,8 @@ def test_preview_pulses_are_the_boards_when_the_host_has_only_the_board_file(mic
         async def main():
             with Link(sim.port, timeout=10) as link:
                 link.wait_ready()
-                session = Session(link, ARM5, sim, board_path=str(BOARDS / "sim_arm5.json"))
+                session = (Session(link, calibrated, sim) if told else
+                           Session(link, ARM5, sim, board_path=str(BOARDS / "sim_arm5.json")))
                 booted = len(sim.pulses())
                 await session.start()
                 asking = len(sim.pulses()) - booted
@@ -216,21 +180,24 @@ def test_preview_pulses_are_the_boards_when_the_host_has_only_the_board_file(mic
                 return session, shown, moved, asking
 
         session, shown, moved, asking = asyncio.run(main())
-        pulses = sim.pulses()
-    assert asking == 0            # asking moved nothing
-    sent = {}
-    for _, channel, us in pulses:
-        sent[channel] = us
+        sent = {}
+        for _, channel, us in sim.pulses():
+            sent[channel] = us
+    assert asking == 0
     assert shown["ok"] and moved.ok, moved.final
     assert shown["pulses"] == [sent[ch] for ch in ARM5.servos.channels]
-    # The host's board now maps as the calibrated one, over every joint's range, and has its tool offset.
+    # The board file's own servo map would have shown other pulses for the calibrated joints.
+    uncalibrated = geometry.pulses(ARM5, [v * DEG for v in shown["q_deg"]])
+    assert [a != b for a, b in zip(uncalibrated, shown["pulses"])] == [False, True, True, True, False]
+    assert shown["line"]["ok"] and "steps=%d" % shown["line"]["steps"] in moved.final
+    assert shown["line"]["points"][-1] == pytest.approx([float(w) for w in words], abs=1e-6)
+    # The host's board maps as the calibrated one over every joint's range, with its tool offset.
     for i in range(5):
         for q in (ARM5.solver.lo[i], 0.0, ARM5.solver.hi[i]):
             assert session.board.servos.exact_us(i, q) == pytest.approx(calibrated.servos.exact_us(i, q), abs=0.05)
     assert session.board.tool_mm == pytest.approx([0.0, 8.0, 35.0], abs=0.002)
-    assert shown["line"]["ok"] and "steps=%d" % shown["line"]["steps"] in moved.final
     notes = [e["text"] for e in session.transcript if e["dir"] == "#"]
-    assert any("another calibration" in t for t in notes), notes
+    assert any("another calibration" in t for t in notes) is not told, notes
 
 
 def test_a_board_that_runs_its_board_file_keeps_the_hosts_description(served):
@@ -336,18 +303,6 @@ def test_a_where_from_the_page_is_the_pose_drawn():
     pose = asyncio.run(main())
     assert pose["q_deg"] == [3.0, 0.0, 90.0, 0.0, 0.0]
     assert pose["points"][-1] == pytest.approx([276.36, 14.48, 315.14], abs=0.01)
-
-
-@pytest.fixture
-def served(micropython, tmp_path):
-    with served_board(ARM5, tmp_path) as both:
-        yield both
-
-
-@pytest.fixture
-def served_al5d(micropython, tmp_path):
-    with served_board(AL5D, tmp_path) as both:
-        yield both
 
 
 def test_two_tabs_share_one_board_and_see_each_others_requests(served):

@@ -12,22 +12,11 @@ import aiohttp
 import pytest
 
 from armctl.ui.server import host_allowed
-from armfw import board as boardlib
-from conftest import BOARDS
-from ui_served import TOKEN, at, ask, served
+from ui_served import TOKEN, at, ask, served  # noqa: F401 (served: a fixture)
 
-ARM5 = boardlib.load(str(BOARDS / "sim_arm5.json"))
 
-UPGRADE = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
-           "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
 # A request that would move the arm, sent by any websocket the server wrongly accepts.
 JOG = {"op": "jog", "axis": "x", "step": -5}
-
-
-@pytest.fixture
-def board(micropython, tmp_path):
-    with served(ARM5, tmp_path) as both:
-        yield both
 
 
 def _wrong_token():
@@ -39,8 +28,8 @@ def _what_reached_the_board(session, sim):
     return len(sim.pulses()), [e["text"] for e in session.transcript if e["dir"] == ">"]
 
 
-async def _websocket_refused(c, path, host=None, origin=None):
-    """The status a websocket at path gets (403 expected); had it opened, it jogs the arm."""
+async def _websocket(c, path, host=None, origin=None):
+    """The status a websocket at path gets; once open (101) it jogs the arm."""
     headers = {} if host is None else {"Host": host}
     try:
         ws = await c.ws_connect(path, headers=headers, origin=origin)
@@ -51,92 +40,107 @@ async def _websocket_refused(c, path, host=None, origin=None):
     return 101
 
 
-@pytest.mark.parametrize("host, origin, opens", [
-    ("127.0.0.1:{port}", "http://127.0.0.1:{port}", True),
-    ("evil.example:{port}", "http://evil.example:{port}", False),   # DNS rebinding: both its own name
-    ("127.0.0.1:{port}", "http://evil.example", False),
-])
-def test_the_rebinding_table(board, host, origin, opens):
-    run, sim = board
+def _knock(served, attempts):
+    """attempts(c): {what: HTTP status} for requests to a served board. Asserts that nothing they did
+    reached the board (the simulator's pulse record, the lines sent) and returns the statuses."""
+    run, sim = served
 
     async def body(client, session):
         c = await client()
-        host_header, origin_header = host.format(port=c.port), origin.format(port=c.port)
         before = _what_reached_the_board(session, sim)
-        status = await _websocket_refused(c, at("ws"), host_header, origin_header)
+        statuses = await attempts(c)
+        assert _what_reached_the_board(session, sim) == before
+        return statuses
+
+    return run(body)
+
+
+def test_a_page_of_this_server_opens_the_websocket_and_moves_the_arm(served):
+    """The table's first row: Host and Origin this server's; the pulse record shows the jog."""
+    run, sim = served
+
+    async def body(client, session):
+        c = await client()
+        before = _what_reached_the_board(session, sim)
+        here = "127.0.0.1:%d" % c.port
+        assert await _websocket(c, at("ws"), here, "http://" + here) == 101
         after = _what_reached_the_board(session, sim)
-        if opens:
-            assert status == 101
-            assert after[0] > before[0] and "jog -5 0 0 0" in after[1]     # the record shows a move
-        else:
-            assert status == 403
-            assert after == before
+        assert after[0] > before[0] and "jog -5 0 0 0" in after[1]
 
     run(body)
 
 
-def test_no_token_or_a_wrong_one_is_refused_everywhere(board):
-    run, sim = board
+@pytest.mark.parametrize("host, origin", [
+    ("evil.example:{port}", "http://evil.example:{port}"),    # DNS rebinding: Host and Origin its own name
+    ("127.0.0.1:{port}", "http://evil.example"),
+])
+def test_the_rebinding_table_refusals(served, host, origin):
+    async def attempts(c):
+        return {"ws": await _websocket(c, at("ws"), host.format(port=c.port), origin.format(port=c.port))}
 
-    async def body(client, session):
-        c = await client()
-        before = _what_reached_the_board(session, sim)
+    assert _knock(served, attempts) == {"ws": 403}
+
+
+def test_no_token_or_a_wrong_one_is_refused_everywhere(served):
+    async def attempts(c):
         statuses = {}
         for prefix in ("", _wrong_token() + "/", TOKEN[:-1] + "/", TOKEN + "x/", "static/"):
             for path in ("", "static/app.js", "static/view.js", "static/style.css", "ws", "index.html"):
-                response = await c.get("/" + prefix + path)
-                statuses["/" + prefix + path] = response.status
-            statuses["ws /" + prefix + "ws"] = await _websocket_refused(c, "/" + prefix + "ws")
-        assert set(statuses.values()) == {403}, statuses
-        assert _what_reached_the_board(session, sim) == before
-        # With the token the same addresses are served.
-        for path in ("", "static/app.js", "static/view.js", "static/style.css"):
+                statuses["/" + prefix + path] = (await c.get("/" + prefix + path)).status
+            statuses["ws /" + prefix + "ws"] = await _websocket(c, "/" + prefix + "ws")
+        return statuses
+
+    statuses = _knock(served, attempts)
+    assert set(statuses.values()) == {403}, statuses
+
+
+def test_with_the_token_the_page_and_its_files_are_served(served):
+    async def attempts(c):
+        statuses = {}
+        for path in ("", "static/app.js", "static/view.js", "static/style.css", "index.html",
+                     "static/../../server.py"):
             response = await c.get(at(path))
-            assert response.status == 200, path
-            assert response.headers["Referrer-Policy"] == "no-referrer"
-        assert (await c.get(at("index.html"))).status == 404
-        assert (await c.get(at("static/../../server.py"))).status in (403, 404)
+            statuses[path] = response.status
+            if response.status == 200:
+                assert response.headers["Referrer-Policy"] == "no-referrer"
         redirect = await c.get("/" + TOKEN, allow_redirects=False)
-        assert redirect.status == 302 and redirect.headers["Location"] == at()
+        assert redirect.headers.get("Location") == at()
+        statuses["/<token>"] = redirect.status
+        return statuses
 
-    run(body)
+    statuses = _knock(served, attempts)
+    assert statuses.pop("static/../../server.py") in (403, 404)
+    assert statuses == {"": 200, "static/app.js": 200, "static/view.js": 200, "static/style.css": 200,
+                        "index.html": 404, "/<token>": 302}
 
 
-def test_a_wrong_host_is_refused_with_the_token(board):
-    run, sim = board
-
-    async def body(client, session):
-        c = await client()
-        before = _what_reached_the_board(session, sim)
+def test_a_wrong_host_is_refused_with_the_token(served):
+    async def attempts(c):
+        statuses = {}
         for host in ("evil.example:%d" % c.port, "evil.example", "127.0.0.1.evil.example:%d" % c.port,
                      "localhost.evil.example", "10.0.0.5:%d" % c.port, "", "[::1"):
             for path in ("", "static/app.js"):
-                response = await c.get(at(path), headers={"Host": host})
-                assert response.status == 403, (host, path)
-            assert await _websocket_refused(c, at("ws"), host, "http://" + host) == 403, host
-        assert _what_reached_the_board(session, sim) == before
+                statuses[host, path] = (await c.get(at(path), headers={"Host": host})).status
+            statuses[host, "ws"] = await _websocket(c, at("ws"), host, "http://" + host)
         for host in ("localhost:%d" % c.port, "LOCALHOST", "127.0.0.2:%d" % c.port, "[::1]:%d" % c.port):
-            assert (await c.get(at(), headers={"Host": host})).status == 200, host
+            statuses[host, "page"] = (await c.get(at(), headers={"Host": host})).status
+        return statuses
 
-    run(body)
+    statuses = _knock(served, attempts)
+    assert {k: v for k, v in statuses.items() if v != 403} == {
+        (host, "page"): 200 for host, kind in statuses if kind == "page"}
 
 
-def test_a_websocket_from_a_page_on_another_port_is_refused(board):
-    run, sim = board
-
-    async def body(client, session):
-        c = await client()
-        before = _what_reached_the_board(session, sim)
+def test_a_websocket_from_a_page_on_another_port_is_refused(served):
+    async def attempts(c):
+        statuses = {}
         for origin in ("http://127.0.0.1:%d" % (c.port + 1), "http://127.0.0.1", "http://localhost:%d" % c.port,
                        "null"):
-            assert await _websocket_refused(c, at("ws"), origin=origin) == 403, origin
-        assert _what_reached_the_board(session, sim) == before
-        # The page's own origin passes.
-        ws = await c.ws_connect(at("ws"), origin="http://127.0.0.1:%d" % c.port)
-        assert (await ws.receive_json())["type"] == "hello"
-        await ws.close()
+            statuses[origin] = await _websocket(c, at("ws"), origin=origin)
+        return statuses
 
-    run(body)
+    statuses = _knock(served, attempts)
+    assert set(statuses.values()) == {403}, statuses
 
 
 @pytest.mark.parametrize("host, listen, passes", [

@@ -1,23 +1,30 @@
 # SPDX-License-Identifier: MIT
 """The `armctl ui` server against the simulated board over its pty, for the UI's tests.
 
-served(board, tmp_path, realtime=False) gives (run, sim): run(body) runs the coroutine
+serving(board, tmp_path, realtime=False) gives (run, sim): run(body) runs the coroutine
 body(client, session) in a new event loop, where `await client()` is an
 aiohttp test client of a server of that session on 127.0.0.1 and
 session is the ui Session on the board's link; sim is the Simulator, whose
-pulse record (sim.pulses()) shows what reached the servos.
+pulse record (sim.pulses()) shows what reached the servos. The fixtures
+served (sim_arm5), served_al5d and served_realtime (sim_arm5 in real time)
+give that pair; a test module imports the ones it uses.
 """
 
 import asyncio
 import contextlib
 import json
 
+import pytest
+
 from armctl.link import Link
 from armctl.sim import Simulator
 from armctl.ui.server import make_app, new_token
 from armctl.ui.session import Session
+from armfw import board as boardlib
 from conftest import BOARDS
 
+ARM5 = boardlib.load(str(BOARDS / "sim_arm5.json"))
+AL5D = boardlib.load(str(BOARDS / "sim_al5d.json"))
 # The launch's token the served pages' addresses carry.
 TOKEN = new_token()
 # Seconds a test waits for an answer: generous, for a busy machine.
@@ -30,7 +37,7 @@ def at(path=""):
 
 
 @contextlib.contextmanager
-def served(board, tmp_path, realtime=False):
+def serving(board, tmp_path, realtime=False):
     from aiohttp.test_utils import TestClient, TestServer
 
     with Simulator(BOARDS / (board.name + ".json"), pty=True, realtime=realtime, flash_dir=tmp_path / "flash") as sim:
@@ -55,6 +62,24 @@ def served(board, tmp_path, realtime=False):
                         session.close()
             return asyncio.run(main())
         yield run, sim
+
+
+@pytest.fixture
+def served(micropython, tmp_path):
+    with serving(ARM5, tmp_path) as both:
+        yield both
+
+
+@pytest.fixture
+def served_al5d(micropython, tmp_path):
+    with serving(AL5D, tmp_path) as both:
+        yield both
+
+
+@pytest.fixture
+def served_realtime(micropython, tmp_path):
+    with serving(ARM5, tmp_path, realtime=True) as both:
+        yield both
 
 
 async def until(ws, predicate, timeout=ANSWER_S):
