@@ -26,7 +26,8 @@ from armctl.link import STOP_BYTES, Link, parse as parse_reply
 from armctl.sim import Simulator
 from armctl.ui import geometry, preview
 from armctl.ui.server import new_token
-from armctl.ui.session import Refused, Session, check_words, parse_status_line
+from armctl.ui.session import Session, parse_status_line
+from armctl.ui.words import Refused, check_words
 from armfw import board as boardlib
 from armfw.numeric import DEG
 from conftest import BOARDS

@@ -47,7 +47,7 @@ from aiohttp import WSMsgType, web
 
 from armctl.link import LinkError
 from armctl.ui import session as session_mod
-from armctl.ui.session import Refused
+from armctl.ui.words import Refused
 
 log = logging.getLogger(__name__)
 STATIC = resources.files("armctl.ui") / "static"

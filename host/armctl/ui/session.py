@@ -34,19 +34,16 @@ import collections
 import contextlib
 import contextvars
 import functools
-import json
 import math
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 from armctl.fallback import SOLVER_BOARD, Mover, host_solves, tool_request
 from armctl.link import LinkError, parse as parse_reply
 from armctl.ui import geometry, preview, probe
+from armctl.ui.words import Refused, check_words, json_text, number
 from armfw import status as fw_status
-from armfw.console import MAX_LINE
 from armfw.numeric import DEG
-from armfw.protocol import Refused as BoardRefused, _number as board_number
 
 # GRBL's real-time status request (the live console's `?`).
 STATUS_BYTE = b"?"
@@ -63,42 +60,11 @@ PITCH_RANGE_DEG = 360.0
 # request); a request whose page closed before it reached the link is not sent.
 REQUESTER = contextvars.ContextVar("requester", default=lambda: True)
 
-# A request word: what the protocol's numbers, names and key=value options are made of.
-_WORD = re.compile(r"[A-Za-z0-9_.+\-=,]{1,40}\Z")
-# The largest number a board's float (32 bits) holds.
-FLOAT32_MAX = 3.4028234663852886e38
 # Commands after which the pose may differ: the board's `where` is read again.
 MOVING = frozenset(("move", "line", "joints", "jog", "home", "servo", "pick", "place", "grip",
                     "relax", "unlock"))
 # The fields of `info` and `where` that change with the pose: its nearest keep-out zone.
 CLEARANCE_FIELDS = ("clear_mm", "zone", "link")
-# Commands that would break the link's reading of replies if a page sent them.
-RESERVED = {"echo": "echo would interleave prompts with the replies the link reads",
-            "sync": "sync is the link's own resynchronisation"}
-
-
-class Refused(Exception):
-    """A page's request that was not sent; str() is its final line, `error WORD message`."""
-
-    def __init__(self, word, message):
-        super().__init__("error %s %s" % (word, message))
-        self.word = word
-
-
-def check_words(words):
-    """Refuse (Refused) words that cannot be sent as one request line."""
-    if not words:
-        raise Refused("BAD_COMMAND", "empty request")
-    for w in words:
-        if not isinstance(w, str) or not _WORD.match(w):
-            raise Refused("BAD_INPUT", "not sent: %r is not a request word (letters, digits, . + - = , "
-                                       "up to 40)" % (w if isinstance(w, str) else str(w)[:40]))
-    reserved = RESERVED.get(words[0].lower())
-    if reserved:
-        raise Refused("BAD_COMMAND", "not sent from the page: " + reserved)
-    length = len(" ".join(words))
-    if length > MAX_LINE:
-        raise Refused("BAD_COMMAND", "not sent: a line of %d bytes, the board takes at most %d" % (length, MAX_LINE))
 
 
 def parse_status_line(text):
@@ -116,21 +82,6 @@ def parse_status_line(text):
         else:
             out[key] = value
     return out
-
-
-def _number(value):
-    """The number a word (by the firmware's own rule) or a page's JSON number gives, if a board's
-    float holds it; else None."""
-    try:
-        v = board_number(value) if isinstance(value, str) else float(value)
-    except (BoardRefused, OverflowError):
-        return None
-    return v if abs(v) <= FLOAT32_MAX else None
-
-
-def json_text(value, limit=20):
-    """A page's value as a refusal quotes it: its JSON text, cut to limit characters."""
-    return json.dumps(value, default=str)[:limit]
 
 
 class _TranscribedLink:
@@ -423,7 +374,7 @@ class Session:
         board's float holds; the board judges whether the arm can take it.
         Anything else is refused here, not sent.
         """
-        value = None if isinstance(step, bool) or not isinstance(step, (int, float, str)) else _number(step)
+        value = None if isinstance(step, bool) or not isinstance(step, (int, float, str)) else number(step)
         if value is None:
             raise Refused("BAD_INPUT", "not sent: a jog step is a finite number, not %s" % json_text(step))
         step = "%d" % value if isinstance(step, int) else repr(value)
@@ -503,7 +454,7 @@ class Session:
         if host is not None and (reply is None or reply.status == fw_status.NO_CLOSED_FORM):
             return await self._host_preview(host[1])   # no firmware line check: the board has no solver here
         out = self._board_preview(reply)
-        target = [_number(w) for w in words[:len(self.solver.targets)]]
+        target = [number(w) for w in words[:len(self.solver.targets)]]
         if self.q_deg is not None and len(target) == len(self.solver.targets) and None not in target:
             out["line"] = await asyncio.to_thread(preview.line, self.board, [v * DEG for v in self.q_deg],
                                                   target, self.speed_deg_s)
