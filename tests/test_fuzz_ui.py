@@ -362,7 +362,7 @@ def test_a_tab_closed_mid_move_drops_what_it_queued_and_the_others_carry_on(serv
     async def body(client, session):
         c = await client()
         closing, watching = await open_tabs(c, 2)
-        await ask_tab(watching, ["speed", "10"])          # a 60-degree move: 6 s
+        await ask_tab(watching, ["speed", "5"])           # a 60-degree move: 12 s
         await closing.ws.send_json({"id": 1, "op": "send", "words": ["joints", "60", "0", "90", "0", "0"]})
         queued = [["joints", "0", "%d" % (10 * k), "90", "0", "0"] for k in range(1, 4)]
         for k, words in enumerate(queued):
