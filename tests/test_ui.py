@@ -8,12 +8,14 @@ through real websockets.
 """
 
 import asyncio
-import contextlib
 import json
 import math
+import os
+import re
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
 
 import pytest
@@ -23,15 +25,15 @@ from armctl import chain as chain_mod
 from armctl.link import STOP_BYTES, Link, parse as parse_reply
 from armctl.sim import Simulator
 from armctl.ui import geometry, preview
-from armctl.ui.server import make_app
-from armctl.ui.session import Refused, Session, check_words, parse_status_line
+from armctl.ui.server import new_token
+from armctl.ui.session import Session, parse_status_line
+from armctl.ui.words import Refused, check_words
 from armfw import board as boardlib
 from armfw.numeric import DEG
 from conftest import BOARDS
+from ui_served import ARM5, at, ask, open_tab, served, served_al5d, until  # noqa: F401 (fixtures)
 
-ARM5 = boardlib.load(str(BOARDS / "sim_arm5.json"))
 PLANAR = boardlib.load(str(BOARDS / "sim_planar.json"))
-AL5D = boardlib.load(str(BOARDS / "sim_al5d.json"))
 
 
 def _dist(a, b):
@@ -148,41 +150,66 @@ def test_line_preview_matches_the_board(micropython, board_file, start, target):
         assert result["at"] == pytest.approx(at, abs=1e-3)
 
 
-def test_preview_of_a_calibrated_board_is_what_the_board_does(micropython, tmp_path):
-    """With the calibration the board runs (servo fits, tool offset), the previewed pulses are the
-    ones the board sends for that target, and the line check is the board's own line."""
+@pytest.mark.parametrize("told", [True, False], ids=["given --calibration", "board file only"])
+def test_preview_of_a_calibrated_board_is_what_the_board_does(micropython, tmp_path, told):
+    """The board runs a calibration.json (servo fits, tool offset). Told it (--calibration) or not (the
+    session asks the board in check mode, moving nothing), the previewed pulses are the ones the board
+    sends for that target, and the line check is the board's own line."""
     joints = [{"offset_deg": 0.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500} for _ in range(5)]
     joints[1] = {"offset_deg": 5.0, "sign": 1, "us_per_rad": 400.0, "center_us": 1500}
     joints[2] = {"offset_deg": 0.0, "sign": -1, "us_per_rad": 424.448, "center_us": 1500}
+    joints[3] = {"offset_deg": 2.0, "sign": 1, "us_per_rad": 415.0, "center_us": 1490}
     calibration = tmp_path / "calibration.json"
     calibration.write_text(json.dumps({"joints": joints, "tool_mm": [0.0, 8.0, 35.0]}))
-    board = boardlib.load(str(BOARDS / "sim_arm5.json"), calibration=str(calibration))
+    calibrated = boardlib.load(str(BOARDS / "sim_arm5.json"), calibration=str(calibration))
     words = ["200", "-50", "120", "150"]
     with Simulator(BOARDS / "sim_arm5.json", pty=True, realtime=False, flash_dir=tmp_path / "flash",
                    calibration=calibration) as sim:
         async def main():
             with Link(sim.port, timeout=10) as link:
                 link.wait_ready()
-                session = Session(link, board, sim)
+                session = (Session(link, calibrated, sim) if told else
+                           Session(link, ARM5, sim, board_path=str(BOARDS / "sim_arm5.json")))
+                booted = len(sim.pulses())
                 await session.start()
+                asking = len(sim.pulses()) - booted
                 try:
                     shown = await session.preview(words)
                     moved = await session.send(["line"] + words)
                 finally:
                     session.close()
-                return shown, moved
+                return session, shown, moved, asking
 
-        shown, moved = asyncio.run(main())
+        session, shown, moved, asking = asyncio.run(main())
         sent = {}
         for _, channel, us in sim.pulses():
             sent[channel] = us
+    assert asking == 0
     assert shown["ok"] and moved.ok, moved.final
-    assert shown["pulses"] == [sent[ch] for ch in board.servos.channels]
-    # The board file's own servo map would have shown other pulses for the shoulder and elbow.
+    assert shown["pulses"] == [sent[ch] for ch in ARM5.servos.channels]
+    # The board file's own servo map would have shown other pulses for the calibrated joints.
     uncalibrated = geometry.pulses(ARM5, [v * DEG for v in shown["q_deg"]])
-    assert [a != b for a, b in zip(uncalibrated, shown["pulses"])] == [False, True, True, False, False]
+    assert [a != b for a, b in zip(uncalibrated, shown["pulses"])] == [False, True, True, True, False]
     assert shown["line"]["ok"] and "steps=%d" % shown["line"]["steps"] in moved.final
     assert shown["line"]["points"][-1] == pytest.approx([float(w) for w in words], abs=1e-6)
+    # The host's board maps as the calibrated one over every joint's range, with its tool offset.
+    for i in range(5):
+        for q in (ARM5.solver.lo[i], 0.0, ARM5.solver.hi[i]):
+            assert session.board.servos.exact_us(i, q) == pytest.approx(calibrated.servos.exact_us(i, q), abs=0.05)
+    assert session.board.tool_mm == pytest.approx([0.0, 8.0, 35.0], abs=0.002)
+    notes = [e["text"] for e in session.transcript if e["dir"] == "#"]
+    assert any("another calibration" in t for t in notes) is not told, notes
+
+
+def test_a_board_that_runs_its_board_file_keeps_the_hosts_description(served):
+    run, sim = served
+
+    async def body(client, session):
+        assert session.board is ARM5
+        assert not [e for e in session.transcript if e["dir"] == "#"]
+        assert any(e["text"].startswith("servo ") for e in session.transcript)     # it was asked
+
+    run(body)
 
 
 # -- the server ------------------------------------------------------------------
@@ -279,77 +306,13 @@ def test_a_where_from_the_page_is_the_pose_drawn():
     assert pose["points"][-1] == pytest.approx([276.36, 14.48, 315.14], abs=0.01)
 
 
-@contextlib.contextmanager
-def _served(board, tmp_path):
-    """(run, sim): run(coro_fn) runs coro_fn(client_factory, session) against a served simulated board."""
-    from aiohttp.test_utils import TestClient, TestServer
-
-    with Simulator(BOARDS / (board.name + ".json"), pty=True, realtime=False, flash_dir=tmp_path / "flash") as sim:
-        def run(body):
-            async def main():
-                with Link(sim.port, timeout=10) as link:
-                    link.wait_ready()
-                    session = Session(link, board, sim)
-                    await session.start()
-                    clients = []
-
-                    async def client():
-                        c = TestClient(TestServer(make_app(session)))
-                        await c.start_server()
-                        clients.append(c)
-                        return c
-                    try:
-                        return await body(client, session)
-                    finally:
-                        for c in clients:
-                            await c.close()
-                        session.close()
-            return asyncio.run(main())
-        yield run, sim
-
-
-@pytest.fixture
-def served(micropython, tmp_path):
-    with _served(ARM5, tmp_path) as both:
-        yield both
-
-
-@pytest.fixture
-def served_al5d(micropython, tmp_path):
-    with _served(AL5D, tmp_path) as both:
-        yield both
-
-
-async def _until(ws, predicate, timeout=10.0):
-    """Messages from ws until predicate(message) holds; returns (that message, all seen)."""
-    seen = []
-    while True:
-        msg = json.loads((await asyncio.wait_for(ws.receive(), timeout)).data)
-        seen.append(msg)
-        if predicate(msg):
-            return msg, seen
-
-
-async def _open_tab(client):
-    """A websocket to the served page, and its hello message."""
-    ws = await (await client()).ws_connect("/ws")
-    return ws, json.loads((await ws.receive()).data)
-
-
-async def _ask(ws, ident, message):
-    """Send message with this id; its answer (other messages on the way are skipped)."""
-    await ws.send_json(dict(message, id=ident))
-    answer, _ = await _until(ws, lambda m: m.get("id") == ident)
-    return answer
-
-
 def test_two_tabs_share_one_board_and_see_each_others_requests(served):
     run, sim = served
 
     async def body(client, session):
         c = await client()
-        a = await c.ws_connect("/ws")
-        b = await c.ws_connect("/ws")
+        a = await c.ws_connect(at("ws"))
+        b = await c.ws_connect(at("ws"))
         hello_a = json.loads((await a.receive()).data)
         json.loads((await b.receive()).data)
         assert hello_a["board"]["name"] == "sim_arm5"
@@ -357,14 +320,14 @@ def test_two_tabs_share_one_board_and_see_each_others_requests(served):
         # Both tabs ask at once: the link answers one request at a time, each its own reply.
         await a.send_json({"id": 1, "op": "send", "words": ["move", "150", "100", "150", "180"]})
         await b.send_json({"id": 2, "op": "send", "words": ["fk", "0", "0", "0", "0", "0"]})
-        reply_a, seen_a = await _until(a, lambda m: m.get("id") == 1)
-        reply_b, seen_b = await _until(b, lambda m: m.get("id") == 2)
+        reply_a, seen_a = await until(a, lambda m: m.get("id") == 1)
+        reply_b, seen_b = await until(b, lambda m: m.get("id") == 2)
         assert reply_a["final"].startswith("ok OK 33.690 25.427 65.628")
         assert reply_b["final"] == "ok 0.000 0.000 591.880 0.000"
         # Tab b saw tab a's request and reply in its transcript, and the new pose.
         lines_b = [m["text"] for m in seen_b if m["type"] == "line"]
         assert "move 150 100 150 180" in lines_b
-        _, more = await _until(b, lambda m: m["type"] == "pose" and m["busy"] is None and
+        _, more = await until(b, lambda m: m["type"] == "pose" and m["busy"] is None and
                                m["q_deg"] == pytest.approx([33.69, 25.427, 65.628, 88.945, 0], abs=1e-3))
         pose = [m for m in seen_b + more if m["type"] == "pose"][-1]
         assert pose["points"][-1] == pytest.approx([150, 100, 150], abs=0.01)
@@ -376,7 +339,7 @@ def test_bad_input_from_the_page_moves_nothing(served):
     run, sim = served
 
     async def body(client, session):
-        ws, _ = await _open_tab(client)
+        ws, _ = await open_tab(client)
         pulses_before = len(sim.pulses())
         answers = {}
         cases = {1: {"op": "send", "words": ["move", "abc", "0", "200", "90"]},   # the board judges
@@ -384,14 +347,16 @@ def test_bad_input_from_the_page_moves_nothing(served):
                  3: {"op": "send", "words": ["move", "150;", "0", "200", "90"]},  # not one word: not sent
                  4: {"op": "send", "words": ["line", "150", "0", "200", "90!"]},
                  5: {"op": "send", "words": ["echo", "on"]},
-                 6: {"op": "jog", "axis": "x", "step": "nan"},                      # the board judges
+                 6: {"op": "jog", "axis": "x", "step": "nan"},                      # not a number: not sent
                  7: {"op": "preview", "words": ["600", "0", "0", "90"]},
-                 8: {"op": "jog", "axis": 2, "step": "5 5"}}                          # not sent
+                 8: {"op": "jog", "axis": 2, "step": "5 5"},                          # not sent
+                 9: {"op": "jog", "axis": 6, "step": 5},                              # no joint 6
+                 10: {"op": "jog", "axis": "z", "step": 1e300}}                       # no float32 holds it
         for i, message in cases.items():
-            answers[i] = await _ask(ws, i, message)
-        for i in (1, 2, 6):
+            answers[i] = await ask(ws, i, message)
+        for i in (1, 2):
             assert answers[i]["final"].startswith("error BAD_INPUT") and answers[i]["sent"], answers[i]
-        for i in (3, 4, 5, 8):
+        for i in (3, 4, 5, 6, 8, 9, 10):
             assert answers[i]["ok"] is False and answers[i]["sent"] is False, answers[i]
             assert answers[i]["final"].split()[0] == "error"
         assert answers[7]["status"] == "TOO_FAR" and "q_deg" not in answers[7]
@@ -407,10 +372,10 @@ def test_jog_moves_the_tool_by_the_step(served):
     run, sim = served
 
     async def body(client, session):
-        ws, hello = await _open_tab(client)
+        ws, hello = await open_tab(client)
         x0 = hello["pose"]["tool"]["x"]
         for i, (axis, step) in enumerate([("x", -5), ("z", 10), (1, 15)], 1):
-            reply = await _ask(ws, i, {"op": "jog", "axis": axis, "step": step})
+            reply = await ask(ws, i, {"op": "jog", "axis": axis, "step": step})
             assert reply["ok"], reply
         where = (await session.request("where")).fields
         assert where["x"] == pytest.approx((x0 - 5) * math.cos(15 * DEG), abs=2e-3)
@@ -436,13 +401,13 @@ def test_a_target_the_board_cannot_solve_is_previewed_and_moved_by_the_host(requ
 
     async def body(client, session):
         assert session.solver.within_limits([v * DEG for v in pose_deg])
-        ws, _ = await _open_tab(client)
+        ws, _ = await open_tab(client)
         # The target: the board's own FK of an in-limit pose (x y z; the pitch is left free).
-        fk = await _ask(ws, 1, {"op": "send", "words": ["fk"] + ["%g" % v for v in pose_deg]})
+        fk = await ask(ws, 1, {"op": "send", "words": ["fk"] + ["%g" % v for v in pose_deg]})
         target = [float(v) for v in fk["final"].split()[1:4]]
         words = ["%.3f" % v for v in target]
         pulses_before = len(sim.pulses())
-        shown = await _ask(ws, 2, {"op": "preview", "words": words, "elbow": None})
+        shown = await ask(ws, 2, {"op": "preview", "words": words, "elbow": None})
         assert shown["status"] == "OK" and shown["ok"] and shown["solver"] == "host-dls", shown
         assert shown["err_mm"] <= 0.05
         # The answer shown reaches the target by the firmware's FK, within the limits.
@@ -454,7 +419,7 @@ def test_a_target_the_board_cannot_solve_is_previewed_and_moved_by_the_host(requ
         assert shown["points"][-1] == pytest.approx(target, abs=0.05)
         assert None not in shown["pulses"]
         assert len(sim.pulses()) == pulses_before          # a preview moves nothing
-        moved = await _ask(ws, 3, {"op": "send", "words": ["move"] + words})
+        moved = await ask(ws, 3, {"op": "send", "words": ["move"] + words})
         assert moved["ok"] and "solver=host-dls" in moved["final"], moved
         # Moved by `joints`, which the board validated; the board reports the target reached.
         assert any(s.startswith("joints ") for s in _sent(session))
@@ -470,14 +435,14 @@ def test_an_unreachable_target_the_host_solves_shows_its_status_and_moves_nothin
     run, sim = request.getfixturevalue(fixture)
 
     async def body(client, session):
-        ws, hello = await _open_tab(client)
+        ws, hello = await open_tab(client)
         reach = hello["board"]["arm"]["reach_mm"]
         words = ["%.1f" % (2 * reach), "0", "100"]
         pulses_before = len(sim.pulses())
-        shown = await _ask(ws, 1, {"op": "preview", "words": words, "elbow": None})
+        shown = await ask(ws, 1, {"op": "preview", "words": words, "elbow": None})
         assert shown["solver"] == "host-dls" and not shown["ok"] and "q_deg" not in shown, shown
         assert shown["status"] != "OK" and shown["final"].startswith("error " + shown["status"])
-        moved = await _ask(ws, 2, {"op": "send", "words": ["move"] + words})
+        moved = await ask(ws, 2, {"op": "send", "words": ["move"] + words})
         assert not moved["ok"] and moved["status"] == shown["status"], moved
         assert not any(s.startswith(("joints", "path")) for s in _sent(session))
         assert len(sim.pulses()) == pulses_before
@@ -491,11 +456,11 @@ def test_websocket_from_another_site_is_refused(served):
 
     async def body(client, session):
         c = await client()
-        refused = await c.get("/ws", headers={"Origin": "http://elsewhere.example", "Connection": "Upgrade",
+        refused = await c.get(at("ws"), headers={"Origin": "http://elsewhere.example", "Connection": "Upgrade",
                                               "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
                                               "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
-        page = await c.get("/")
-        script = await c.get("/static/view.js")
+        page = await c.get(at())
+        script = await c.get(at("static/view.js"))
         return refused.status, page.status, "<canvas" in await page.text(), script.status
 
     assert run(body) == (403, 200, True, 200)
@@ -516,17 +481,30 @@ def test_command_refuses_bad_usage_with_its_exit_code(args, code, says):
     assert done.returncode == code and says in done.stderr, done.stderr
 
 
-def test_command_warns_when_listening_beyond_this_computer(micropython):
+def test_command_listens_beyond_this_computer_only_on_request(micropython):
+    done = subprocess.run([sys.executable, "-m", "armctl.cli", "ui", "--no-browser", "--http-port", "0", "--fast",
+                           "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--allow-remote" in done.stderr, done.stderr
+    assert done.stdout == ""
     proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "ui", "--no-browser", "--http-port", "0",
-                             "--fast", "--host", "0.0.0.0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                             "--fast", "--host", "0.0.0.0", "--allow-remote"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     try:
-        assert "http://0.0.0.0:" in proc.stdout.readline()
+        url = re.search(r"http://0\.0\.0\.0:(\d+)/([\w-]+)/", proc.stdout.readline())
+        assert url, "no address with a token"
+        port, token = url.groups()
+        assert len(token) * 6 >= 128                   # URL-safe base64: 6 bits a character
+        with urllib.request.urlopen("http://127.0.0.1:%s/%s/" % (port, token), timeout=30) as page:
+            assert page.status == 200
+        # Still the token, off this computer too.
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen("http://127.0.0.1:%s/" % port, timeout=30)
+        assert refused.value.code == 403
     finally:
         proc.terminate()
-        _, err = proc.communicate(timeout=15)
+        _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0
-    assert "warning" in err and "anyone who can reach it can move the arm" in err
+    assert "warning" in err and "anyone with the page's address (its token) can move the arm" in err
 
 
 def _ui_on_port(port, *args):
@@ -589,16 +567,96 @@ def test_info_typed_again_refreshes_every_tabs_info_panel(served):
     run, sim = served
 
     async def body(client, session):
-        a, hello = await _open_tab(client)
-        b, _ = await _open_tab(client)
+        a, hello = await open_tab(client)
+        b, _ = await open_tab(client)
         before = dict(w.split("=", 1) for w in hello["info"].split() if "=" in w)
-        assert (await _ask(a, 1, {"op": "send", "words": ["move", "150", "100", "150", "180"]}))["final"].startswith("ok")
+        assert (await ask(a, 1, {"op": "send", "words": ["move", "150", "100", "150", "180"]}))["final"].startswith("ok")
         await a.send_json({"id": 2, "op": "send", "words": ["info"]})
-        info, _ = await _until(b, lambda m: m["type"] == "info")
+        info, _ = await until(b, lambda m: m["type"] == "info")
         after = dict(w.split("=", 1) for w in info["info"].split() if "=" in w)
         assert after["name"] == before["name"] == "sim_arm5"
         assert after["clear_mm"] != before["clear_mm"]
-        where = await _ask(a, 3, {"op": "send", "words": ["where"]})
+        where = await ask(a, 3, {"op": "send", "words": ["where"]})
         assert where["final"].split("clear_mm=")[1].split()[0] == after["clear_mm"]
 
     run(body)
+
+
+def test_the_info_panel_follows_every_move(served):
+    """The info line's clearance (clear_mm zone link: the commanded pose's) is the board's after
+    every move, in every tab, without `info` typed again."""
+    run, sim = served
+
+    async def body(client, session):
+        a, hello = await open_tab(client)
+        b, _ = await open_tab(client)
+        before = dict(w.split("=", 1) for w in hello["info"].split() if "=" in w)
+        for i, words in enumerate((["move", "150", "100", "150", "180"], ["jog", "0", "0", "20", "0"]), 1):
+            moved = await ask(a, i, {"op": "send", "words": words})
+            assert moved["final"].startswith("ok OK"), moved
+            where = (await session.request("where")).final
+            board_says = dict(w.split("=", 1) for w in where.split() if w.split("=")[0] in ("clear_mm", "zone", "link"))
+            for tab in (a, b):
+                info, _ = await until(tab, lambda m: m["type"] == "info" and
+                                      all("%s=%s" % kv in m["info"].split() for kv in board_says.items()))
+            shown = dict(w.split("=", 1) for w in info["info"].split() if "=" in w)
+            assert shown["name"] == before["name"] == "sim_arm5"
+            assert shown["clear_mm"] != before["clear_mm"]
+            before = shown
+
+    run(body)
+
+
+def test_a_relaxed_board_is_asked_its_calibration_once_homed(micropython, tmp_path):
+    joints = [{"offset_deg": 0.0} for _ in range(5)]
+    joints[0] = {"offset_deg": 4.0, "us_per_rad": 410.0}
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps({"joints": joints}))
+    calibrated = boardlib.load(str(BOARDS / "sim_arm5.json"), calibration=str(calibration))
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, realtime=False, flash_dir=tmp_path / "flash",
+                   calibration=calibration) as sim:
+        async def main():
+            with Link(sim.port, timeout=10) as link:
+                link.wait_ready()
+                assert link.request("relax").final == "ok RELAXED"
+                session = Session(link, ARM5, sim, board_path=str(BOARDS / "sim_arm5.json"))
+                await session.start()
+                try:
+                    relaxed = session.board
+                    await session.send(["home"])
+                    return relaxed, session.board
+                finally:
+                    session.close()
+
+        relaxed, homed = asyncio.run(main())
+    assert relaxed is ARM5
+    q = 0.5
+    assert homed.servos.exact_us(0, q) == pytest.approx(calibrated.servos.exact_us(0, q), abs=0.05)
+    assert ARM5.servos.exact_us(0, q) != pytest.approx(calibrated.servos.exact_us(0, q), abs=1)
+
+
+def test_the_browser_is_opened_without_the_token_on_its_command_line(monkeypatch):
+    from armctl.commands import ui as ui_command
+
+    opened = []
+    monkeypatch.setattr(ui_command.webbrowser, "open", opened.append)
+    url = "http://127.0.0.1:8765/%s/" % new_token()
+    path = ui_command._open_browser(url)
+    try:
+        assert opened == ["file://" + path] and url.split("/")[3] not in opened[0]
+        assert os.stat(path).st_mode & 0o077 == 0           # this user's only
+        with open(path) as f:
+            assert 'content="0;url=%s"' % url in f.read()
+    finally:
+        os.remove(path)
+
+
+def test_every_request_that_may_move_the_arm_redraws_it():
+    """The UI reads the pose again after any request the firmware's command table says may
+    move the arm, and after G-code motion lines: `pose go`, `path run` and G0 included."""
+    from armctl.ui.session import moves_the_arm
+    for text in ("move 1 2 3 4", "pose go a", "path run", "wait 10", "relax", "unlock", "G0 X1",
+                 "g1x10 y2", "N3 G28*12", "G01 X1", "M3", "$H"):
+        assert moves_the_arm(text), text
+    for text in ("where", "ik 1 2 3 4", "info", "speed", "M114", "G90", "N3 M114*1", "", "Gx"):
+        assert not moves_the_arm(text), text

@@ -7,11 +7,13 @@ ARMCTL_UI_SCREENSHOT names where to write it (docs/figures/ui.png).
 """
 
 import contextlib
+import http.server
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -152,6 +154,61 @@ def test_info_typed_again_refreshes_the_info_panel(page):
     page.wait_for_function("(c) => document.getElementById('info').innerText.includes(c)", arg=clear,
                            timeout=10000)
     assert "sim_arm5" in page.inner_text("#info")
+
+
+def test_the_info_panel_follows_a_move(page):
+    send(page, "home")
+    wait_idle(page)
+    send(page, "move 150 100 150 180")
+    wait_idle(page)
+    clear = send(page, "where").split("clear_mm=")[1].split()[0]
+    page.wait_for_function("(c) => document.getElementById('info').innerText.includes(c)", arg=clear,
+                           timeout=30000)
+
+
+def test_a_page_on_another_port_cannot_open_the_websocket(browser, page, server):
+    """Another site's page, here on another port of this computer, that even knows the token: its
+    websocket is refused and the board's transcript shows nothing it sent."""
+    sent_before = page.locator("#transcript > .sent").all_inner_texts()
+    ws_url = "ws" + server[len("http"):] + "ws"
+    elsewhere = ("<script>const ws = new WebSocket(%r);"
+                 "ws.onopen = () => { ws.send(JSON.stringify({id: 1, op: 'jog', axis: 'x', step: -5}));"
+                 " document.title = 'opened'; };"
+                 "ws.onerror = () => { document.title = 'refused'; };</script>" % ws_url).encode()
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(elsewhere)
+
+        def log_message(self, *args):
+            pass
+
+    site = http.server.HTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    other = browser.new_page()
+    try:
+        other.goto("http://127.0.0.1:%d/" % site.server_address[1])
+        other.wait_for_function("document.title !== ''", timeout=30000)
+        assert other.title() == "refused"
+    finally:
+        other.close()
+        site.shutdown()
+    send(page, "where")       # a request of this page's own, after anything the other could have sent
+    sent = page.locator("#transcript > .sent").all_inner_texts()[len(sent_before):]
+    assert [s for s in sent if not s.startswith(("?", "where"))] == [], sent
+
+
+def test_the_page_needs_the_token(browser, server):
+    other = browser.new_page()
+    try:
+        root = re.match(r"http://[^/]+/", server).group(0)
+        assert other.goto(root).status == 403
+        assert other.goto(root + "static/app.js").status == 403
+    finally:
+        other.close()
 
 
 def test_target_out_of_reach_shows_too_far_and_moves_nothing(page):

@@ -81,6 +81,12 @@ def is_gcode(text):
 
 
 def gcode_word(word):
-    """A G-code command word as GCODE_MOTION spells it: G01 -> G1, m03 -> M3 (ValueError if not one)."""
+    """The command of a G-code word as GCODE_MOTION spells it: G01 -> G1, m03 -> M3, G1X10 -> G1
+    (ValueError where no number follows the letter)."""
     word = word.upper()
-    return word[0] + str(int(word[1:])) if word[:1] in ("G", "M") else word
+    if word[:1] not in ("G", "M"):
+        return word
+    end = 1
+    while end < len(word) and word[end] in _DIGITS:
+        end += 1
+    return word[0] + str(int(word[1:end]))

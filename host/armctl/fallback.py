@@ -34,6 +34,7 @@ from armctl import numik
 from armctl.pacing import MARGIN_S, Pacer
 from armfw import status as fw_status
 from armfw.numeric import DEG
+from armfw.protocol import Refused as BoardRefused, number as board_number
 
 # A host answer must reproduce the target this closely through the firmware's FK (mm).
 FK_TOLERANCE_MM = 0.05
@@ -331,11 +332,9 @@ def tool_request(line):
     if len(words) != 4 or words[0].lower() not in ("move", "line"):
         return None
     try:
-        values = [float(w) for w in words[1:]]
-    except ValueError:
-        return None         # typos: the board's to answer
-    if not all(math.isfinite(v) for v in values):
-        return None
+        values = [board_number(w) for w in words[1:]]
+    except BoardRefused:
+        return None         # typos, NaN, inf: the board's to answer, by the same rule
     return words[0].lower(), values
 
 

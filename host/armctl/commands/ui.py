@@ -3,9 +3,12 @@
 
 import argparse
 import asyncio
+import html
 import ipaddress
+import os
 import signal
 import sys
+import tempfile
 import webbrowser
 
 from armctl import cli, fallback, shipped
@@ -35,10 +38,12 @@ beside the board file, as `armctl sim --calibration` does.
 
 The page draws the arm from the pose the board reports, with the firmware's
 own forward kinematics; every request and reply on the link is in its
-transcript. It listens on 127.0.0.1 only, unless --host says otherwise:
-anyone who can open the page can move the arm. Ctrl-C stops the server (and
-the simulator it started). Exit status: 0 stopped, 2 bad usage or board
-file, 3 no link to the board, 4 the board is at the MicroPython REPL.
+transcript. Its address carries a secret token made at each launch: only
+the address printed (and opened) reaches the page. It listens on 127.0.0.1
+only; another --host needs --allow-remote, and then anyone who has the
+address can move the arm. Ctrl-C stops the server (and the simulator it
+started). Exit status: 0 stopped, 2 bad usage or board file, 3 no link to
+the board, 4 the board is at the MicroPython REPL.
 """
 
 
@@ -52,7 +57,11 @@ def add_arguments(parser):
     parser.add_argument("--http-port", type=int, default=DEFAULT_HTTP_PORT,
                         help="port of the page (default %(default)s; 0: any free port)")
     parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default %(default)s, this computer only)")
+                        help="address to listen on (default %(default)s, this computer only; another needs "
+                             "--allow-remote)")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="let a --host other than loopback be reached from other computers: anyone with the "
+                             "page's address (its token) can then move the arm")
     parser.add_argument("--no-browser", action="store_true", help="print the page's address, open no browser")
     parser.add_argument("--fast", action="store_true",
                         help="simulator: virtual time (motions end at once; default real time, to watch)")
@@ -73,8 +82,12 @@ def run(args):
     if args.fast and args.port:
         raise cli.UsageError("--fast is for the simulator (no --port)")
     if not _is_loopback(args.host):
-        print("armctl ui: warning: listening on %s: anyone who can reach it can move the arm (there is no "
-              "password)" % args.host, file=sys.stderr, flush=True)
+        if not args.allow_remote:
+            raise cli.UsageError("--host %s can be reached from other computers: add --allow-remote if anyone "
+                                 "with the page's address may move the arm" % args.host)
+        print("armctl ui: warning: listening on %s: anyone with the page's address (its token) can move the "
+              "arm, and plain http shows that address to anyone watching the network" % args.host,
+              file=sys.stderr, flush=True)
     sim = None
     try:
         port = args.port
@@ -99,13 +112,17 @@ def run(args):
 
 async def _serve(args, link, board, sim):
     from aiohttp import web
-    from armctl.ui.server import make_app
+    from armctl.ui.server import make_app, new_token
     from armctl.ui.session import Session
 
-    session = Session(link, board, sim)
+    # The board file under the calibration the host was given: the session asks the board for its own.
+    board_path = board.source[:-len("+%s" % args.calibration)] if args.calibration else board.source
+    session = Session(link, board, sim, board_path)
     await session.start()
-    runner = web.AppRunner(make_app(session), access_log=None)
+    token = new_token()
+    runner = web.AppRunner(make_app(session, token, args.host), access_log=None)
     await runner.setup()
+    opener = None
     try:
         site = web.TCPSite(runner, args.host, args.http_port)
         try:
@@ -120,14 +137,27 @@ async def _serve(args, link, board, sim):
             except NotImplementedError:
                 pass     # Windows: Ctrl-C arrives as KeyboardInterrupt, which cli.main handles
         host, port = runner.addresses[0][:2]
-        url = "http://%s:%d/" % ("[%s]" % host if ":" in host else host, port)
+        url = "http://%s:%d/%s/" % ("[%s]" % host if ":" in host else host, port, token)
         where = "the simulator" if sim is not None else link.port
         calibrated = " with calibration %s" % args.calibration if args.calibration else ""
         print("armctl ui: %s  (board %s%s on %s; Ctrl-C stops)" % (url, board.name, calibrated, where), flush=True)
         if not args.no_browser:
-            webbrowser.open(url)
+            opener = _open_browser(url)
         await stopped.wait()
     finally:
         await runner.cleanup()
         session.close()
+        if opener is not None:
+            os.remove(opener)
     return cli.EXIT_OK
+
+
+def _open_browser(url):
+    """Open url through a page only this user can read (as Jupyter does): a browser started with the
+    address on its command line would show the token to every user's process list. Its path."""
+    fd, path = tempfile.mkstemp(prefix="armctl-ui-", suffix=".html")      # mode 0600
+    with os.fdopen(fd, "w") as f:
+        f.write('<!doctype html><meta http-equiv="refresh" content="0;url=%s"><a href="%s">armctl ui</a>\n'
+                % (html.escape(url), html.escape(url)))
+    webbrowser.open("file://" + path)
+    return path

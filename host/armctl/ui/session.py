@@ -32,15 +32,17 @@ would break the link (`echo`, `sync`).
 import asyncio
 import collections
 import contextlib
+import contextvars
 import functools
 import math
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from armfw import commands
 from armctl.fallback import SOLVER_BOARD, Mover, host_solves, tool_request
 from armctl.link import LinkError, parse as parse_reply
-from armctl.ui import geometry, preview
+from armctl.ui import geometry, preview, probe
+from armctl.ui.words import Refused, check_words, json_text, number
 from armfw import status as fw_status
 from armfw.numeric import DEG
 
@@ -51,36 +53,35 @@ POLL_S = 0.1
 # Silence allowed while a motion runs on a board that says nothing until it ends (seconds).
 MOTION_SILENCE_S = 120.0
 TRANSCRIPT_LINES = 3000
+# Messages a page may have unread; a tab further behind is closed (it reloads and starts afresh).
+LISTENER_MESSAGES = 2000
+# Tool pitches the workspace map is asked for (degrees; every 5 degrees is one map).
+PITCH_RANGE_DEG = 360.0
+# Whether the page that asked for the current request is still open (the server sets it per
+# request); a request whose page closed before it reached the link is not sent.
+REQUESTER = contextvars.ContextVar("requester", default=lambda: True)
 
-# A request word: what the protocol's numbers, names and key=value options are made of.
-_WORD = re.compile(r"[A-Za-z0-9_.+\-=,]{1,40}\Z")
-# Commands after which the pose may differ: the board's `where` is read again.
-MOVING = frozenset(("move", "line", "joints", "jog", "home", "servo", "pick", "place", "grip",
-                    "relax", "unlock"))
-# Commands that would break the link's reading of replies if a page sent them.
-RESERVED = {"echo": "echo would interleave prompts with the replies the link reads",
-            "sync": "sync is the link's own resynchronisation"}
-
-
-class Refused(Exception):
-    """A page's request that was not sent; str() is its final line, `error WORD message`."""
-
-    def __init__(self, word, message):
-        super().__init__("error %s %s" % (word, message))
-        self.word = word
+# Commands after which the pose may differ: the board's `where` is read again
+# (the firmware's command table says which).
+MOVING = frozenset(commands.moving())
 
 
-def check_words(words):
-    """Refuse (Refused) words that cannot be sent as one request line."""
+def moves_the_arm(text):
+    """True for a request after which the pose may differ: a moving command or G-code motion line."""
+    words = text.split()
     if not words:
-        raise Refused("BAD_COMMAND", "empty request")
-    for w in words:
-        if not isinstance(w, str) or not _WORD.match(w):
-            raise Refused("BAD_INPUT", "not sent: %r is not a request word (letters, digits, . + - = , "
-                                       "up to 40)" % (w if isinstance(w, str) else str(w)[:40]))
-    reserved = RESERVED.get(words[0].lower())
-    if reserved:
-        raise Refused("BAD_COMMAND", "not sent from the page: " + reserved)
+        return False
+    if commands.is_gcode(text.lstrip()):
+        head = words[0]
+        if head[:1] in ("N", "n") and len(words) > 1:
+            head = words[1]             # a numbered line: its command word follows
+        try:
+            return commands.gcode_word(head.split("*")[0]) in commands.GCODE_MOTION or head.upper() == "$H"
+        except ValueError:
+            return False
+    return words[0].lower() in MOVING
+# The fields of `info` and `where` that change with the pose: its nearest keep-out zone.
+CLEARANCE_FIELDS = ("clear_mm", "zone", "link")
 
 
 def parse_status_line(text):
@@ -98,14 +99,6 @@ def parse_status_line(text):
         else:
             out[key] = value
     return out
-
-
-def _number(word):
-    try:
-        v = float(word)
-    except ValueError:
-        return None
-    return v if math.isfinite(v) else None
 
 
 class _TranscribedLink:
@@ -138,9 +131,10 @@ class Session:
     (a transcript entry), "pose" (what to draw and the board's state).
     """
 
-    def __init__(self, link, board, simulator=None):
+    def __init__(self, link, board, simulator=None, board_path=None):
         self.link = link
         self.board = board
+        self.board_path = board_path  # the board file, to build the board as it runs (armctl.ui.probe)
         self.simulator = simulator
         self.solver = board.solver
         self.transcript = collections.deque(maxlen=TRANSCRIPT_LINES)
@@ -159,11 +153,13 @@ class Session:
         self._polling = False
         self._stops = 0               # how many stops were sent (requests queued before one are dropped)
         self._workspace_cache = {}
+        self._ask_board = False       # the board's calibration is still to be asked (armctl.ui.probe)
 
     # -- pages ------------------------------------------------------------
 
     def subscribe(self):
-        queue = asyncio.Queue()
+        """A queue of the messages for one page; None in it: the page fell too far behind, close it."""
+        queue = asyncio.Queue(LISTENER_MESSAGES + 1)
         self._listeners.add(queue)
         return queue
 
@@ -171,8 +167,12 @@ class Session:
         self._listeners.discard(queue)
 
     def _emit(self, message):
-        for queue in self._listeners:
-            queue.put_nowait(message)
+        for queue in list(self._listeners):
+            if queue.qsize() < LISTENER_MESSAGES:
+                queue.put_nowait(message)
+            else:
+                self._listeners.discard(queue)
+                queue.put_nowait(None)
 
     def _log(self, direction, text, kind="request"):
         """One transcript entry: direction ">" sent, "<" received, "x" refused here, "!" link event."""
@@ -203,11 +203,23 @@ class Session:
         reply = await self.request("help")
         commands = {line.split()[0] for line in reply.info_lines if line.split()}
         self.live_console = "unlock" in commands and "relax" in commands
+        # The board's calibration is asked once its pose is known (check mode starts from it).
+        self._ask_board = self.board_path is not None and "check" in commands
         reply = await self.request("speed")
         if reply.ok and reply.values:
             self.speed_deg_s = reply.values[0]
         async with self._lock:
             await self._refresh()
+
+    async def _board_as_it_runs(self):
+        """The board's own servo maps and tool offset, asked in check mode (nothing moves); lock held."""
+        self._ask_board = False
+        loop = asyncio.get_running_loop()
+        self.board, note = await loop.run_in_executor(self._worker, probe.board_as_it_runs,
+                                                      _TranscribedLink(self, loop), self.board, self.board_path)
+        self.solver = self.board.solver
+        if note:
+            self._log("#", "host: " + note, "host")
 
     def close(self):
         self._worker.shutdown(wait=True)
@@ -228,6 +240,10 @@ class Session:
         async with self._lock:
             if self._stops != stops:
                 e = Refused("DROPPED", "a stop came before it was sent: %s" % what)
+                self._log("x", str(e), "refused")
+                raise e
+            if not REQUESTER.get()():
+                e = Refused("DROPPED", "its page closed before it was sent: %s" % what)
                 self._log("x", str(e), "refused")
                 raise e
             yield
@@ -302,6 +318,8 @@ class Session:
         line = "?where" if self.live_console else "where"
         self._log(">", line)
         self._take_where(await self._link_request(line))
+        if self._ask_board and self.q_deg is not None:
+            await self._board_as_it_runs()
 
     def _take_where(self, reply):
         n = self.solver.n
@@ -317,9 +335,27 @@ class Session:
         if len(values) >= n:
             self.q_deg = values[:n]
             self.tool = {k: float(reply.fields[k]) for k in ("x", "y", "z", "pitch") if k in reply.fields}
-            self.clearance = {k: reply.fields[k] for k in ("clear_mm", "zone", "link") if k in reply.fields}
+            self.clearance = {k: reply.fields[k] for k in CLEARANCE_FIELDS if k in reply.fields}
             if not self.live_console:
                 self.state = "idle"
+            self._follow_clearance(reply.final)
+
+    def _follow_clearance(self, final):
+        """The info line's clearance (the commanded pose's nearest zone) as `where` last gave it,
+        in every tab's info panel."""
+        given = {}
+        for word in final.split():
+            key, eq, value = word.partition("=")
+            if eq and key in CLEARANCE_FIELDS:
+                given[key] = value
+        words = []
+        for word in self.info.split():
+            key = word.partition("=")[0]
+            words.append("%s=%s" % (key, given[key]) if key in given else word)
+        info = " ".join(words)
+        if info != self.info:
+            self.info = info
+            self._emit({"type": "info", "info": info})
 
     # -- what a page asks for ------------------------------------------------
 
@@ -334,7 +370,7 @@ class Session:
         target = self._host_target(words)
         if target is not None:
             return await self._host_motion(" ".join(words), target)
-        reply = await self.request(" ".join(words), moves=command in MOVING)
+        reply = await self.request(" ".join(words), moves=moves_the_arm(" ".join(words)))
         if reply.ok and command == "speed" and reply.values:
             self.speed_deg_s = reply.values[0]
             self._emit(self.pose())
@@ -351,16 +387,24 @@ class Session:
 
         axis: "x", "y", "z", "pitch" (`jog DX DY DZ DPITCH`, a straight tool
         line from the pose the board commands) or a joint number 1..n
-        (`jog jN DEG`, a joint move). The step is sent as the page gave it:
-        the board judges it.
+        (`jog jN DEG`, a joint move). step: a number (or its text) the
+        board's float holds; the board judges whether the arm can take it.
+        Anything else is refused here, not sent.
         """
-        step = str(step)
-        if isinstance(axis, int) or (isinstance(axis, str) and axis.isdigit()):
-            words = ["jog", "j%d" % int(axis), step]
+        value = None if isinstance(step, bool) or not isinstance(step, (int, float, str)) else number(step)
+        if value is None:
+            raise Refused("BAD_INPUT", "not sent: a jog step is a finite number, not %s" % json_text(step))
+        step = "%d" % value if isinstance(step, int) else repr(value)
+        n = self.solver.n
+        if not isinstance(axis, bool) and isinstance(axis, int):
+            if not 1 <= axis <= n:
+                raise Refused("BAD_INPUT", "not sent: joint %d of 1..%d" % (axis, n))
+            words = ["jog", "j%d" % axis, step]
         else:
             names = self.solver.targets
             if axis not in names:
-                raise Refused("BAD_INPUT", "no axis %r (%s)" % (str(axis)[:10], ", ".join(names)))
+                raise Refused("BAD_INPUT", "not sent: no axis %s (%s, or a joint 1..%d)"
+                              % (json_text(axis), ", ".join(names), n))
             words = ["jog"] + [step if name == axis else "0" for name in names]
         return await self.send(words)
 
@@ -427,7 +471,7 @@ class Session:
         if host is not None and (reply is None or reply.status == fw_status.NO_CLOSED_FORM):
             return await self._host_preview(host[1])   # no firmware line check: the board has no solver here
         out = self._board_preview(reply)
-        target = [_number(w) for w in words[:len(self.solver.targets)]]
+        target = [number(w) for w in words[:len(self.solver.targets)]]
         if self.q_deg is not None and len(target) == len(self.solver.targets) and None not in target:
             out["line"] = await asyncio.to_thread(preview.line, self.board, [v * DEG for v in self.q_deg],
                                                   target, self.speed_deg_s)
@@ -445,7 +489,10 @@ class Session:
 
     async def workspace(self, pitch_deg):
         """The side view's workspace map for a tool pitch (degrees, rounded to 5), cached; None if none."""
-        pitch = 5.0 * round(float(pitch_deg) / 5.0) if math.isfinite(float(pitch_deg)) else 90.0
+        if isinstance(pitch_deg, bool) or not isinstance(pitch_deg, (int, float)) or \
+                not abs(pitch_deg) <= PITCH_RANGE_DEG:
+            raise Refused("BAD_INPUT", "pitch must be a number of degrees within +-%g" % PITCH_RANGE_DEG)
+        pitch = 5.0 * round(float(pitch_deg) / 5.0)
         if pitch not in self._workspace_cache:
             self._workspace_cache[pitch] = await asyncio.to_thread(geometry.workspace, self.board, pitch)
         return self._workspace_cache[pitch]

@@ -24,7 +24,10 @@ const ui = {
 // ---------------------------------------------------------------- link to the server
 
 function connect() {
-  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
+  // Beside the page: its address carries the launch's token (/<token>/ws).
+  const url = new URL("ws", location.href);
+  url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+  const ws = new WebSocket(url);
   ui.ws = ws;
   ws.onmessage = (e) => receive(JSON.parse(e.data));
   ws.onclose = () => {
