@@ -187,6 +187,29 @@ def fit_servo(poses_rad, pulses_us, center_us):
     }
 
 
+def window_misses(board, j, fit):
+    """Lines naming each limit of joint j that fit (fit_servo's) puts outside the joint's
+    pulse window, each with the two fixes; [] when both limits keep a pulse."""
+    from armfw.servo import REFUSED, ServoMap
+    s = board.servos
+    arm = board.solver
+    one = ServoMap([s.channels[j]], [fit["offset_deg"] * DEG], [fit["sign"]], [fit["center_us"]],
+                   [fit["us_per_rad"]], [s.min_us[j]], [s.max_us[j]])
+    lines = []
+    for key, q, inward in (("min_deg", arm.lo[j], math.ceil), ("max_deg", arm.hi[j], math.floor)):
+        if one.pulse(0, q) != REFUSED:
+            continue
+        us = one.exact_us(0, q)
+        edge_key, edge = ("max_us", s.max_us[j]) if us > s.max_us[j] else ("min_us", s.min_us[j])
+        # The limit the window allows, a tenth of a degree inside it.
+        allowed = inward(one.angle(0, edge) / DEG * 10) / 10
+        lines.append("%s (joints[%d]): %s %g deg needs %.0f us with this fit, outside the pulse window "
+                     "%d..%d us: in the board file narrow %s to %g, or widen %s to %d if the servo "
+                     "takes that pulse" % (arm.names[j], j, key, q / DEG, us, s.min_us[j], s.max_us[j],
+                                           key, allowed, edge_key, round(us)))
+    return lines
+
+
 def _length_names(arm):
     return ("l1_mm", "l2_mm") if arm.kind == "planar" else ("l1_mm", "l2_mm", "l3_mm", "base_mm")
 
@@ -320,7 +343,11 @@ def check_calibration(board_path, calibration):
         path = os.path.join(tmp, "calibration.json")
         with open(path, "w") as f:
             json.dump(calibration, f)
-        return boardlib.load(str(board_path), calibration=path)
+        try:
+            return boardlib.load(str(board_path), calibration=path)
+        except boardlib.BoardError as e:
+            # Name the new calibration, not the temporary file it was checked from.
+            raise boardlib.BoardError(str(e).replace(path, "the new calibration"))
 
 
 def write_json_atomically(path, data):
@@ -393,6 +420,7 @@ class Session:
         self.lines = lines
         self.out = out
         self.progress = progress
+        self.window_misses = {}     # joint: window_misses() of its fit, where not []
 
     def say(self, text):
         print(text, file=self.out, flush=True)
@@ -404,10 +432,10 @@ class Session:
         return reply.ok
 
     def jog(self, task):
-        """Jog task's servo until Enter; returns the recorded pulse (CalibrationAborted on quit)."""
+        """Jog task's servo from task.us (the pulse it has) until Enter; returns the recorded
+        pulse, always one the servo took (CalibrationAborted on quit)."""
         servos = self.board.servos
         j = task.joint
-        self._servo(task.channel, task.us)
         before = []     # pulses to go back to with undo
         while True:
             key = self.keys.read(task)
@@ -454,12 +482,44 @@ class Session:
         for k, deg in enumerate(poses_deg):
             if pulses[k] is not None:
                 continue
-            start = servos.pulse(j, deg * DEG)
+            start = self._reach(j, name, deg)
             task = Task(j, name, servos.channels[j], deg, start)
             self.say(" jog %s to %+g deg (now %d us), then press Enter" % (name, deg, start))
             pulses[k] = self.jog(task)
             progress.record(j, k, pulses[k])
         return pulses
+
+    def _reach(self, j, name, deg):
+        """Put joint j's servo at the pulse the board file gives deg, the other joints where
+        the board lets it get there: as they are, else at home, else straight (0 deg).
+        Returns that pulse, the one the screen shows and Enter records; CalibrationAborted,
+        saying what to do, when the board refuses it from all three."""
+        arm = self.board.solver
+        servos = self.board.servos
+        channel = servos.channels[j]
+        us = servos.pulse(j, deg * DEG)
+        first = self.link.request("servo %d %d" % (channel, us))
+        if first.ok:
+            return us
+        where = self.link.request("where")
+        if not where.ok or where.status == "RELAXED":
+            raise CalibrationAborted("the board refused %s's pulse %d us: %s" % (name, us, first.final))
+        # Only the other joints move; joint j keeps the angle, so the pulse, it has.
+        now = [float(v) for v in where.values[:arm.n]]
+        for label, others in (("to home", [q / DEG for q in arm.home]), ("straight (0 deg)", [0.0] * arm.n)):
+            pose = [min(max(v, arm.lo[i] / DEG), arm.hi[i] / DEG) for i, v in enumerate(others)]
+            pose[j] = now[j]
+            request = "joints " + " ".join("%g" % v for v in pose)
+            if not self.link.request(request, timeout=max(self.link.timeout, 30.0)).ok:
+                continue
+            if self.link.request("servo %d %d" % (channel, us)).ok:
+                self.say("  %s at %+g deg (%d us) was refused with the other joints as they were (%s): "
+                         "moved them %s first" % (name, deg, us, first.final, label))
+                return us
+        raise CalibrationAborted(
+            "%s at %+g deg (%d us) is refused with the other joints as they are, at home and straight: %s. "
+            "Move the other joints clear first (armctl send \"joints ...\") or choose poses the arm "
+            "reaches (--poses), then run the same command: it resumes" % (name, deg, us, first.final))
 
     def _fit_joint(self, j, name, poses_deg, progress):
         """Joint j's servo fit; pulses that cannot be fitted are explained and measured again."""
@@ -484,6 +544,11 @@ class Session:
                 name, f["offset_deg"], f["sign"], f["us_per_rad"],
                 servos.offsets[j] / DEG, servos.signs[j], servos.us_per_rad[j]))
             self.say("  residuals (us): %s" % " ".join("%+.1f" % r for r in f["residual_us"]))
+            misses = window_misses(self.board, j, f)
+            for line in misses:
+                self.say("  does not fit the board file: " + line)
+            if misses:
+                self.window_misses[j] = misses
             return f
 
     def calibrate_servos(self, joints, poses_deg):
@@ -529,6 +594,7 @@ class Session:
         (degrees) at Enter, or None for f when can_finish."""
         arm = self.board.solver
         task = Touch(number, 0, self._pose_deg())
+        self.say("  jogging %s (1..%d pick another)" % (arm.names[task.joint], arm.n))
         while True:
             key = self.keys.read(task)
             if key in RECORD_KEYS:
@@ -540,7 +606,7 @@ class Session:
                 raise CalibrationAborted("quit at touch %d; nothing was written" % number)
             if "1" <= key <= str(arm.n) and len(key) == 1:
                 task.joint = int(key) - 1
-                self.say("  jogging %s" % arm.names[task.joint])
+                self.say("  jogging %d %s" % (task.joint + 1, arm.names[task.joint]))
                 continue
             step = TOUCH_KEYS.get(key)
             if step is None:
@@ -551,7 +617,10 @@ class Session:
             reply = self.link.request("joints " + " ".join("%g" % v for v in q), timeout=max(self.link.timeout, 30.0))
             if reply.ok:
                 task.q_deg = q
-                self.say("  %s %.1f deg" % (arm.names[task.joint], q[task.joint]))
+                tip = [reply.fields.get(axis) for axis in "xyz"]
+                self.say("  %d %s %.1f deg%s" % (
+                    task.joint + 1, arm.names[task.joint], q[task.joint],
+                    "   tip %.1f %.1f %.1f mm" % tuple(tip) if None not in tip else ""))
             else:
                 self.say("  board refused: %s" % reply.final)
 

@@ -12,6 +12,8 @@ from armfw import board as boardlib
 from armfw.numeric import DEG
 
 NAME = "calibrate"
+# What a shell reports for a command ended by Ctrl-C (armctl.cli answers the same).
+EXIT_INTERRUPTED = 130
 HELP = "Guided servo calibration: jog each joint to known poses with the keyboard, fit and save."
 
 EPILOG = """\
@@ -175,6 +177,14 @@ def run(args, keys=None, lines=input, out=sys.stdout):
                     fits = session.calibrate_servos(joints, args.poses)
             else:
                 fits = session.calibrate_servos(joints, args.poses)
+        if session.window_misses:
+            misses = [line for j in sorted(session.window_misses) for line in session.window_misses[j]]
+            print("armctl calibrate: nothing written: the fit puts %d joint limit%s outside %s pulse "
+                  "window:\n  %s\nchange the board file, then run the same command: it fits again from "
+                  "the pulses kept in %s" % (len(misses), "" if len(misses) == 1 else "s",
+                                              "its" if len(misses) == 1 else "their", "\n  ".join(misses),
+                                              progress.path), file=sys.stderr)
+            return cli.EXIT_REFUSED
         # Measured joints get their fits only; the rest of the board's calibration.json
         # (the other joints, the tool offset) is carried forward unless --reset-tool.
         drop = {boardlib.TOOL: "dropped (--reset-tool)"} if getattr(args, "reset_tool", False) else {}
@@ -199,11 +209,11 @@ def run(args, keys=None, lines=input, out=sys.stdout):
             cal.write_json_atomically(save, report)
             print("saved %s with the length fit" % save, file=out)
     except (cal.CalibrationAborted, KeyboardInterrupt) as e:
-        print("armctl calibrate: %s" % (e or "interrupted"), file=sys.stderr)
+        # A KeyboardInterrupt has no text of its own.
+        print("armctl calibrate: %s" % (str(e) or "interrupted (Ctrl-C); nothing was written to the board"),
+              file=sys.stderr)
         if progress.pulses:
             print("armctl calibrate: what you recorded is kept in %s; the same command resumes"
                   % progress.path, file=sys.stderr)
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        return cli.EXIT_REFUSED
+        return EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else cli.EXIT_REFUSED
     return cli.EXIT_OK
