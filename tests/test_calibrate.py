@@ -217,7 +217,13 @@ def test_guided_calibration_recovers_a_known_miscalibration(micropython, tmp_pat
 
         saved = json.loads(save.read_text())
         on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
-        assert on_flash == {"joints": saved["joints"]}
+        assert on_flash == {key: saved[key] for key in on_flash}
+        assert sorted(on_flash) == ["board", "date", "joints", "residuals_us", "version"]
+        assert on_flash["board"] == "sim_arm5" and on_flash["version"] == cal.FORMAT_VERSION
+        # Two poses per joint: a fitted line meets both pulses; where the board's own values
+        # were kept, each pulse is its exact value rounded to a whole microsecond.
+        assert sorted(on_flash["residuals_us"]) == sorted(truth.solver.names)
+        assert all(len(r) == 2 and max(map(abs, r)) <= 0.5 for r in on_flash["residuals_us"].values())
         assert not (sim.flash_dir / "calibration.json.tmp").exists()
         assert_true_servos(saved["joints"])
         # The length fit found the physical links (pose quantisation: ~0.1 deg, ~1 mm).

@@ -31,6 +31,7 @@ import json
 import math
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -281,25 +282,62 @@ def _earlier_joints(board, previous):
     return old if isinstance(old, list) and len(old) == board.servos.n else None
 
 
-def calibration_file(board, servo_fits, previous=None, drop=()):
-    """The board's calibration.json content: the four calibrated fields per joint, and
-    everything else previous (the calibration the board had) holds.
+# calibration.json's format; the firmware reads "joints" and "tool_mm", and
+# reports "date" (info, boot banner); the rest is for the people reading it.
+FORMAT_VERSION = 1
+# What describes one file, written anew each time, never carried forward.
+STAMP = ("version", "date", "board", "residuals_us")
 
-    A joint not in servo_fits keeps its entry of previous, or else the board
-    file's values; a joint in servo_fits gets its fit only, whatever previous
-    said. The other entries of previous (the tool offset tool_mm, ...) are
-    carried forward, except the keys named in drop.
+
+def calibration_file(board, servo_fits, previous=None, drop=()):
+    """The board's calibration.json content: the format version, the date (UTC), the board's
+    name, the four calibrated fields per joint and each joint's fit residuals (us per
+    pose), and everything else previous (the calibration the board had) holds.
+
+    A joint not in servo_fits keeps its entry (and residuals) of previous, or
+    else the board file's values; a joint in servo_fits gets its fit only,
+    whatever previous said. The other entries of previous (the tool offset
+    tool_mm, ...) are carried forward, except the keys named in drop.
     """
     old = _earlier_joints(board, previous)
+    names = board.solver.names
+    old_residuals = previous.get("residuals_us") if isinstance(previous, dict) else None
     joints = []
+    residuals = {}
     for j in range(board.servos.n):
         fit = servo_fits.get(j) or (old and old[j]) or board_values(board.servos, j)
         joints.append({key: fit[key] for key in boardlib.CALIBRATED if key in fit})
-    calibration = {"joints": joints}
+        if j in servo_fits and "residual_us" in fit:
+            residuals[names[j]] = fit["residual_us"]
+        elif old and isinstance(old_residuals, dict) and names[j] in old_residuals:
+            residuals[names[j]] = old_residuals[names[j]]
+    calibration = {"version": FORMAT_VERSION, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   "board": board.name, "joints": joints, "residuals_us": residuals}
     if isinstance(previous, dict):
         calibration.update((key, value) for key, value in previous.items()
-                           if key != "joints" and key not in drop)
+                           if key != "joints" and key not in STAMP and key not in drop)
     return calibration
+
+
+def changes(board, previous, calibration):
+    """Lines for the screen before saving: per joint the servo map in force (previous, else
+    the board file's) and the new one, with the new fit's worst residual."""
+    old = _earlier_joints(board, previous)
+    residuals = calibration.get("residuals_us", {})
+    lines = ["%-12s %-28s %-28s %s" % ("joint", "in force: offset sign us/rad", "new: offset sign us/rad",
+                                        "worst residual")]
+    for j, new in enumerate(calibration["joints"]):
+        was = board_values(board.servos, j)
+        if old:
+            was.update(old[j])
+        name = board.solver.names[j]
+        worst = max((abs(r) for r in residuals.get(name, ())), default=None)
+        same = all(was.get(k) == new.get(k) for k in boardlib.CALIBRATED)
+        lines.append("%-12s %+8.3f deg %+d %8.3f     %+8.3f deg %+d %8.3f     %s%s" % (
+            name, was["offset_deg"], was["sign"], was["us_per_rad"],
+            new["offset_deg"], new["sign"], new["us_per_rad"],
+            "-" if worst is None else "%.1f us" % worst, "   (unchanged)" if same else ""))
+    return lines
 
 
 def _describe(key, value):
@@ -327,7 +365,7 @@ def carried_forward(board, previous, fitted, changed=None):
         else:
             lines.append("no earlier servo calibration on the board: %s keep the board file's values" % whose)
     for key, value in (previous.items() if isinstance(previous, dict) else ()):
-        if key == "joints":
+        if key == "joints" or key in STAMP:
             continue
         if key in changed:
             lines.append("%s %s of the earlier calibration" % (changed[key], _describe(key, value)))
@@ -729,17 +767,27 @@ def read_from_board(port):
         return {}
 
 
-def write_to_board(port, calibration, baud=115200, out=sys.stdout):
+BACKUP = "calibration.json.bak"
+
+
+def write_to_board(port, calibration, baud=115200, out=sys.stdout, previous=None):
     """Write calibration.json on the board (temporary file, then rename) and restart it.
 
-    Returns the board's `help` Reply after the restart. Raises LinkError.
+    previous (the calibration it replaces), when there is one, is kept on the
+    board as calibration.json.bak, written before the new file. Returns the
+    board's `help` Reply after the restart. Raises LinkError.
     """
     import tempfile
     from armctl.deploy import mpremote, restart
     with tempfile.TemporaryDirectory(prefix="armctl-cal-") as tmp:
         path = os.path.join(tmp, "calibration.json")
-        with open(path, "w") as f:
-            json.dump(calibration, f)
+        write_json_atomically(path, calibration)
+        actions = []
+        if previous:
+            backup = os.path.join(tmp, BACKUP)
+            write_json_atomically(backup, previous)
+            actions.append(["fs", "cp", "-f", backup, ":" + BACKUP])
+            print("keeping the calibration it replaces as %s on the board" % BACKUP, file=out, flush=True)
         print("writing calibration.json to the board on %s" % port, file=out, flush=True)
-        mpremote(port, [["fs", "cp", "-f", path, ":calibration.json.tmp"], ["exec", RENAME_SCRIPT]])
+        mpremote(port, actions + [["fs", "cp", "-f", path, ":calibration.json.tmp"], ["exec", RENAME_SCRIPT]])
     return restart(port, baud)

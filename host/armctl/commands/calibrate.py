@@ -101,13 +101,15 @@ def _save_on_board(args, board, merge, out):
     calibration, lines = merge(previous)
     for line in lines:
         print(line, file=out)
+    for line in cal.changes(board, previous, calibration):
+        print(" " + line, file=out)
     try:
         calibrated = cal.check_calibration(args.board, calibration)
     except boardlib.BoardError as e:
         restart(args.port, args.baud)
         print("armctl calibrate: the fit does not fit the board file: %s; nothing written" % e, file=sys.stderr)
         return None
-    reply = cal.write_to_board(args.port, calibration, args.baud, out)
+    reply = cal.write_to_board(args.port, calibration, args.baud, out, previous)
     print("board restarted with the new calibration: %s" % reply.final, file=out)
     return calibration, calibrated
 

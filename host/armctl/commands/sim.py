@@ -28,6 +28,8 @@ def add_arguments(parser):
                         help="board to install into the flash (default: what --flash holds; without "
                              "--flash %s)" % shipped.DEFAULT_BOARD)
     parser.add_argument("--calibration", type=Path, help="calibration file to install beside it")
+    parser.add_argument("--reset-calibration", action="store_true",
+                        help="remove the calibration.json the flash holds (default: kept, as a deploy keeps it)")
     parser.add_argument("--flash", type=Path,
                         help="folder kept as the board's flash (default: a temporary one)")
     parser.add_argument("--pty", action="store_true",
@@ -47,7 +49,8 @@ def run(args):
         raise cli.UsageError("--link needs --pty")
     try:
         sim = Simulator(args.board, pty=args.pty, flash_dir=args.flash, link=args.link,
-                        realtime=not args.fast, calibration=args.calibration)
+                        realtime=not args.fast, calibration=args.calibration,
+                        reset_calibration=getattr(args, "reset_calibration", False))
     except (SimulatorError, OSError) as e:
         raise cli.UsageError(str(e))
     if not args.pty:
