@@ -389,7 +389,9 @@ def check_calibration(board_path, calibration):
 
 
 def write_json_atomically(path, data):
-    """Write data as JSON to path through path.tmp and a rename: a power cut leaves the old file whole."""
+    """Write data as JSON to path through path.tmp and a rename: a power cut at any point
+    leaves path old or new, whole (a cut before the rename leaves at most a stale .tmp,
+    which the next write replaces). Every file armctl keeps on the PC goes this way."""
     tmp = "%s.tmp" % path
     with open(tmp, "w") as f:
         json.dump(data, f, indent=1)
@@ -397,6 +399,17 @@ def write_json_atomically(path, data):
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    # The rename is on the disk once the folder's own entry is (POSIX; not every system allows it).
+    try:
+        folder = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(folder)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
 
 
 class Progress:
@@ -632,7 +645,7 @@ class Session:
         (degrees) at Enter, or None for f when can_finish."""
         arm = self.board.solver
         task = Touch(number, 0, self._pose_deg())
-        self.say("  jogging %s (1..%d pick another)" % (arm.names[task.joint], arm.n))
+        self.say("  jogging %d %s (1..%d pick another)" % (task.joint + 1, arm.names[task.joint], arm.n))
         while True:
             key = self.keys.read(task)
             if key in RECORD_KEYS:
