@@ -240,13 +240,13 @@ def test_a_known_point_after_tcp_calibration_lands_on_the_true_tip(micropython, 
             for target in targets(board_path):
                 assert link.request("move %.3f %.3f %.3f %.3f" % target).ok
                 misses.append(math.dist(sim.camera.tip(sim.pulses()), target[:3]))
-    text = out.getvalue()
-    # The screen says which joint is jogged and where the tip is.
-    assert "jogging 1 base" in text and "tip 2" in text
     report("calibrate --tcp (true tool 4 / 12 / 25 mm): fitted %s mm; targets miss the true tip by %s mm"
            % (" / ".join("%.2f" % v for v in tool), " ".join("%.2f" % m for m in misses)))
     assert tool == pytest.approx(TRUE_TOOL, abs=0.5)
     assert max(misses) < 0.5
+    # The screen says which joint is jogged and where the tip is.
+    text = out.getvalue()
+    assert "jogging 1 base" in text and "tip 2" in text
 
 
 def test_flange_pose_takes_out_the_solvers_own_tool():
@@ -261,23 +261,34 @@ def test_flange_pose_takes_out_the_solvers_own_tool():
         assert with_tool.fk(q, [0.0] * 4)[:3] == pytest.approx(list(p0 + r0 @ np.array(TRUE_TOOL)), abs=1e-9)
 
 
+def dated_calibration(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"date": "2026-12-04T03:10:00Z", "joints": [{"offset_deg": -85}, {}]}))
+    return path
+
+
 def test_restarting_the_simulator_keeps_its_calibration(micropython, tmp_path):
     flash = tmp_path / "flash"
-    calibration = tmp_path / "c.json"
-    calibration.write_text(json.dumps({"date": "2026-12-04T03:10:00Z",
-                                       "joints": [{"offset_deg": -85}, {}]}))
-    with Simulator(BOARDS / "sim_planar.json", flash_dir=flash, calibration=calibration) as sim:
+    with Simulator(BOARDS / "sim_planar.json", flash_dir=flash, calibration=dated_calibration(tmp_path)) as sim:
+        assert sim.request("where")[-1].startswith("ok")
+    # Like `armctl sim --flash F --board B` again: a deploy of the same board keeps it too.
+    with Simulator(BOARDS / "sim_planar.json", flash_dir=flash) as sim:
+        assert sim.request("where")[-1].startswith("ok")
+    assert json.loads((flash / "calibration.json").read_text())["date"] == "2026-12-04T03:10:00Z"
+    with Simulator(BOARDS / "sim_planar.json", flash_dir=flash, reset_calibration=True) as sim:
+        assert sim.request("where")[-1].startswith("ok")
+    assert not (flash / "calibration.json").exists()
+
+
+def test_the_board_says_which_calibration_it_runs(micropython, tmp_path):
+    with Simulator(BOARDS / "sim_planar.json", calibration=dated_calibration(tmp_path)) as sim:
         banner = sim.readline()
         info = sim.request("info")[-1]
     assert "calibration 2026-12-04T03:10:00Z" in banner and " calibration=2026-12-04T03:10:00Z " in info
-    with Simulator(BOARDS / "sim_planar.json", flash_dir=flash) as sim:       # like armctl sim --flash F --board B
-        assert " calibration=2026-12-04T03:10:00Z " in sim.request("info")[-1]
-    assert (flash / "calibration.json").exists()
-    with Simulator(BOARDS / "sim_planar.json", flash_dir=flash, reset_calibration=True) as sim:
+    with Simulator(BOARDS / "sim_planar.json") as sim:
         banner = sim.readline()
-        assert " calibration=none " in sim.request("info")[-1]
-    assert "calibration none" in banner
-    assert not (flash / "calibration.json").exists()
+        info = sim.request("info")[-1]
+    assert "calibration none" in banner and " calibration=none " in info
 
 
 def test_a_calibration_without_a_date_is_reported_undated(micropython, tmp_path):
