@@ -351,3 +351,57 @@ def test_the_result_is_shown_against_the_calibration_in_force_before_it_is_writt
     # The stamp is the new file's, not carried forward; the board says it runs it.
     assert on_flash["date"] != earlier["date"] and " calibration=%s " % on_flash["date"] in info
     assert "kept date" not in out and "kept residuals_us" not in out
+
+
+class LooksAndJogs:
+    """--verify's person: jogs the joint (degrees) until the camera shows it at the pose, to
+    within half a microsecond's turn (0.07 deg), the finest a pulse can place it."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.keys = 0
+
+    def read(self, task):
+        self.keys += 1
+        assert self.keys < 500, "the joint never reached the pose"
+        miss = task.pose_deg - self.sim.camera.joints(self.sim.pulses())[task.joint] / RAD
+        for key, step in (("c", 10), ("z", -10), ("d", 1), ("a", -1)):
+            if miss / step >= 1:
+                return key
+        if abs(miss) > 0.07:
+            return "D" if miss > 0 else "A"
+        return "\n"
+
+
+def verify_args(sim, board_path, joints):
+    return argparse.Namespace(port=sim.port, board=str(board_path), joints=joints, poses=None, verify=True,
+                              measure=False, save=None, baud=115200, fresh=False)
+
+
+@pytest.mark.parametrize("calibrated", [False, True])
+def test_verify_reports_the_error_of_the_calibration_in_force_and_writes_nothing(micropython, tmp_path,
+                                                                                 calibrated, report):
+    """The true shoulder is 7 deg off: uncalibrated, the board must command 7 deg more than the
+    pose to get there (the error); with the true map as calibration, the error is the pulse's
+    own step at most."""
+    board_path = narrowed_board(tmp_path)
+    truth = write_truth(tmp_path)
+    with Simulator(board_path, pty=True, truth=truth, calibration=truth if calibrated else None) as sim:
+        before = sorted(p.name for p in sim.flash_dir.iterdir())
+        code, out, err = run(verify_args(sim, board_path, [2, 4]), LooksAndJogs(sim))
+        assert code == cli.EXIT_OK, out + err
+        after = sorted(p.name for p in sim.flash_dir.iterdir())
+    errors = [float(line.rsplit("error ", 1)[1].split()[0]) for line in out.splitlines() if ": the board commands" in line]
+    assert len(errors) == 4                              # shoulder and wrist pitch at -45 and +45 deg
+    report("calibrate --verify, %s: errors %s deg (shoulder -45 +45, wrist_pitch -45 +45)"
+           % ("true map in force" if calibrated else "board file in force", " ".join("%+.2f" % e for e in errors)))
+    if calibrated:
+        assert max(map(abs, errors)) <= 0.15
+    else:
+        # Shoulder: 7 deg at both poses. Wrist pitch: the board's pulse for q, 424.448 us/rad,
+        # turns a servo of 445.67 us/rad by q / 1.05, so reaching +-45 deg takes +-47.25 deg:
+        # an error of +-2.25 deg (measured by 0.1 deg jogs, to half a microsecond's turn).
+        assert errors[:2] == pytest.approx([7.0, 7.0], abs=0.15)
+        assert errors[2:] == pytest.approx([-2.25, 2.25], abs=0.15)
+    assert "nothing was written" in out
+    assert after == before and not list(tmp_path.glob("calibration-*.json"))

@@ -97,6 +97,22 @@ class Task:
         self.us = us
 
 
+def verify_help():
+    return ("keys: a/d -/+1 deg   A/D -/+0.1 deg   z/c -/+10 deg   Enter the joint is at the pose   "
+            "q quit (nothing is written either way)")
+
+
+class Check:
+    """What the screen asks for in --verify: joint (index, name) to pose_deg; q_deg is the
+    angle the board commands it to now."""
+
+    def __init__(self, joint, name, pose_deg):
+        self.joint = joint
+        self.name = name
+        self.pose_deg = pose_deg
+        self.q_deg = pose_deg
+
+
 def touch_help():
     return ("keys: 1..5 pick the joint   a/d -/+1 deg   A/D -/+0.1 deg   z/c -/+10 deg   "
             "Enter record the touch   f finish (4+ touches)   q quit (nothing saved)")
@@ -542,35 +558,85 @@ class Session:
 
     def _reach(self, j, name, deg):
         """Put joint j's servo at the pulse the board file gives deg, the other joints where
-        the board lets it get there: as they are, else at home, else straight (0 deg).
-        Returns that pulse, the one the screen shows and Enter records; CalibrationAborted,
-        saying what to do, when the board refuses it from all three."""
+        the board lets it get there (see _clear). Returns that pulse, the one the screen
+        shows and Enter records."""
+        us = self.board.servos.pulse(j, deg * DEG)
+        self._clear(j, name, deg, "servo %d %d" % (self.board.servos.channels[j], us), "(%d us) " % us)
+        return us
+
+    def _clear(self, j, name, deg, request, what=""):
+        """Send request, which puts joint j at deg; when the board refuses it, move the other
+        joints (j keeps its angle) to home, else straight (0 deg), and send it again.
+        CalibrationAborted, saying what to do, when it is refused from all three."""
         arm = self.board.solver
-        servos = self.board.servos
-        channel = servos.channels[j]
-        us = servos.pulse(j, deg * DEG)
-        first = self.link.request("servo %d %d" % (channel, us))
+        first = self.link.request(request, timeout=max(self.link.timeout, 30.0))
         if first.ok:
-            return us
+            return
         where = self.link.request("where")
         if not where.ok or where.status == "RELAXED":
-            raise CalibrationAborted("the board refused %s's pulse %d us: %s" % (name, us, first.final))
-        # Only the other joints move; joint j keeps the angle, so the pulse, it has.
+            raise CalibrationAborted("the board refused %s at %+g deg %s: %s" % (name, deg, what, first.final))
         now = [float(v) for v in where.values[:arm.n]]
         for label, others in (("to home", [q / DEG for q in arm.home]), ("straight (0 deg)", [0.0] * arm.n)):
             pose = [min(max(v, arm.lo[i] / DEG), arm.hi[i] / DEG) for i, v in enumerate(others)]
             pose[j] = now[j]
-            request = "joints " + " ".join("%g" % v for v in pose)
-            if not self.link.request(request, timeout=max(self.link.timeout, 30.0)).ok:
+            others_request = "joints " + " ".join("%g" % v for v in pose)
+            if not self.link.request(others_request, timeout=max(self.link.timeout, 30.0)).ok:
                 continue
-            if self.link.request("servo %d %d" % (channel, us)).ok:
-                self.say("  %s at %+g deg (%d us) was refused with the other joints as they were (%s): "
-                         "moved them %s first" % (name, deg, us, first.final, label))
-                return us
+            if self.link.request(request, timeout=max(self.link.timeout, 30.0)).ok:
+                self.say("  %s at %+g deg %swas refused with the other joints as they were (%s): "
+                         "moved them %s first" % (name, deg, what, first.final, label))
+                return
         raise CalibrationAborted(
-            "%s at %+g deg (%d us) is refused with the other joints as they are, at home and straight: %s. "
+            "%s at %+g deg %sis refused with the other joints as they are, at home and straight: %s. "
             "Move the other joints clear first (armctl send \"joints ...\") or choose poses the arm "
-            "reaches (--poses), then run the same command: it resumes" % (name, deg, us, first.final))
+            "reaches (--poses), then run the same command: it resumes" % (name, deg, what, first.final))
+
+    def verify(self, joints, poses_deg):
+        """Re-measure the calibration the board runs, writing nothing: per joint and pose the
+        board moves the joint to the pose, the person jogs it (degrees) until it is really
+        there. Returns {joint name: [error per pose, deg]}: the angle the board had to
+        command minus the pose (0 for a right calibration)."""
+        arm = self.board.solver
+        self._pose_deg()            # a relaxed board goes home first: the zones need a known pose
+        self.say(verify_help())
+        errors = {}
+        for j in joints:
+            name = arm.names[j]
+            errors[name] = []
+            for deg in poses_deg:
+                q = self._where_deg()
+                q[j] = deg
+                self._clear(j, name, deg, "joints " + " ".join("%g" % v for v in q))
+                task = Check(j, name, deg)
+                self.say(" jog %s until it really is at %+g deg, then press Enter" % (name, deg))
+                while True:
+                    key = self.keys.read(task)
+                    if key in RECORD_KEYS:
+                        break
+                    if key in QUIT_KEYS:
+                        raise CalibrationAborted("quit at joint %s; nothing was written" % name)
+                    step = TOUCH_KEYS.get(key)
+                    if step is None:
+                        self.say("  " + verify_help())
+                        continue
+                    reply = self.link.request("jog j%d %g" % (j + 1, step), timeout=max(self.link.timeout, 30.0))
+                    if reply.ok:
+                        task.q_deg = reply.values[j]
+                        self.say("  %s %.1f deg" % (name, task.q_deg))
+                    else:
+                        self.say("  board refused: %s" % reply.final)
+                errors[name].append(round(task.q_deg - deg, 3))
+                self.say("  %s at %+g deg: the board commands %+.2f deg, error %+.2f deg"
+                         % (name, deg, task.q_deg, task.q_deg - deg))
+        worst = max((abs(e), name) for name, row in errors.items() for e in row)
+        self.say(" worst error %.2f deg (%s); nothing was written" % worst)
+        return errors
+
+    def _where_deg(self):
+        reply = self.link.request("where")
+        if not reply.ok or reply.status == "RELAXED":
+            raise CalibrationAborted("the board does not report its pose: %s" % reply.final)
+        return [float(v) for v in reply.values[:self.board.solver.n]]
 
     def _fit_joint(self, j, name, poses_deg, progress):
         """Joint j's servo fit; pulses that cannot be fitted are explained and measured again."""

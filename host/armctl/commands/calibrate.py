@@ -14,6 +14,9 @@ from armfw.numeric import DEG
 NAME = "calibrate"
 # What a shell reports for a command ended by Ctrl-C (armctl.cli answers the same).
 EXIT_INTERRUPTED = 130
+DEFAULT_POSES = (0.0, 90.0)
+# --verify: poses other than the calibration's, so they test it between and beside them.
+VERIFY_POSES = (-45.0, 45.0)
 HELP = "Guided servo calibration: jog each joint to known poses with the keyboard, fit and save."
 
 EPILOG = """\
@@ -71,10 +74,13 @@ def add_arguments(parser):
     parser.add_argument("--board", "-b", required=True, help="the board's description (boards/*.json)")
     parser.add_argument("--joints", type=lambda t: [int(v) for v in t.split(",")],
                         help="joint numbers to calibrate, 1-based, e.g. 2,3 (default: all)")
-    parser.add_argument("--poses", type=_poses, default=[0.0, 90.0],
-                        help="known poses in degrees (default 0,90)")
+    parser.add_argument("--poses", type=_poses, default=None,
+                        help="known poses in degrees (default 0,90; with --verify -45,45)")
     parser.add_argument("--measure", action="store_true",
                         help="afterwards fit the link lengths from tip positions you measure")
+    parser.add_argument("--verify", action="store_true",
+                        help="re-measure the calibration the board runs at --poses (default -45,45) and "
+                             "report the error per joint and pose; writes nothing")
     parser.add_argument("--tcp", action="store_true",
                         help="calibrate the tool centre point (four-point method) instead of the servos")
     parser.add_argument("--max-residual", type=float, default=None, metavar="MM",
@@ -151,6 +157,22 @@ def _calibrate_tool(args, board, keys, out):
     return cli.EXIT_OK
 
 
+def _verify(args, board, joints, keys, out):
+    """--verify: the errors of the calibration the board runs, per joint and pose; nothing written."""
+    try:
+        with Link(args.port, args.baud) as link:
+            session = cal.Session(link, board, keys, out=out)
+            if keys is None:
+                with cal.TerminalKeys() as session.keys:
+                    session.verify(joints, args.poses)
+            else:
+                session.verify(joints, args.poses)
+    except (cal.CalibrationAborted, KeyboardInterrupt) as e:
+        print("armctl calibrate: %s" % (str(e) or "interrupted (Ctrl-C); nothing was written"), file=sys.stderr)
+        return EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else cli.EXIT_REFUSED
+    return cli.EXIT_OK
+
+
 def run(args, keys=None, lines=input, out=sys.stdout):
     """The command; keys and lines replace the keyboard in tests."""
     board = boardlib.load(args.board)
@@ -159,6 +181,9 @@ def run(args, keys=None, lines=input, out=sys.stdout):
     if args.measure and board.solver.kind not in cal.MEASURE_POSES:
         raise cli.UsageError("--measure fits the link lengths of a planar or arm5 arm; a %s arm's "
                              "geometry comes from its description (armctl board import)" % board.solver.kind)
+    verifying = getattr(args, "verify", False)
+    if args.poses is None:
+        args.poses = list(VERIFY_POSES if verifying else DEFAULT_POSES)
     joints = [j - 1 for j in args.joints] if args.joints else list(range(board.solver.n))
     for j in joints:
         if not 0 <= j < board.solver.n:
@@ -167,6 +192,8 @@ def run(args, keys=None, lines=input, out=sys.stdout):
             q = deg * DEG
             if q < board.solver.lo[j] or q > board.solver.hi[j]:
                 raise cli.UsageError("pose %g deg is outside joint %d's limits" % (deg, j + 1))
+    if verifying:
+        return _verify(args, board, joints, keys, out)
     save = args.save or "calibration-%s.json" % board.name
     progress = cal.Progress(save + ".progress.json", board.name, args.poses, getattr(args, "fresh", False))
     if progress.pulses:
