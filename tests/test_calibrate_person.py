@@ -312,7 +312,7 @@ def test_ctrl_c_says_interrupted_on_one_line(micropython, tmp_path):
                             "--board", str(BOARDS / "sim_arm5.json"), "--joints", "5",
                             "--save", str(tmp_path / "cal.json")])
         try:
-            term.until(b"to +0 deg")
+            term.until(b"to +0 deg (now 1500 us), then press Enter\r\n")      # the whole line shown
             # What Ctrl-C on its own terminal does (this pty is not its controlling terminal).
             term.proc.send_signal(signal.SIGINT)
             code = term.finish()
