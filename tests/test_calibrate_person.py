@@ -405,3 +405,23 @@ def test_verify_reports_the_error_of_the_calibration_in_force_and_writes_nothing
         assert errors[2:] == pytest.approx([-2.25, 2.25], abs=0.15)
     assert "nothing was written" in out
     assert after == before and not list(tmp_path.glob("calibration-*.json"))
+
+
+def test_the_camera_command_shows_the_physical_arm(micropython, tmp_path, capsys):
+    """`armctl sim --camera`: the joints through the true map. At home the board sends the
+    shoulder 1500 us, which the true map (7 deg off) reads as -7 deg."""
+    flash = tmp_path / "flash"
+    truth = write_truth(tmp_path)
+    with Simulator(BOARDS / "sim_arm5.json", flash_dir=flash) as sim:
+        assert sim.request("where")[-1].startswith("ok")
+        assert cli.main(["sim", "--camera", "--flash", str(flash), "--truth", str(truth)]) == cli.EXIT_OK
+    shown = capsys.readouterr().out.splitlines()
+    # Elbow reversed: the board's +90 deg home, 2167 us, is -667 us / 424.448 us/rad physically.
+    elbow = -667 / 424.448
+    assert shown[0] == "joints 0.00 -7.00 %.2f 0.00 0.00 deg" % (elbow / RAD)
+    # The arm in its plane (docs/KINEMATICS.md): the upper arm 7 deg back from vertical, the
+    # forearm and tool (l2 + l3) straight on from it at -7 deg + elbow.
+    a2, a3 = -7 * RAD, -7 * RAD + elbow
+    x = 126.14 * math.sin(a2) + (126.14 + 150.6) * math.sin(a3)
+    z = 189.0 + 126.14 * math.cos(a2) + (126.14 + 150.6) * math.cos(a3)
+    assert shown[1] == "tip %.2f 0.00 %.2f mm" % (x, z)

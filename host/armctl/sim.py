@@ -130,6 +130,11 @@ class Camera:
         return tuple(self.board.solver.fk(q, [0.0] * len(self.board.solver.targets))[:3])
 
 
+def pulse_log(flash_dir):
+    """Where the simulator with this flash folder records its pulses: beside the flash."""
+    return flash_dir.parent / (flash_dir.name + "-" + LOG_NAME)
+
+
 def parse_pulses(text):
     """(t_ms, channel, us) tuples from a pulse log's text."""
     out = []
@@ -190,7 +195,7 @@ class Simulator:
             raise SimulatorError("%s holds no firmware (main.py): give a board file to install" % self.flash_dir)
         # The physical arm, hidden from the firmware: see Camera.
         self.camera = Camera(self.flash_dir / "board.json", truth) if truth is not None else None
-        self.pulse_log = self.flash_dir.parent / (self.flash_dir.name + "-" + LOG_NAME)
+        self.pulse_log = pulse_log(self.flash_dir)
         self.pty = pty
         self.link = link
         self.realtime = realtime

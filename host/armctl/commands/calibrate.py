@@ -41,7 +41,30 @@ residual is over --max-residual mm is asked for again; orientations too
 alike to separate offset and point are refused (exit 1, nothing written).
 The offset goes into calibration.json as "tool_mm" (across, lateral, along
 the tool; mm; the solver puts the tool tip on targets with it, see
-docs/KINEMATICS.md).
+docs/KINEMATICS.md): the whole offset from the wrist's tool end, whatever
+tool the board file or an earlier calibration gave. The screen shows the
+joint being jogged and where the tool tip is.
+
+Each pose is reached clear of the keep-out zones: when the board refuses it
+with the other joints where they are, they go home, else straight (0 deg),
+first; when it refuses even that, the run stops and says what to do (what is
+recorded is kept). A refused jog leaves the pulse where it was, and Enter
+records only a pulse the servo has. Each joint's fit is checked against its
+pulse window as soon as it is measured: a limit it would push out is named,
+with the fix (narrow the limit, or widen the window if the servo takes it),
+and nothing is written until the board file takes the fit.
+
+The result is shown beside the calibration in force (offset, sign, us/rad
+per joint and the worst residual) before it is written. calibration.json
+carries "version", "date" (UTC), "board" and "residuals_us" besides the fits;
+the board reports the date in `info` (calibration=DATE) and its boot banner.
+The file it replaces stays on the board as calibration.json.bak.
+
+With --verify nothing is fitted or written: per joint and pose (default
+-45,45 deg) the board moves the joint there with the calibration it runs,
+and you jog it (a/d -/+1 deg, A/D -/+0.1, z/c -/+10) until it really is at
+the pose and press Enter; the angle the board had to command minus the pose
+is that calibration's error, reported per joint and pose.
 
 Written to the board as calibration.json (via calibration.json.tmp and a
 rename, so a power cut keeps the old file), then the board restarts; and to
@@ -52,8 +75,9 @@ already has; every joint measured now gets its new fit alone. What is not a
 joint fit, the tool offset of an earlier --tcp run, is kept, and the screen
 says so ("kept tool offset 0 / 8 / 35 mm from the earlier calibration");
 --reset-tool drops it. Likewise --tcp keeps every joint's servo fit.
-Exit status: 0 saved, 1 abandoned (q) or the fit would break a joint limit's
-pulse window (nothing written), 2 bad board file or options, 3 no link.
+Exit status: 0 saved (--verify: measured), 1 abandoned (q), a pose the arm
+cannot reach, or the fit would break a joint limit's pulse window (nothing
+written), 2 bad board file or options, 3 no link, 130 Ctrl-C.
 """
 
 
