@@ -140,6 +140,18 @@ def true_us(servos, j, deg):
     return servos.center_us[j] + (servos.offsets[j] + servos.signs[j] * deg * RAD) * servos.us_per_rad[j]
 
 
+def key_toward(miss, big, step, close):
+    """The key a person presses to close miss (in the keys' unit: us, or deg): the biggest
+    step (z/c big, a/d step) that does not overshoot, the finest (A/D) while more than close
+    off, Enter when within close."""
+    for key, size in (("c", big), ("z", -big), ("d", step), ("a", -step)):
+        if miss / size >= 1:
+            return key
+    if abs(miss) > close:
+        return "D" if miss > 0 else "A"
+    return "\n"
+
+
 class Person:
     """Looks at the arm (the pulses the simulator's servos got, read through the true servo
     map) and presses keys until the joint sits at the pose the screen asks for; measures tips."""
@@ -159,15 +171,8 @@ class Person:
     def read(self, task):
         now = self.servo_now(task.channel)
         assert now == task.us                   # what the screen says is what the servo got
-        miss = true_us(self.truth, task.joint, task.pose_deg) - now
         self.keys += 1
-        # The biggest step that does not overshoot; 1 us steps while more than half a step off.
-        for key, step in (("c", 100), ("z", -100), ("d", 10), ("a", -10)):
-            if miss / step >= 1:
-                return key
-        if abs(miss) > 0.5:
-            return "D" if miss > 0 else "A"
-        return "\n"
+        return key_toward(true_us(self.truth, task.joint, task.pose_deg) - now, 100, 10, 0.5)
 
     def measure(self, prompt):
         """The tip as a ruler would find it: true lengths, angles the servos really took."""

@@ -22,6 +22,7 @@ from armctl.sim import Simulator
 from armfw import board as boardlib
 
 from conftest import BOARDS, OnATerminal
+from test_calibrate import key_toward
 
 RAD = math.pi / 180
 
@@ -66,14 +67,8 @@ class Person:
     def read(self, task):
         assert latest_us(self.sim, task.channel) == task.us, "the screen shows a pulse the servo does not have"
         # The pulse that puts the joint where it should be: what a person finds by eye and key.
-        miss = self.sim.camera.servos.exact_us(task.joint, task.pose_deg * RAD) - task.us
         self.keys += 1
-        for key, step in (("c", 100), ("z", -100), ("d", 10), ("a", -10)):
-            if miss / step >= 1:
-                return key
-        if abs(miss) > 0.5:
-            return "D" if miss > 0 else "A"
-        return "\n"
+        return key_toward(self.sim.camera.servos.exact_us(task.joint, task.pose_deg * RAD) - task.us, 100, 10, 0.5)
 
 
 def args_for(sim, board_path, tmp_path, joints=None, poses=(0.0, 90.0)):
@@ -364,13 +359,7 @@ class LooksAndJogs:
     def read(self, task):
         self.keys += 1
         assert self.keys < 500, "the joint never reached the pose"
-        miss = task.pose_deg - self.sim.camera.joints(self.sim.pulses())[task.joint] / RAD
-        for key, step in (("c", 10), ("z", -10), ("d", 1), ("a", -1)):
-            if miss / step >= 1:
-                return key
-        if abs(miss) > 0.07:
-            return "D" if miss > 0 else "A"
-        return "\n"
+        return key_toward(task.pose_deg - self.sim.camera.joints(self.sim.pulses())[task.joint] / RAD, 10, 1, 0.07)
 
 
 def verify_args(sim, board_path, joints):
