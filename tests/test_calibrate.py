@@ -399,6 +399,8 @@ def test_keyboard_on_a_terminal(micropython, tmp_path):
             term.type(b"a")
             term.until(b"wrist_roll 2167 us")
             term.type(b"\r")
+            term.until(b"Enter writes it to the board")      # shown first, written on Enter
+            term.type(b"\r")
             assert term.finish() == cli.EXIT_OK
         finally:
             term.close()
@@ -514,6 +516,8 @@ def test_jog_keys_typed_ahead_are_dropped_and_u_undoes(micropython, tmp_path):
             term.until(b"wrist_roll 2177 us")
             term.type(b"u")
             term.until(b"wrist_roll 2167 us (undone)")
+            term.type(b"\r")
+            term.until(b"Enter writes it to the board")
             term.type(b"\r")
             assert term.finish() == cli.EXIT_OK
         finally:

@@ -414,3 +414,32 @@ def test_the_camera_command_shows_the_physical_arm(micropython, tmp_path, capsys
     x = 126.14 * math.sin(a2) + (126.14 + 150.6) * math.sin(a3)
     z = 189.0 + 126.14 * math.cos(a2) + (126.14 + 150.6) * math.cos(a3)
     assert shown[1] == "tip %.2f 0.00 %.2f mm" % (x, z)
+
+
+def test_q_at_the_shown_result_keeps_the_calibration_in_force(micropython, tmp_path):
+    """On a terminal: the result is shown, q keeps what the board has, the board runs on."""
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"date": "2026-01-01T00:00:00Z", "joints": [{}] * 5}))
+    with Simulator(BOARDS / "sim_arm5.json", pty=True, calibration=earlier) as sim:
+        term = OnATerminal([sys.executable, "-m", "armctl.cli", "calibrate", "--port", sim.port,
+                            "--board", str(BOARDS / "sim_arm5.json"), "--joints", "5",
+                            "--save", str(tmp_path / "cal.json")])
+        try:
+            term.until(b"to +0 deg (now 1500 us)")
+            term.type(b"\r")
+            term.until(b"to +90 deg (now 2167 us)")
+            term.type(b"a")
+            term.until(b"wrist_roll 2157 us")
+            term.type(b"\r")
+            term.until(b"Enter writes it to the board")
+            term.type(b"q")
+            assert term.finish() == cli.EXIT_REFUSED
+        finally:
+            term.close()
+        with Link(sim.port, timeout=10) as link:
+            info = link.request("info").final
+        assert (sim.flash_dir / "calibration.json").read_text() == earlier.read_text()
+        assert not (sim.flash_dir / "calibration.json.bak").exists()
+    assert b"kept the calibration in force; nothing written" in term.screen
+    assert " calibration=2026-01-01T00:00:00Z " in info
+    assert not (tmp_path / "cal.json").exists() and (tmp_path / "cal.json.progress.json").exists()

@@ -179,6 +179,20 @@ class TerminalKeys:
             i += 1
 
 
+def confirm_on_terminal(question, out=sys.stdout):
+    """Ask question; Enter (True) or q (False, as every quit key) from this terminal's
+    keyboard, other keys ignored. Asked once single keys are read: keys typed before
+    the question (a stray Enter) are dropped, not taken for the answer."""
+    with TerminalKeys() as keys:
+        print(question, file=out, flush=True)
+        while True:
+            key = keys.read(None)
+            if key in RECORD_KEYS:
+                return True
+            if key in QUIT_KEYS:
+                return False
+
+
 def fit_servo(poses_rad, pulses_us, center_us):
     """Fit one joint's servo map to pulses recorded at known angles.
 

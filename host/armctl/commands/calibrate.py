@@ -55,7 +55,8 @@ with the fix (narrow the limit, or widen the window if the servo takes it),
 and nothing is written until the board file takes the fit.
 
 The result is shown beside the calibration in force (offset, sign, us/rad
-per joint and the worst residual) before it is written. calibration.json
+per joint and the worst residual); Enter writes it, q keeps the calibration
+in force (and what you recorded, for the next run). calibration.json
 carries "version", "date" (UTC), "board" and "residuals_us" besides the fits;
 the board reports the date in `info` (calibration=DATE) and its boot banner.
 The file it replaces stays on the board as calibration.json.bak.
@@ -117,15 +118,18 @@ def add_arguments(parser):
                              "(default: kept); the board file's tool offset applies again")
 
 
-def _save_on_board(args, board, merge, out):
-    """Read the board's calibration.json, merge the new results into it, check it, write it.
+def _save_on_board(args, board, merge, out, keys):
+    """Read the board's calibration.json, merge the new results into it, check it, show it,
+    and write it once the person confirms.
 
     merge(previous) returns the new calibration and the lines that say what
     it took from previous. Called after the measuring, never before: reading
     the file stops the board's loop and needs a restart, which sends the arm
-    to its boot pose (home, or limp) under the person jogging it. Returns the calibration and the board loaded with
-    it, or None when it would break a joint limit's pulse window (nothing
-    written; the board restarted on its old calibration).
+    to its boot pose (home, or limp) under the person jogging it. keys: the
+    keyboard (None: this terminal); a scripted one without confirm() writes
+    without asking. Returns the calibration and the board loaded with it, or
+    None when it would break a joint limit's pulse window or the person keeps
+    the calibration in force (nothing written; the board restarted on it).
     """
     previous = cal.read_from_board(args.port)
     calibration, lines = merge(previous)
@@ -138,6 +142,17 @@ def _save_on_board(args, board, merge, out):
     except boardlib.BoardError as e:
         restart(args.port, args.baud)
         print("armctl calibrate: the fit does not fit the board file: %s; nothing written" % e, file=sys.stderr)
+        return None
+    question = ("Enter writes it to the board (the calibration in force is kept as %s); q keeps the "
+                "calibration in force" % cal.BACKUP)
+    if keys is None:
+        confirmed = cal.confirm_on_terminal(question, out)
+    else:
+        print(question, file=out, flush=True)
+        confirmed = keys.confirm() if hasattr(keys, "confirm") else True
+    if not confirmed:
+        restart(args.port, args.baud)
+        print("armctl calibrate: kept the calibration in force; nothing written", file=sys.stderr)
         return None
     reply = cal.write_to_board(args.port, calibration, args.baud, out, previous)
     print("board restarted with the new calibration: %s" % reply.final, file=out)
@@ -172,7 +187,7 @@ def _calibrate_tool(args, board, keys, out):
         calibration[boardlib.TOOL] = [round(v, 3) for v in report["offset_mm"]]
         return calibration, cal.carried_forward(board, previous, (), {boardlib.TOOL: "replaced"})
 
-    saved = _save_on_board(args, board, merge, out)
+    saved = _save_on_board(args, board, merge, out, keys)
     if saved is None:
         return cli.EXIT_REFUSED
     calibration = saved[0]
@@ -246,8 +261,10 @@ def run(args, keys=None, lines=input, out=sys.stdout):
             return (cal.calibration_file(board, fits, previous, drop),
                     cal.carried_forward(board, previous, fits, drop))
 
-        saved = _save_on_board(args, board, merge, out)
+        saved = _save_on_board(args, board, merge, out, keys)
         if saved is None:
+            print("armctl calibrate: what you recorded is kept in %s; the same command fits it again"
+                  % progress.path, file=sys.stderr)
             return cli.EXIT_REFUSED
         calibration, calibrated = saved
         report = dict(calibration, board=board.name, board_file=str(args.board),
