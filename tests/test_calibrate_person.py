@@ -443,3 +443,12 @@ def test_q_at_the_shown_result_keeps_the_calibration_in_force(micropython, tmp_p
     assert b"kept the calibration in force; nothing written" in term.screen
     assert " calibration=2026-01-01T00:00:00Z " in info
     assert not (tmp_path / "cal.json").exists() and (tmp_path / "cal.json.progress.json").exists()
+
+
+def test_the_last_check_names_no_temporary_file():
+    board = boardlib.load(str(BOARDS / "sim_arm5.json"))
+    fit = {"offset_deg": 7.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500}
+    with pytest.raises(boardlib.BoardError) as refused:
+        cal.check_calibration(BOARDS / "sim_arm5.json", cal.calibration_file(board, {1: fit}))
+    assert str(refused.value).startswith(str(BOARDS / "sim_arm5.json") + "+the new calibration.joints[1].max_deg")
+    assert "tmp" not in str(refused.value)
