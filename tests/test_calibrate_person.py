@@ -380,7 +380,8 @@ def test_verify_reports_the_error_of_the_calibration_in_force_and_writes_nothing
         code, out, err = run(verify_args(sim, board_path, [2, 4]), LooksAndJogs(sim))
         assert code == cli.EXIT_OK, out + err
         after = sorted(p.name for p in sim.flash_dir.iterdir())
-    errors = [float(line.rsplit("error ", 1)[1].split()[0]) for line in out.splitlines() if ": the board commands" in line]
+    errors = [float(line.rsplit("error ", 1)[1].split()[0])
+              for line in out.splitlines() if ": the board commands" in line]
     assert len(errors) == 4                              # shoulder and wrist pitch at -45 and +45 deg
     report("calibrate --verify, %s: errors %s deg (shoulder -45 +45, wrist_pitch -45 +45)"
            % ("true map in force" if calibrated else "board file in force", " ".join("%+.2f" % e for e in errors)))
