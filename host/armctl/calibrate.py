@@ -611,14 +611,13 @@ class Session:
         there. Returns {joint name: [error per pose, deg]}: the angle the board had to
         command minus the pose (0 for a right calibration)."""
         arm = self.board.solver
-        self._pose_deg()            # a relaxed board goes home first: the zones need a known pose
         self.say(verify_help())
         errors = {}
         for j in joints:
             name = arm.names[j]
             errors[name] = []
             for deg in poses_deg:
-                q = self._where_deg()
+                q = list(self._pose_deg())       # a relaxed board goes home first: the zones need a pose
                 q[j] = deg
                 self._clear(j, name, deg, "joints " + " ".join("%g" % v for v in q))
                 task = Check(j, name, deg)
@@ -645,12 +644,6 @@ class Session:
         worst = max((abs(e), name) for name, row in errors.items() for e in row)
         self.say(" worst error %.2f deg (%s); nothing was written" % worst)
         return errors
-
-    def _where_deg(self):
-        reply = self.link.request("where")
-        if not reply.ok or reply.status == "RELAXED":
-            raise CalibrationAborted("the board does not report its pose: %s" % reply.final)
-        return [float(v) for v in reply.values[:self.board.solver.n]]
 
     def _fit_joint(self, j, name, poses_deg, progress):
         """Joint j's servo fit; pulses that cannot be fitted are explained and measured again."""
