@@ -94,18 +94,45 @@ def targets(board_path):
     return out
 
 
+def tip_misses(sim, board_path):
+    """How far the physical tip lands from each of targets(board_path) the board is sent to, mm."""
+    misses = []
+    with Link(sim.port, timeout=30) as link:
+        for target in targets(board_path):
+            reply = link.request("move %.3f %.3f %.3f %.3f" % target)
+            assert reply.ok, reply.final
+            misses.append(math.dist(sim.camera.tip(sim.pulses()), target[:3]))
+    return misses
+
+
+def touch_poses(tool, board_path=BOARDS / "sim_arm5.json", count=6, point=(200.0, 20.0, 120.0), lowest_pitch=60):
+    """count touches (joint degrees) of one point by a tool with this offset on the arm of
+    board_path (one without a tool of its own), spread over the orientations of a coarse
+    pitch/roll grid that its limits and zones allow."""
+    from test_tcp import _touch_joints
+    bare = boardlib.load(str(board_path)).solver
+    assert bare.tool == [0.0, 0.0, 0.0]
+    poses = [_touch_joints(bare, np.array(tool), np.array(point), p * RAD, r * RAD)
+             for p in range(lowest_pitch, 180, 15) for r in range(-90, 91, 45)]
+    poses_deg = [[v / RAD for v in q] for q in poses if q is not None]
+    return poses_deg[::len(poses_deg) // count][:count]
+
+
 def test_the_whole_calibration_against_the_hidden_truth(micropython, tmp_path, report):
-    """Every joint from the home pose (elbow at 90 deg, where the shoulder's +90 deg pose is in
-    the floor): the screen never shows a pulse the servo lacks, the fit is the truth, and a
-    target lands where the board says once calibrated."""
-    board_path = narrowed_board(tmp_path, "sim_arm5_tool.json")
+    """Servos, then the tool, as a person does it from the home pose (elbow at 90 deg, where the
+    shoulder's +90 deg pose is in the floor): the screen never shows a pulse the servo lacks,
+    the fits are the truth, and targets land on the physical tip."""
+    from test_tcp import Toucher
+    board_path = narrowed_board(tmp_path)                # its tool: none; the physical one: TRUE_TOOL
     with Simulator(board_path, pty=True, truth=write_truth(tmp_path, tool=TRUE_TOOL)) as sim:
+        before = tip_misses(sim, board_path)
         person = Person(sim)
         code, out, err = run(args_for(sim, board_path, tmp_path), person)
         assert code == cli.EXIT_OK, out + err
         assert "moved them straight (0 deg) first" in out
         on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
         truth = sim.camera.servos
+        calibrated = boardlib.load(str(board_path), str(sim.flash_dir / "calibration.json")).servos
         misses = []
         for j, fit in enumerate(on_flash["joints"]):
             assert fit["sign"] == truth.signs[j]
@@ -113,20 +140,23 @@ def test_the_whole_calibration_against_the_hidden_truth(micropython, tmp_path, r
             # offset within 0.5 us / 424 us/rad, 0.07 deg.
             assert fit["us_per_rad"] == pytest.approx(truth.us_per_rad[j], abs=0.64)
             assert fit["offset_deg"] == pytest.approx(truth.offsets[j] / RAD, abs=0.07)
-            misses.append(max(abs(truth.angle(j, boardlib.load(str(board_path), str(sim.flash_dir / "calibration.json"))
-                                              .servos.pulse(j, q * RAD)) / RAD - q) for q in range(-125, 126, 5)))
-        # Calibrated, targets: where the tip physically lands against where it was sent.
-        tips = []
-        with Link(sim.port, timeout=30) as link:
-            for target in targets(board_path):
-                reply = link.request("move %.3f %.3f %.3f %.3f" % target)
-                assert reply.ok, reply.final
-                tips.append(math.dist(sim.camera.tip(sim.pulses()), target[:3]))
-    report("calibrate (true map shoulder +7 deg, elbow reversed, wrist x1.05): worst angle error %s deg "
-           "over +-125 deg; tip error after calibration %.2f mm worst of %d targets; %d key presses"
-           % (" ".join("%.3f" % m for m in misses), max(tips), len(tips), person.keys))
+            misses.append(max(abs(truth.angle(j, calibrated.pulse(j, q * RAD)) / RAD - q) for q in range(-125, 126, 5)))
+        servos_only = tip_misses(sim, board_path)
+        args = argparse.Namespace(port=sim.port, board=str(board_path), tcp=True, max_residual=1.5,
+                                  save=str(tmp_path / "tcp.json"), baud=115200)
+        # Limits of +-125 deg leave fewer orientations for one point: a higher one, more pitches.
+        toucher = Toucher(touch_poses(TRUE_TOOL, board_path, 8, (150.0, 0.0, 220.0), 30))
+        assert calibrate_command.run(args, keys=toucher, out=io.StringIO()) == cli.EXIT_OK
+        tool = json.loads((sim.flash_dir / "calibration.json").read_text())["tool_mm"]
+        after = tip_misses(sim, board_path)
+    report("calibrate (true map shoulder +7 deg, elbow reversed, wrist x1.05; tool 4 / 12 / 25 mm): worst angle "
+           "error per joint %s deg over +-125 deg, %d key presses; tool fitted %s mm; tip error worst of %d "
+           "targets: %.1f mm uncalibrated, %.1f mm servos only, %.2f mm servos and tool"
+           % (" ".join("%.3f" % m for m in misses), person.keys, " / ".join("%.2f" % v for v in tool),
+              len(after), max(before), max(servos_only), max(after)))
     assert max(misses) < 0.15
-    assert max(tips) < 1.0
+    assert tool == pytest.approx(TRUE_TOOL, abs=0.5)
+    assert max(after) < 1.0 < max(servos_only)
 
 
 def test_a_pose_refused_from_everywhere_is_not_jogged_and_says_what_to_do(micropython, tmp_path):
@@ -215,14 +245,9 @@ def test_a_known_point_after_tcp_calibration_lands_on_the_true_tip(micropython, 
     """sim_arm5_tool: the board file already says the true tool, 4 / 12 / 25 mm. Touches of one
     point fit the whole tool offset (not a correction to the board's), and a target sent
     afterwards lands on the physical tip."""
-    from test_tcp import Toucher, _touch_joints
+    from test_tcp import Toucher
     board_path = BOARDS / "sim_arm5_tool.json"
-    bare = boardlib.load(str(BOARDS / "sim_arm5.json")).solver          # the same arm, no tool
-    point = np.array([200.0, 20.0, 120.0])
-    poses = [_touch_joints(bare, np.array(TRUE_TOOL), point, p * RAD, r * RAD)
-             for p in range(60, 180, 15) for r in range(-90, 91, 45)]
-    poses_deg = [[v / RAD for v in q] for q in poses if q is not None]
-    poses_deg = poses_deg[::len(poses_deg) // 6][:6]
+    poses_deg = touch_poses(TRUE_TOOL)
     assert len(poses_deg) == 6
     with Simulator(board_path, pty=True, truth=write_truth(tmp_path, [{}] * 5, TRUE_TOOL)) as sim:
         args = argparse.Namespace(port=sim.port, board=str(board_path), tcp=True, max_residual=1.5,
@@ -230,11 +255,7 @@ def test_a_known_point_after_tcp_calibration_lands_on_the_true_tip(micropython, 
         out = io.StringIO()
         assert calibrate_command.run(args, keys=Toucher(poses_deg), out=out) == cli.EXIT_OK, out.getvalue()
         tool = json.loads((sim.flash_dir / "calibration.json").read_text())["tool_mm"]
-        misses = []
-        with Link(sim.port, timeout=30) as link:
-            for target in targets(board_path):
-                assert link.request("move %.3f %.3f %.3f %.3f" % target).ok
-                misses.append(math.dist(sim.camera.tip(sim.pulses()), target[:3]))
+        misses = tip_misses(sim, board_path)
     report("calibrate --tcp (true tool 4 / 12 / 25 mm): fitted %s mm; targets miss the true tip by %s mm"
            % (" / ".join("%.2f" % v for v in tool), " ".join("%.2f" % m for m in misses)))
     assert tool == pytest.approx(TRUE_TOOL, abs=0.5)
