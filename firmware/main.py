@@ -72,7 +72,8 @@ def banner(controller):
         then = "at home: ready"
     else:
         then = "servos off: send home (help lists the commands)"
-    return "# armfw %s on %s: %s" % (armfw.VERSION, controller.board.name, then)
+    return "# armfw %s on %s, calibration %s: %s" % (armfw.VERSION, controller.board.name,
+                                                      controller.board.calibration, then)
 
 
 controller, boot_error = build()

@@ -140,6 +140,18 @@ def true_us(servos, j, deg):
     return servos.center_us[j] + (servos.offsets[j] + servos.signs[j] * deg * RAD) * servos.us_per_rad[j]
 
 
+def key_toward(miss, big, step, close):
+    """The key a person presses to close miss (in the keys' unit: us, or deg): the biggest
+    step (z/c big, a/d step) that does not overshoot, the finest (A/D) while more than close
+    off, Enter when within close."""
+    for key, size in (("c", big), ("z", -big), ("d", step), ("a", -step)):
+        if miss / size >= 1:
+            return key
+    if abs(miss) > close:
+        return "D" if miss > 0 else "A"
+    return "\n"
+
+
 class Person:
     """Looks at the arm (the pulses the simulator's servos got, read through the true servo
     map) and presses keys until the joint sits at the pose the screen asks for; measures tips."""
@@ -159,15 +171,8 @@ class Person:
     def read(self, task):
         now = self.servo_now(task.channel)
         assert now == task.us                   # what the screen says is what the servo got
-        miss = true_us(self.truth, task.joint, task.pose_deg) - now
         self.keys += 1
-        # The biggest step that does not overshoot; 1 us steps while more than half a step off.
-        for key, step in (("c", 100), ("z", -100), ("d", 10), ("a", -10)):
-            if miss / step >= 1:
-                return key
-        if abs(miss) > 0.5:
-            return "D" if miss > 0 else "A"
-        return "\n"
+        return key_toward(true_us(self.truth, task.joint, task.pose_deg) - now, 100, 10, 0.5)
 
     def measure(self, prompt):
         """The tip as a ruler would find it: true lengths, angles the servos really took."""
@@ -217,7 +222,13 @@ def test_guided_calibration_recovers_a_known_miscalibration(micropython, tmp_pat
 
         saved = json.loads(save.read_text())
         on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
-        assert on_flash == {"joints": saved["joints"]}
+        assert on_flash == {key: saved[key] for key in on_flash}
+        assert sorted(on_flash) == ["board", "date", "joints", "residuals_us", "version"]
+        assert on_flash["board"] == "sim_arm5" and on_flash["version"] == cal.FORMAT_VERSION
+        # Two poses per joint: a fitted line meets both pulses; where the board's own values
+        # were kept, each pulse is its exact value rounded to a whole microsecond.
+        assert sorted(on_flash["residuals_us"]) == sorted(truth.solver.names)
+        assert all(len(r) == 2 and max(map(abs, r)) <= 0.5 for r in on_flash["residuals_us"].values())
         assert not (sim.flash_dir / "calibration.json.tmp").exists()
         assert_true_servos(saved["joints"])
         # The length fit found the physical links (pose quantisation: ~0.1 deg, ~1 mm).
@@ -388,6 +399,8 @@ def test_keyboard_on_a_terminal(micropython, tmp_path):
             term.type(b"a")
             term.until(b"wrist_roll 2167 us")
             term.type(b"\r")
+            term.until(b"Enter writes it to the board")      # shown first, written on Enter
+            term.type(b"\r")
             assert term.finish() == cli.EXIT_OK
         finally:
             term.close()
@@ -503,6 +516,8 @@ def test_jog_keys_typed_ahead_are_dropped_and_u_undoes(micropython, tmp_path):
             term.until(b"wrist_roll 2177 us")
             term.type(b"u")
             term.until(b"wrist_roll 2167 us (undone)")
+            term.type(b"\r")
+            term.until(b"Enter writes it to the board")
             term.type(b"\r")
             assert term.finish() == cli.EXIT_OK
         finally:

@@ -74,11 +74,11 @@ def info(p, args):
     controller = p.controller
     b = controller.board
     z = controller.solver.zones
-    return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d line_step_mm=%s zones=%s%s" % (
+    return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d line_step_mm=%s zones=%s calibration=%s%s" % (
         b.name, controller.solver.kind, ",".join(controller.solver.names),
         "none" if controller.gripper is None else controller.gripper.channel, controller.step_ms,
         fmt(controller.line_step_mm),
-        ",".join(z.zone_names) if z is not None and z.n_zones else "none", p.clearance())
+        ",".join(z.zone_names) if z is not None and z.n_zones else "none", b.calibration, p.clearance())
 
 
 def sync(p, args):

@@ -31,6 +31,7 @@ import json
 import math
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -94,6 +95,22 @@ class Task:
         self.channel = channel
         self.pose_deg = pose_deg
         self.us = us
+
+
+def verify_help():
+    return ("keys: a/d -/+1 deg   A/D -/+0.1 deg   z/c -/+10 deg   Enter the joint is at the pose   "
+            "q quit (nothing is written either way)")
+
+
+class Check:
+    """What the screen asks for in --verify: joint (index, name) to pose_deg; q_deg is the
+    angle the board commands it to now."""
+
+    def __init__(self, joint, name, pose_deg):
+        self.joint = joint
+        self.name = name
+        self.pose_deg = pose_deg
+        self.q_deg = pose_deg
 
 
 def touch_help():
@@ -162,6 +179,20 @@ class TerminalKeys:
             i += 1
 
 
+def confirm_on_terminal(question, out=sys.stdout):
+    """Ask question; Enter (True) or q (False, as every quit key) from this terminal's
+    keyboard, other keys ignored. Asked once single keys are read: keys typed before
+    the question (a stray Enter) are dropped, not taken for the answer."""
+    with TerminalKeys() as keys:
+        print(question, file=out, flush=True)
+        while True:
+            key = keys.read(None)
+            if key in RECORD_KEYS:
+                return True
+            if key in QUIT_KEYS:
+                return False
+
+
 def fit_servo(poses_rad, pulses_us, center_us):
     """Fit one joint's servo map to pulses recorded at known angles.
 
@@ -185,6 +216,29 @@ def fit_servo(poses_rad, pulses_us, center_us):
         "center_us": center_us,
         "residual_us": [round(float(r), 3) for r in us - design @ (intercept, slope)],
     }
+
+
+def window_misses(board, j, fit):
+    """Lines naming each limit of joint j that fit (fit_servo's) puts outside the joint's
+    pulse window, each with the two fixes; [] when both limits keep a pulse."""
+    from armfw.servo import REFUSED, ServoMap
+    s = board.servos
+    arm = board.solver
+    one = ServoMap([s.channels[j]], [fit["offset_deg"] * DEG], [fit["sign"]], [fit["center_us"]],
+                   [fit["us_per_rad"]], [s.min_us[j]], [s.max_us[j]])
+    lines = []
+    for key, q, inward in (("min_deg", arm.lo[j], math.ceil), ("max_deg", arm.hi[j], math.floor)):
+        if one.pulse(0, q) != REFUSED:
+            continue
+        us = one.exact_us(0, q)
+        edge_key, edge = ("max_us", s.max_us[j]) if us > s.max_us[j] else ("min_us", s.min_us[j])
+        # The limit the window allows, a tenth of a degree inside it.
+        allowed = inward(one.angle(0, edge) / DEG * 10) / 10
+        lines.append("%s (joints[%d]): %s %g deg needs %.0f us with this fit, outside the pulse window "
+                     "%d..%d us: in the board file narrow %s to %g, or widen %s to %d if the servo "
+                     "takes that pulse" % (arm.names[j], j, key, q / DEG, us, s.min_us[j], s.max_us[j],
+                                           key, allowed, edge_key, round(us)))
+    return lines
 
 
 def _length_names(arm):
@@ -258,25 +312,62 @@ def _earlier_joints(board, previous):
     return old if isinstance(old, list) and len(old) == board.servos.n else None
 
 
-def calibration_file(board, servo_fits, previous=None, drop=()):
-    """The board's calibration.json content: the four calibrated fields per joint, and
-    everything else previous (the calibration the board had) holds.
+# calibration.json's format; the firmware reads "joints" and "tool_mm", and
+# reports "date" (info, boot banner); the rest is for the people reading it.
+FORMAT_VERSION = 1
+# What describes one file, written anew each time, never carried forward.
+STAMP = ("version", "date", "board", "residuals_us")
 
-    A joint not in servo_fits keeps its entry of previous, or else the board
-    file's values; a joint in servo_fits gets its fit only, whatever previous
-    said. The other entries of previous (the tool offset tool_mm, ...) are
-    carried forward, except the keys named in drop.
+
+def calibration_file(board, servo_fits, previous=None, drop=()):
+    """The board's calibration.json content: the format version, the date (UTC), the board's
+    name, the four calibrated fields per joint and each joint's fit residuals (us per
+    pose), and everything else previous (the calibration the board had) holds.
+
+    A joint not in servo_fits keeps its entry (and residuals) of previous, or
+    else the board file's values; a joint in servo_fits gets its fit only,
+    whatever previous said. The other entries of previous (the tool offset
+    tool_mm, ...) are carried forward, except the keys named in drop.
     """
     old = _earlier_joints(board, previous)
+    names = board.solver.names
+    old_residuals = previous.get("residuals_us") if isinstance(previous, dict) else None
     joints = []
+    residuals = {}
     for j in range(board.servos.n):
         fit = servo_fits.get(j) or (old and old[j]) or board_values(board.servos, j)
         joints.append({key: fit[key] for key in boardlib.CALIBRATED if key in fit})
-    calibration = {"joints": joints}
+        if j in servo_fits and "residual_us" in fit:
+            residuals[names[j]] = fit["residual_us"]
+        elif old and isinstance(old_residuals, dict) and names[j] in old_residuals:
+            residuals[names[j]] = old_residuals[names[j]]
+    calibration = {"version": FORMAT_VERSION, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   "board": board.name, "joints": joints, "residuals_us": residuals}
     if isinstance(previous, dict):
         calibration.update((key, value) for key, value in previous.items()
-                           if key != "joints" and key not in drop)
+                           if key != "joints" and key not in STAMP and key not in drop)
     return calibration
+
+
+def changes(board, previous, calibration):
+    """Lines for the screen before saving: per joint the servo map in force (previous, else
+    the board file's) and the new one, with the new fit's worst residual."""
+    old = _earlier_joints(board, previous)
+    residuals = calibration.get("residuals_us", {})
+    lines = ["%-12s %-28s %-28s %s" % ("joint", "in force: offset sign us/rad", "new: offset sign us/rad",
+                                        "worst residual")]
+    for j, new in enumerate(calibration["joints"]):
+        was = board_values(board.servos, j)
+        if old:
+            was.update(old[j])
+        name = board.solver.names[j]
+        worst = max((abs(r) for r in residuals.get(name, ())), default=None)
+        same = all(was.get(k) == new.get(k) for k in boardlib.CALIBRATED)
+        lines.append("%-12s %+8.3f deg %+d %8.3f     %+8.3f deg %+d %8.3f     %s%s" % (
+            name, was["offset_deg"], was["sign"], was["us_per_rad"],
+            new["offset_deg"], new["sign"], new["us_per_rad"],
+            "-" if worst is None else "%.1f us" % worst, "   (unchanged)" if same else ""))
+    return lines
 
 
 def _describe(key, value):
@@ -304,7 +395,7 @@ def carried_forward(board, previous, fitted, changed=None):
         else:
             lines.append("no earlier servo calibration on the board: %s keep the board file's values" % whose)
     for key, value in (previous.items() if isinstance(previous, dict) else ()):
-        if key == "joints":
+        if key == "joints" or key in STAMP:
             continue
         if key in changed:
             lines.append("%s %s of the earlier calibration" % (changed[key], _describe(key, value)))
@@ -320,11 +411,17 @@ def check_calibration(board_path, calibration):
         path = os.path.join(tmp, "calibration.json")
         with open(path, "w") as f:
             json.dump(calibration, f)
-        return boardlib.load(str(board_path), calibration=path)
+        try:
+            return boardlib.load(str(board_path), calibration=path)
+        except boardlib.BoardError as e:
+            # Name the new calibration, not the temporary file it was checked from.
+            raise boardlib.BoardError(str(e).replace(path, "the new calibration"))
 
 
 def write_json_atomically(path, data):
-    """Write data as JSON to path through path.tmp and a rename: a power cut leaves the old file whole."""
+    """Write data as JSON to path through path.tmp and a rename: a power cut at any point
+    leaves path old or new, whole (a cut before the rename leaves at most a stale .tmp,
+    which the next write replaces). Every file armctl keeps on the PC goes this way."""
     tmp = "%s.tmp" % path
     with open(tmp, "w") as f:
         json.dump(data, f, indent=1)
@@ -332,6 +429,17 @@ def write_json_atomically(path, data):
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    # The rename is on the disk once the folder's own entry is (POSIX; not every system allows it).
+    try:
+        folder = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(folder)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
 
 
 class Progress:
@@ -393,6 +501,7 @@ class Session:
         self.lines = lines
         self.out = out
         self.progress = progress
+        self.window_misses = {}     # joint: window_misses() of its fit, where not []
 
     def say(self, text):
         print(text, file=self.out, flush=True)
@@ -404,10 +513,10 @@ class Session:
         return reply.ok
 
     def jog(self, task):
-        """Jog task's servo until Enter; returns the recorded pulse (CalibrationAborted on quit)."""
+        """Jog task's servo from task.us (the pulse it has) until Enter; returns the recorded
+        pulse, always one the servo took (CalibrationAborted on quit)."""
         servos = self.board.servos
         j = task.joint
-        self._servo(task.channel, task.us)
         before = []     # pulses to go back to with undo
         while True:
             key = self.keys.read(task)
@@ -454,12 +563,87 @@ class Session:
         for k, deg in enumerate(poses_deg):
             if pulses[k] is not None:
                 continue
-            start = servos.pulse(j, deg * DEG)
+            start = self._reach(j, name, deg)
             task = Task(j, name, servos.channels[j], deg, start)
             self.say(" jog %s to %+g deg (now %d us), then press Enter" % (name, deg, start))
             pulses[k] = self.jog(task)
             progress.record(j, k, pulses[k])
         return pulses
+
+    def _reach(self, j, name, deg):
+        """Put joint j's servo at the pulse the board file gives deg, the other joints where
+        the board lets it get there (see _clear). Returns that pulse, the one the screen
+        shows and Enter records."""
+        us = self.board.servos.pulse(j, deg * DEG)
+        self._clear(j, name, deg, "servo %d %d" % (self.board.servos.channels[j], us), "(%d us) " % us)
+        return us
+
+    def _clear(self, j, name, deg, request, what=""):
+        """Send request, which puts joint j at deg; when the board refuses it, move the other
+        joints (j keeps its angle) to home, else straight (0 deg), and send it again.
+        CalibrationAborted, saying what to do, when it is refused from all three."""
+        arm = self.board.solver
+        first = self.link.request(request, timeout=max(self.link.timeout, 30.0))
+        if first.ok:
+            return
+        where = self.link.request("where")
+        if not where.ok or where.status == "RELAXED":
+            raise CalibrationAborted("the board refused %s at %+g deg %s: %s" % (name, deg, what, first.final))
+        now = [float(v) for v in where.values[:arm.n]]
+        for label, others in (("to home", [q / DEG for q in arm.home]), ("straight (0 deg)", [0.0] * arm.n)):
+            pose = [min(max(v, arm.lo[i] / DEG), arm.hi[i] / DEG) for i, v in enumerate(others)]
+            pose[j] = now[j]
+            others_request = "joints " + " ".join("%g" % v for v in pose)
+            if not self.link.request(others_request, timeout=max(self.link.timeout, 30.0)).ok:
+                continue
+            if self.link.request(request, timeout=max(self.link.timeout, 30.0)).ok:
+                self.say("  %s at %+g deg %swas refused with the other joints as they were (%s): "
+                         "moved them %s first" % (name, deg, what, first.final, label))
+                return
+        raise CalibrationAborted(
+            "%s at %+g deg %sis refused with the other joints as they are, at home and straight: %s. "
+            "Move the other joints clear first (armctl send \"joints ...\") or choose poses the arm "
+            "reaches (--poses), then run the same command: it resumes" % (name, deg, what, first.final))
+
+    def verify(self, joints, poses_deg):
+        """Re-measure the calibration the board runs, writing nothing: per joint and pose the
+        board moves the joint to the pose, the person jogs it (degrees) until it is really
+        there. Returns {joint name: [error per pose, deg]}: the angle the board had to
+        command minus the pose (0 for a right calibration)."""
+        arm = self.board.solver
+        self.say(verify_help())
+        errors = {}
+        for j in joints:
+            name = arm.names[j]
+            errors[name] = []
+            for deg in poses_deg:
+                q = list(self._pose_deg())       # a relaxed board goes home first: the zones need a pose
+                q[j] = deg
+                self._clear(j, name, deg, "joints " + " ".join("%g" % v for v in q))
+                task = Check(j, name, deg)
+                self.say(" jog %s until it really is at %+g deg, then press Enter" % (name, deg))
+                while True:
+                    key = self.keys.read(task)
+                    if key in RECORD_KEYS:
+                        break
+                    if key in QUIT_KEYS:
+                        raise CalibrationAborted("quit at joint %s; nothing was written" % name)
+                    step = TOUCH_KEYS.get(key)
+                    if step is None:
+                        self.say("  " + verify_help())
+                        continue
+                    reply = self.link.request("jog j%d %g" % (j + 1, step), timeout=max(self.link.timeout, 30.0))
+                    if reply.ok:
+                        task.q_deg = reply.values[j]
+                        self.say("  %s %.1f deg" % (name, task.q_deg))
+                    else:
+                        self.say("  board refused: %s" % reply.final)
+                errors[name].append(round(task.q_deg - deg, 3))
+                self.say("  %s at %+g deg: the board commands %+.2f deg, error %+.2f deg"
+                         % (name, deg, task.q_deg, task.q_deg - deg))
+        worst = max((abs(e), name) for name, row in errors.items() for e in row)
+        self.say(" worst error %.2f deg (%s); nothing was written" % worst)
+        return errors
 
     def _fit_joint(self, j, name, poses_deg, progress):
         """Joint j's servo fit; pulses that cannot be fitted are explained and measured again."""
@@ -484,6 +668,11 @@ class Session:
                 name, f["offset_deg"], f["sign"], f["us_per_rad"],
                 servos.offsets[j] / DEG, servos.signs[j], servos.us_per_rad[j]))
             self.say("  residuals (us): %s" % " ".join("%+.1f" % r for r in f["residual_us"]))
+            misses = window_misses(self.board, j, f)
+            for line in misses:
+                self.say("  does not fit the board file: " + line)
+            if misses:
+                self.window_misses[j] = misses
             return f
 
     def calibrate_servos(self, joints, poses_deg):
@@ -529,6 +718,7 @@ class Session:
         (degrees) at Enter, or None for f when can_finish."""
         arm = self.board.solver
         task = Touch(number, 0, self._pose_deg())
+        self.say("  jogging %d %s (1..%d pick another)" % (task.joint + 1, arm.names[task.joint], arm.n))
         while True:
             key = self.keys.read(task)
             if key in RECORD_KEYS:
@@ -540,7 +730,7 @@ class Session:
                 raise CalibrationAborted("quit at touch %d; nothing was written" % number)
             if "1" <= key <= str(arm.n) and len(key) == 1:
                 task.joint = int(key) - 1
-                self.say("  jogging %s" % arm.names[task.joint])
+                self.say("  jogging %d %s" % (task.joint + 1, arm.names[task.joint]))
                 continue
             step = TOUCH_KEYS.get(key)
             if step is None:
@@ -551,7 +741,10 @@ class Session:
             reply = self.link.request("joints " + " ".join("%g" % v for v in q), timeout=max(self.link.timeout, 30.0))
             if reply.ok:
                 task.q_deg = q
-                self.say("  %s %.1f deg" % (arm.names[task.joint], q[task.joint]))
+                tip = [reply.fields.get(axis) for axis in "xyz"]
+                self.say("  %d %s %.1f deg%s" % (
+                    task.joint + 1, arm.names[task.joint], q[task.joint],
+                    "   tip %.1f %.1f %.1f mm" % tuple(tip) if None not in tip else ""))
             else:
                 self.say("  board refused: %s" % reply.final)
 
@@ -660,17 +853,27 @@ def read_from_board(port):
         return {}
 
 
-def write_to_board(port, calibration, baud=115200, out=sys.stdout):
+BACKUP = "calibration.json.bak"
+
+
+def write_to_board(port, calibration, baud=115200, out=sys.stdout, previous=None):
     """Write calibration.json on the board (temporary file, then rename) and restart it.
 
-    Returns the board's `help` Reply after the restart. Raises LinkError.
+    previous (the calibration it replaces), when there is one, is kept on the
+    board as calibration.json.bak, written before the new file. Returns the
+    board's `help` Reply after the restart. Raises LinkError.
     """
     import tempfile
     from armctl.deploy import mpremote, restart
     with tempfile.TemporaryDirectory(prefix="armctl-cal-") as tmp:
         path = os.path.join(tmp, "calibration.json")
-        with open(path, "w") as f:
-            json.dump(calibration, f)
+        write_json_atomically(path, calibration)
+        actions = []
+        if previous:
+            backup = os.path.join(tmp, BACKUP)
+            write_json_atomically(backup, previous)
+            actions.append(["fs", "cp", "-f", backup, ":" + BACKUP])
+            print("keeping the calibration it replaces as %s on the board" % BACKUP, file=out, flush=True)
         print("writing calibration.json to the board on %s" % port, file=out, flush=True)
-        mpremote(port, [["fs", "cp", "-f", path, ":calibration.json.tmp"], ["exec", RENAME_SCRIPT]])
+        mpremote(port, actions + [["fs", "cp", "-f", path, ":calibration.json.tmp"], ["exec", RENAME_SCRIPT]])
     return restart(port, baud)

@@ -59,8 +59,12 @@ class SimulatorError(RuntimeError):
     """The simulator could not start or stopped answering."""
 
 
-def install(flash_dir, board, calibration=None, firmware_dir=FIRMWARE_DIR):
-    """Copy the firmware and the board file (as board.json) into flash_dir, like a deploy."""
+def install(flash_dir, board, calibration=None, firmware_dir=FIRMWARE_DIR, reset_calibration=False):
+    """Copy the firmware and the board file (as board.json) into flash_dir, like a deploy.
+
+    The calibration.json the flash holds is kept, as `armctl deploy` keeps it,
+    unless calibration replaces it or reset_calibration removes it.
+    """
     flash = Path(flash_dir)
     flash.mkdir(parents=True, exist_ok=True)
     shutil.copy(Path(firmware_dir) / "main.py", flash / "main.py")
@@ -72,8 +76,63 @@ def install(flash_dir, board, calibration=None, firmware_dir=FIRMWARE_DIR):
     shutil.copy(board, flash / "board.json")
     if calibration is not None:
         shutil.copy(calibration, flash / "calibration.json")
-    elif (flash / "calibration.json").exists():
+    elif reset_calibration and (flash / "calibration.json").exists():
         (flash / "calibration.json").unlink()
+
+
+class Camera:
+    """What a person sees of the simulated arm: where its joints and tool tip physically are.
+
+    truth: a file in calibration.json's form holding the physical arm's servo
+    maps and tool offset, the ones a perfect calibration would find; fields it
+    lacks are the board file's. The firmware never sees it: the camera reads
+    the pulses the servos got through it (the true map may put the board
+    file's limits outside their pulse windows, as a real arm may).
+    """
+
+    def __init__(self, board_path, truth_path):
+        import json
+        from armfw import board as boardlib
+        from armfw.numeric import DEG
+        from armfw.servo import ServoMap
+        with open(board_path) as f:
+            data = json.load(f)
+        with open(truth_path) as f:
+            truth = json.load(f)
+        if boardlib.TOOL in truth:
+            data["arm"][boardlib.TOOL] = truth[boardlib.TOOL]
+        self.board = boardlib.from_dict(data, str(board_path))       # the board file's limits, the true tool
+        s = self.board.servos
+        true = [dict(entry) for entry in truth.get("joints", [{}] * s.n)]
+        for j, entry in enumerate(true):
+            for key, value in (("offset_deg", s.offsets[j] / DEG), ("sign", s.signs[j]),
+                               ("us_per_rad", s.us_per_rad[j]), ("center_us", s.center_us[j])):
+                entry.setdefault(key, value)
+        self.servos = ServoMap(s.channels, [e["offset_deg"] * DEG for e in true], [e["sign"] for e in true],
+                               [e["center_us"] for e in true], [e["us_per_rad"] for e in true],
+                               list(s.min_us), list(s.max_us))
+
+    def joints(self, pulses):
+        """The physical joint angles (radians) the latest pulse per channel puts the arm at
+        (None for a joint whose servo got none); pulses: Simulator.pulses()."""
+        latest = {}
+        for _, channel, us in pulses:
+            if us > 0:
+                latest[channel] = us
+        return [self.servos.angle(j, latest[ch]) if ch in latest else None
+                for j, ch in enumerate(self.servos.channels)]
+
+    def tip(self, pulses):
+        """The tool tip (x, y, z mm) where the arm physically holds it; None before every servo has a pulse."""
+        q = self.joints(pulses)
+        if None in q:
+            return None
+        return tuple(self.board.solver.fk(q, [0.0] * len(self.board.solver.targets))[:3])
+
+
+def pulse_log(flash_dir):
+    """Where the simulator with this flash folder records its pulses: beside the flash."""
+    return flash_dir.parent / (flash_dir.name + "-" + LOG_NAME)
 
 
 def parse_pulses(text):
@@ -124,17 +183,19 @@ class Simulator:
     """
 
     def __init__(self, board=None, pty=False, flash_dir=None, link=None, realtime=False,
-                 calibration=None, firmware_dir=FIRMWARE_DIR):
+                 calibration=None, firmware_dir=FIRMWARE_DIR, reset_calibration=False, truth=None):
         self._tmp = None
         if flash_dir is None:
             self._tmp = tempfile.mkdtemp(prefix="armsim-")
             flash_dir = Path(self._tmp) / "flash"
         self.flash_dir = Path(flash_dir).resolve()
         if board is not None:
-            install(self.flash_dir, board, calibration, firmware_dir)
+            install(self.flash_dir, board, calibration, firmware_dir, reset_calibration)
         elif not (self.flash_dir / "main.py").exists():
             raise SimulatorError("%s holds no firmware (main.py): give a board file to install" % self.flash_dir)
-        self.pulse_log = self.flash_dir.parent / (self.flash_dir.name + "-" + LOG_NAME)
+        # The physical arm, hidden from the firmware: see Camera.
+        self.camera = Camera(self.flash_dir / "board.json", truth) if truth is not None else None
+        self.pulse_log = pulse_log(self.flash_dir)
         self.pty = pty
         self.link = link
         self.realtime = realtime

@@ -16,8 +16,9 @@ and any noise in the touches then becomes a wild offset, so such a set is
 refused with the singular values as the reason. The residual per touch,
 |R_i t + p_i - P|, names a bad touch (the tip slid off the point).
 
-The flange frame of the arm5 kind: its origin is the tool tip of the board's
-own model (armfw FK, the l3 tool), its z axis the tool direction (the FK
+The flange frame of the arm5 kind: its origin is the l3 tip (armfw FK less
+the solver's own tool offset, so t is the whole tool offset, not a correction
+to the one the board file or an earlier calibration gave), its z axis the tool direction (the FK
 pitch a4 = q2+q3+q4 from vertical, in the plane the base faces), its y axis
 lateral (horizontal at roll 0, to the left of a tool pointing away from the
 base), turned by the wrist roll q5 about z:  R = Rz(q1) Ry(a4) Rz(q5).
@@ -54,7 +55,8 @@ def flange_pose(solver, q):
     if solver.kind != "arm5":
         raise ValueError("the tool offset needs a 5-joint arm (this one is %s)" % solver.kind)
     x, y, z, pitch = solver.fk(list(q), [0.0] * 4)
-    return _rz(q[0]) @ _ry(pitch) @ _rz(q[4]), np.array([x, y, z])
+    rotation = _rz(q[0]) @ _ry(pitch) @ _rz(q[4])
+    return rotation, np.array([x, y, z]) - rotation @ np.asarray(solver.tool, dtype=float)
 
 
 def solve(rotations, positions, max_residual_mm=MAX_RESIDUAL_MM, min_singular=MIN_SINGULAR):

@@ -12,6 +12,11 @@ from armfw import board as boardlib
 from armfw.numeric import DEG
 
 NAME = "calibrate"
+# What a shell reports for a command ended by Ctrl-C (armctl.cli answers the same).
+EXIT_INTERRUPTED = 130
+DEFAULT_POSES = (0.0, 90.0)
+# --verify: poses other than the calibration's, so they test it between and beside them.
+VERIFY_POSES = (-45.0, 45.0)
 HELP = "Guided servo calibration: jog each joint to known poses with the keyboard, fit and save."
 
 EPILOG = """\
@@ -36,7 +41,31 @@ residual is over --max-residual mm is asked for again; orientations too
 alike to separate offset and point are refused (exit 1, nothing written).
 The offset goes into calibration.json as "tool_mm" (across, lateral, along
 the tool; mm; the solver puts the tool tip on targets with it, see
-docs/KINEMATICS.md).
+docs/KINEMATICS.md): the whole offset from the wrist's tool end, whatever
+tool the board file or an earlier calibration gave. The screen shows the
+joint being jogged and where the tool tip is.
+
+Each pose is reached clear of the keep-out zones: when the board refuses it
+with the other joints where they are, they go home, else straight (0 deg),
+first; when it refuses even that, the run stops and says what to do (what is
+recorded is kept). A refused jog leaves the pulse where it was, and Enter
+records only a pulse the servo has. Each joint's fit is checked against its
+pulse window as soon as it is measured: a limit it would push out is named,
+with the fix (narrow the limit, or widen the window if the servo takes it),
+and nothing is written until the board file takes the fit.
+
+The result is shown beside the calibration in force (offset, sign, us/rad
+per joint and the worst residual); Enter writes it, q keeps the calibration
+in force (and what you recorded, for the next run). calibration.json
+carries "version", "date" (UTC), "board" and "residuals_us" besides the fits;
+the board reports the date in `info` (calibration=DATE) and its boot banner.
+The file it replaces stays on the board as calibration.json.bak.
+
+With --verify nothing is fitted or written: per joint and pose (default
+-45,45 deg) the board moves the joint there with the calibration it runs,
+and you jog it (a/d -/+1 deg, A/D -/+0.1, z/c -/+10) until it really is at
+the pose and press Enter; the angle the board had to command minus the pose
+is that calibration's error, reported per joint and pose.
 
 Written to the board as calibration.json (via calibration.json.tmp and a
 rename, so a power cut keeps the old file), then the board restarts; and to
@@ -47,8 +76,9 @@ already has; every joint measured now gets its new fit alone. What is not a
 joint fit, the tool offset of an earlier --tcp run, is kept, and the screen
 says so ("kept tool offset 0 / 8 / 35 mm from the earlier calibration");
 --reset-tool drops it. Likewise --tcp keeps every joint's servo fit.
-Exit status: 0 saved, 1 abandoned (q) or the fit would break a joint limit's
-pulse window (nothing written), 2 bad board file or options, 3 no link.
+Exit status: 0 saved (--verify: measured), 1 abandoned (q), a pose the arm
+cannot reach, or the fit would break a joint limit's pulse window (nothing
+written), 2 bad board file or options, 3 no link, 130 Ctrl-C.
 """
 
 
@@ -69,10 +99,13 @@ def add_arguments(parser):
     parser.add_argument("--board", "-b", required=True, help="the board's description (boards/*.json)")
     parser.add_argument("--joints", type=lambda t: [int(v) for v in t.split(",")],
                         help="joint numbers to calibrate, 1-based, e.g. 2,3 (default: all)")
-    parser.add_argument("--poses", type=_poses, default=[0.0, 90.0],
-                        help="known poses in degrees (default 0,90)")
+    parser.add_argument("--poses", type=_poses, default=None,
+                        help="known poses in degrees (default 0,90; with --verify -45,45)")
     parser.add_argument("--measure", action="store_true",
                         help="afterwards fit the link lengths from tip positions you measure")
+    parser.add_argument("--verify", action="store_true",
+                        help="re-measure the calibration the board runs at --poses (default -45,45) and "
+                             "report the error per joint and pose; writes nothing")
     parser.add_argument("--tcp", action="store_true",
                         help="calibrate the tool centre point (four-point method) instead of the servos")
     parser.add_argument("--max-residual", type=float, default=None, metavar="MM",
@@ -85,27 +118,43 @@ def add_arguments(parser):
                              "(default: kept); the board file's tool offset applies again")
 
 
-def _save_on_board(args, board, merge, out):
-    """Read the board's calibration.json, merge the new results into it, check it, write it.
+def _save_on_board(args, board, merge, out, keys):
+    """Read the board's calibration.json, merge the new results into it, check it, show it,
+    and write it once the person confirms.
 
     merge(previous) returns the new calibration and the lines that say what
     it took from previous. Called after the measuring, never before: reading
     the file stops the board's loop and needs a restart, which sends the arm
-    to its boot pose (home, or limp) under the person jogging it. Returns the calibration and the board loaded with
-    it, or None when it would break a joint limit's pulse window (nothing
-    written; the board restarted on its old calibration).
+    to its boot pose (home, or limp) under the person jogging it. keys: the
+    keyboard (None: this terminal); a scripted one without confirm() writes
+    without asking. Returns the calibration and the board loaded with it, or
+    None when it would break a joint limit's pulse window or the person keeps
+    the calibration in force (nothing written; the board restarted on it).
     """
     previous = cal.read_from_board(args.port)
     calibration, lines = merge(previous)
     for line in lines:
         print(line, file=out)
+    for line in cal.changes(board, previous, calibration):
+        print(" " + line, file=out)
     try:
         calibrated = cal.check_calibration(args.board, calibration)
     except boardlib.BoardError as e:
         restart(args.port, args.baud)
         print("armctl calibrate: the fit does not fit the board file: %s; nothing written" % e, file=sys.stderr)
         return None
-    reply = cal.write_to_board(args.port, calibration, args.baud, out)
+    question = ("Enter writes it to the board (the calibration in force is kept as %s); q keeps the "
+                "calibration in force" % cal.BACKUP)
+    if keys is None:
+        confirmed = cal.confirm_on_terminal(question, out)
+    else:
+        print(question, file=out, flush=True)
+        confirmed = keys.confirm() if hasattr(keys, "confirm") else True
+    if not confirmed:
+        restart(args.port, args.baud)
+        print("armctl calibrate: kept the calibration in force; nothing written", file=sys.stderr)
+        return None
+    reply = cal.write_to_board(args.port, calibration, args.baud, out, previous)
     print("board restarted with the new calibration: %s" % reply.final, file=out)
     return calibration, calibrated
 
@@ -138,12 +187,28 @@ def _calibrate_tool(args, board, keys, out):
         calibration[boardlib.TOOL] = [round(v, 3) for v in report["offset_mm"]]
         return calibration, cal.carried_forward(board, previous, (), {boardlib.TOOL: "replaced"})
 
-    saved = _save_on_board(args, board, merge, out)
+    saved = _save_on_board(args, board, merge, out, keys)
     if saved is None:
         return cli.EXIT_REFUSED
     calibration = saved[0]
     cal.write_json_atomically(save, dict(calibration, board=board.name, board_file=str(args.board), tcp=report))
     print("saved %s" % save, file=out)
+    return cli.EXIT_OK
+
+
+def _verify(args, board, joints, keys, out):
+    """--verify: the errors of the calibration the board runs, per joint and pose; nothing written."""
+    try:
+        with Link(args.port, args.baud) as link:
+            session = cal.Session(link, board, keys, out=out)
+            if keys is None:
+                with cal.TerminalKeys() as session.keys:
+                    session.verify(joints, args.poses)
+            else:
+                session.verify(joints, args.poses)
+    except (cal.CalibrationAborted, KeyboardInterrupt) as e:
+        print("armctl calibrate: %s" % (str(e) or "interrupted (Ctrl-C); nothing was written"), file=sys.stderr)
+        return EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else cli.EXIT_REFUSED
     return cli.EXIT_OK
 
 
@@ -155,6 +220,9 @@ def run(args, keys=None, lines=input, out=sys.stdout):
     if args.measure and board.solver.kind not in cal.MEASURE_POSES:
         raise cli.UsageError("--measure fits the link lengths of a planar or arm5 arm; a %s arm's "
                              "geometry comes from its description (armctl board import)" % board.solver.kind)
+    verifying = getattr(args, "verify", False)
+    if args.poses is None:
+        args.poses = list(VERIFY_POSES if verifying else DEFAULT_POSES)
     joints = [j - 1 for j in args.joints] if args.joints else list(range(board.solver.n))
     for j in joints:
         if not 0 <= j < board.solver.n:
@@ -163,6 +231,8 @@ def run(args, keys=None, lines=input, out=sys.stdout):
             q = deg * DEG
             if q < board.solver.lo[j] or q > board.solver.hi[j]:
                 raise cli.UsageError("pose %g deg is outside joint %d's limits" % (deg, j + 1))
+    if verifying:
+        return _verify(args, board, joints, keys, out)
     save = args.save or "calibration-%s.json" % board.name
     progress = cal.Progress(save + ".progress.json", board.name, args.poses, getattr(args, "fresh", False))
     if progress.pulses:
@@ -175,6 +245,14 @@ def run(args, keys=None, lines=input, out=sys.stdout):
                     fits = session.calibrate_servos(joints, args.poses)
             else:
                 fits = session.calibrate_servos(joints, args.poses)
+        if session.window_misses:
+            misses = [line for j in sorted(session.window_misses) for line in session.window_misses[j]]
+            print("armctl calibrate: nothing written: the fit puts %d joint limit%s outside %s pulse "
+                  "window:\n  %s\nchange the board file, then run the same command: it fits again from "
+                  "the pulses kept in %s" % (len(misses), "" if len(misses) == 1 else "s",
+                                              "its" if len(misses) == 1 else "their", "\n  ".join(misses),
+                                              progress.path), file=sys.stderr)
+            return cli.EXIT_REFUSED
         # Measured joints get their fits only; the rest of the board's calibration.json
         # (the other joints, the tool offset) is carried forward unless --reset-tool.
         drop = {boardlib.TOOL: "dropped (--reset-tool)"} if getattr(args, "reset_tool", False) else {}
@@ -183,8 +261,10 @@ def run(args, keys=None, lines=input, out=sys.stdout):
             return (cal.calibration_file(board, fits, previous, drop),
                     cal.carried_forward(board, previous, fits, drop))
 
-        saved = _save_on_board(args, board, merge, out)
+        saved = _save_on_board(args, board, merge, out, keys)
         if saved is None:
+            print("armctl calibrate: what you recorded is kept in %s; the same command fits it again"
+                  % progress.path, file=sys.stderr)
             return cli.EXIT_REFUSED
         calibration, calibrated = saved
         report = dict(calibration, board=board.name, board_file=str(args.board),
@@ -199,11 +279,11 @@ def run(args, keys=None, lines=input, out=sys.stdout):
             cal.write_json_atomically(save, report)
             print("saved %s with the length fit" % save, file=out)
     except (cal.CalibrationAborted, KeyboardInterrupt) as e:
-        print("armctl calibrate: %s" % (e or "interrupted"), file=sys.stderr)
+        # A KeyboardInterrupt has no text of its own.
+        print("armctl calibrate: %s" % (str(e) or "interrupted (Ctrl-C); nothing was written to the board"),
+              file=sys.stderr)
         if progress.pulses:
             print("armctl calibrate: what you recorded is kept in %s; the same command resumes"
                   % progress.path, file=sys.stderr)
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        return cli.EXIT_REFUSED
+        return EXIT_INTERRUPTED if isinstance(e, KeyboardInterrupt) else cli.EXIT_REFUSED
     return cli.EXIT_OK

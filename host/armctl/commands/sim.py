@@ -10,6 +10,7 @@ tool opens like a board's port, until Ctrl-C:
     mpremote connect /tmp/arm fs ls
 """
 
+import math
 import signal
 import subprocess
 import sys
@@ -28,16 +29,26 @@ def add_arguments(parser):
                         help="board to install into the flash (default: what --flash holds; without "
                              "--flash %s)" % shipped.DEFAULT_BOARD)
     parser.add_argument("--calibration", type=Path, help="calibration file to install beside it")
+    parser.add_argument("--reset-calibration", action="store_true",
+                        help="remove the calibration.json the flash holds (default: kept, as a deploy keeps it)")
     parser.add_argument("--flash", type=Path,
                         help="folder kept as the board's flash (default: a temporary one)")
     parser.add_argument("--pty", action="store_true",
                         help="serve a pseudo-terminal (prints its path) instead of stdin/stdout")
     parser.add_argument("--link", help="with --pty: also make this symlink to the pty (e.g. /tmp/arm)")
+    parser.add_argument("--truth", type=Path, metavar="FILE",
+                        help="the physical arm, hidden from the firmware: true servo maps and tool offset "
+                             "in calibration.json's form (for --camera)")
+    parser.add_argument("--camera", action="store_true",
+                        help="with --flash and --truth: print where the joints and the tool tip physically "
+                             "are, from the pulses the servos got, and exit")
     parser.add_argument("--fast", action="store_true",
                         help="do not wait between motion steps (virtual time); default real time")
 
 
 def run(args):
+    if getattr(args, "camera", False):
+        return _camera(args)
     if args.board is None and args.flash is None:
         args.board = shipped.board_path(Path(shipped.DEFAULT_BOARD))
     for path in (args.board, args.calibration):
@@ -47,7 +58,8 @@ def run(args):
         raise cli.UsageError("--link needs --pty")
     try:
         sim = Simulator(args.board, pty=args.pty, flash_dir=args.flash, link=args.link,
-                        realtime=not args.fast, calibration=args.calibration)
+                        realtime=not args.fast, calibration=args.calibration,
+                        reset_calibration=getattr(args, "reset_calibration", False))
     except (SimulatorError, OSError) as e:
         raise cli.UsageError(str(e))
     if not args.pty:
@@ -70,6 +82,27 @@ def run(args):
         pass
     finally:
         sim.close()
+    return cli.EXIT_OK
+
+
+def _camera(args):
+    """What a person would see of the arm a running `armctl sim --flash F` drives."""
+    from armctl.sim import Camera, parse_pulses, pulse_log
+    if args.flash is None or args.truth is None:
+        raise cli.UsageError("--camera needs --flash (the simulator's) and --truth")
+    flash = args.flash.resolve()
+    for path in (flash / "board.json", args.truth):
+        if not path.is_file():
+            raise cli.UsageError("no such file %s" % path)
+    camera = Camera(flash / "board.json", args.truth)
+    log = pulse_log(flash)
+    pulses = parse_pulses(log.read_text()) if log.is_file() else []
+    q = camera.joints(pulses)
+    print("joints %s deg" % " ".join("?" if v is None else "%.2f" % (v * 180 / math.pi) for v in q))
+    tip = camera.tip(pulses)
+    # + 0.0: a -0.0 (a tip right above the base) shows as 0.00.
+    print("tip %s" % ("? (not every servo has a pulse)" if tip is None
+                      else "%.2f %.2f %.2f mm" % tuple(v + 0.0 for v in tip)))
     return cli.EXIT_OK
 
 
