@@ -348,12 +348,12 @@ def test_realtime_characters_act_on_a_path_as_on_any_motion(micropython, tmp_pat
             before = len(sim.pulses())
             port.write("path run\n!")
             # Held before its first step (the `!` came while the path was checked) or at it.
-            status = {}
-            while status.get("state") != "hold":
+            seen = {}
+            while seen.get("state") != "hold":
                 port.write("?")
-                status = fields(port.line())
-                assert status["state"] in ("check", "hold"), status
-            done, total = map(int, status["steps"].split("/"))
+                seen = fields(port.line())
+                assert seen["state"] in ("check", "hold"), seen
+            done, total = map(int, seen["steps"].split("/"))
             assert done in (0, 1) and total > 30
             held = len(sim.pulses())
             port.write("?")
