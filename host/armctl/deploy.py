@@ -73,9 +73,9 @@ def firmware_files(firmware_dir=FIRMWARE_DIR):
     return files
 
 
-# mpy-cross -march per board "mcu": the machine code of the solver's
-# @micropython.native functions is compiled for the board's CPU ("host": the
-# Unix port on this machine).
+# mpy-cross -march per board "mcu" ("host": the Unix port on this machine). The
+# firmware is bytecode, which every CPU loads; the .mpy still names the board's
+# own CPU, as mpy-cross does for the port it targets.
 MPY_ARCH = {"rp2040": "armv6m", "esp32": "xtensawin", "unix": "host"}
 
 
