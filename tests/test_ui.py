@@ -26,8 +26,8 @@ from armctl.link import STOP_BYTES, Link, parse as parse_reply
 from armctl.sim import Simulator
 from armctl.ui import geometry, preview
 from armctl.ui.server import new_token
-from armctl.ui.session import Session, parse_status_line
-from armctl.ui.words import Refused, check_words
+from armctl.ui.session import UiSession, parse_status_line
+from armctl.ui.words import PageRefused, check_words
 from armfw import board as boardlib
 from armfw.numeric import DEG
 from conftest import BOARDS
@@ -168,8 +168,8 @@ def test_preview_of_a_calibrated_board_is_what_the_board_does(micropython, tmp_p
         async def main():
             with Link(sim.port, timeout=10) as link:
                 link.wait_ready()
-                session = (Session(link, calibrated, sim) if told else
-                           Session(link, ARM5, sim, board_path=str(BOARDS / "sim_arm5.json")))
+                session = (UiSession(link, calibrated, sim) if told else
+                           UiSession(link, ARM5, sim, board_path=str(BOARDS / "sim_arm5.json")))
                 booted = len(sim.pulses())
                 await session.start()
                 asking = len(sim.pulses()) - booted
@@ -218,7 +218,7 @@ def test_page_words_that_cannot_be_sent_are_refused():
     check_words(["move", "150", "0", "200", "90", "elbow=up"])
     for words in ([], ["move", "1 2"], ["move", "1?"], ["where!"], ["jog", "~"], ["ik", "1\n2"], ["ik", "\x18"],
                   ["echo", "on"], ["SYNC", "abc"], ["move", 5]):
-        with pytest.raises(Refused) as e:
+        with pytest.raises(PageRefused) as e:
             check_words(words)
         assert str(e.value).split()[0] == "error"
 
@@ -263,7 +263,7 @@ def test_stop_is_sent_during_a_move_and_drops_what_waits_behind_it():
     link = _MovingLink()
 
     async def main():
-        session = Session(link, ARM5)
+        session = UiSession(link, ARM5)
         session.live_console = True
         session.q_deg = [0.0, 0.0, 90.0, 0.0, 0.0]
         session.tool = {"x": 276.74, "y": 0.0, "z": 315.14, "pitch": 90.0}
@@ -280,7 +280,7 @@ def test_stop_is_sent_during_a_move_and_drops_what_waits_behind_it():
 
     reply, dropped = asyncio.run(main())
     assert reply.final.startswith("error ABORTED")
-    assert all(isinstance(e, Refused) and e.word == "DROPPED" for e in dropped), dropped
+    assert all(isinstance(e, PageRefused) and e.word == "DROPPED" for e in dropped), dropped
     # Nothing that waited was sent; the pose was read back after the move.
     assert link.sent == ["joints 90 0 90 0 0", "?where"]
     assert STOP_BYTES in link.raw
@@ -290,7 +290,7 @@ def test_a_where_from_the_page_is_the_pose_drawn():
     link = _MovingLink()
 
     async def main():
-        session = Session(link, ARM5)
+        session = UiSession(link, ARM5)
         queue = session.subscribe()
         await session.send(["where"])
         session.close()
@@ -619,7 +619,7 @@ def test_a_relaxed_board_is_asked_its_calibration_once_homed(micropython, tmp_pa
             with Link(sim.port, timeout=10) as link:
                 link.wait_ready()
                 assert link.request("relax").final == "ok RELAXED"
-                session = Session(link, ARM5, sim, board_path=str(BOARDS / "sim_arm5.json"))
+                session = UiSession(link, ARM5, sim, board_path=str(BOARDS / "sim_arm5.json"))
                 await session.start()
                 try:
                     relaxed = session.board

@@ -4,7 +4,7 @@
 serving(board, tmp_path, realtime=False) gives (run, sim): run(body) runs the coroutine
 body(client, session) in a new event loop, where `await client()` is an
 aiohttp test client of a server of that session on 127.0.0.1 and
-session is the ui Session on the board's link; sim is the Simulator, whose
+session is the ui UiSession on the board's link; sim is the Simulator, whose
 pulse record (sim.pulses()) shows what reached the servos. The fixtures
 served (sim_arm5), served_al5d and served_realtime (sim_arm5 in real time)
 give that pair; a test module imports the ones it uses.
@@ -19,7 +19,7 @@ import pytest
 from armctl.link import Link
 from armctl.sim import Simulator
 from armctl.ui.server import make_app, new_token
-from armctl.ui.session import Session
+from armctl.ui.session import UiSession
 from armfw import board as boardlib
 from conftest import BOARDS
 
@@ -45,7 +45,7 @@ def serving(board, tmp_path, realtime=False):
             async def main():
                 with Link(sim.port, timeout=10) as link:
                     link.wait_ready()
-                    session = Session(link, board, sim, board_path=str(BOARDS / (board.name + ".json")))
+                    session = UiSession(link, board, sim, board_path=str(BOARDS / (board.name + ".json")))
                     await session.start()
                     clients = []
 

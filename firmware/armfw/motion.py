@@ -384,14 +384,6 @@ class ArmController:
         self.plan()
         self.add(PATH)
 
-    def path_run(self):
-        """Run the path from the commanded pose as one motion (every step checked first);
-        False if refused. The buffer is emptied either way."""
-        self.plan_path()
-        ran = self.run()
-        self.path_len = 0
-        return ran
-
     def home(self):
         """Joint-interpolated move to the board's home pose (sent at once if the pose is unknown)."""
         return self.joints(self.solver.home)
@@ -630,7 +622,7 @@ class ArmController:
     def _max_step(self):
         return self.speed_rad_s * self.step_ms / 1000.0
 
-    def _step(self, k, step, q, point=None, zones_checked=False):
+    def _check_step(self, k, step, q, point=None, zones_checked=False):
         """One step to pose q: check its zones and pulses and keep both in the ring.
 
         zones_checked: q is the solver's answer, whose branch choice checked this
@@ -756,7 +748,7 @@ class ArmController:
             f = s / steps
             for i in range(n):
                 q[i] = start[i] + (goal[i] - start[i]) * f
-            if not self._step(k, s, q):
+            if not self._check_step(k, s, q):
                 return False
             if refill:
                 yield
@@ -849,7 +841,7 @@ class ArmController:
                     return self._refuse(SINGULAR, REASON_JUMP, k, step, p)
             for i in range(n):
                 q[i] = goal[i]
-            if not self._step(k, step, q, p, True):
+            if not self._check_step(k, step, q, p, True):
                 return False
             if refill:
                 yield

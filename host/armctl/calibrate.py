@@ -486,7 +486,7 @@ class Progress:
             os.remove(self.path)
 
 
-class Session:
+class CalibrationRun:
     """One guided calibration over a Link.
 
     keys.read(task) returns the next key press (a one-character string, ""

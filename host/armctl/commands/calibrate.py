@@ -168,7 +168,7 @@ def _calibrate_tool(args, board, keys, out):
     save = args.save or "calibration-%s.json" % board.name
     try:
         with Link(args.port, args.baud) as link:
-            session = cal.Session(link, board, keys, out=out)
+            session = cal.CalibrationRun(link, board, keys, out=out)
             max_residual = getattr(args, "max_residual", None)
             if keys is None:
                 with cal.TerminalKeys() as session.keys:
@@ -200,7 +200,7 @@ def _verify(args, board, joints, keys, out):
     """--verify: the errors of the calibration the board runs, per joint and pose; nothing written."""
     try:
         with Link(args.port, args.baud) as link:
-            session = cal.Session(link, board, keys, out=out)
+            session = cal.CalibrationRun(link, board, keys, out=out)
             if keys is None:
                 with cal.TerminalKeys() as session.keys:
                     session.verify(joints, args.poses)
@@ -239,7 +239,7 @@ def run(args, keys=None, lines=input, out=sys.stdout):
         print("resuming the calibration kept in %s (--fresh starts over)" % progress.path, file=out)
     try:
         with Link(args.port, args.baud) as link:
-            session = cal.Session(link, board, keys, lines, out, progress)
+            session = cal.CalibrationRun(link, board, keys, lines, out, progress)
             if keys is None:
                 with cal.TerminalKeys() as session.keys:
                     fits = session.calibrate_servos(joints, args.poses)
@@ -274,7 +274,7 @@ def run(args, keys=None, lines=input, out=sys.stdout):
         print("saved %s" % save, file=out)
         if args.measure:
             with Link(args.port, args.baud) as link:
-                session = cal.Session(link, calibrated, keys, lines, out)
+                session = cal.CalibrationRun(link, calibrated, keys, lines, out)
                 report["lengths"] = session.measure_lengths(cal.MEASURE_POSES[board.solver.kind])
             cal.write_json_atomically(save, report)
             print("saved %s with the length fit" % save, file=out)

@@ -113,11 +113,11 @@ def run(args):
 async def _serve(args, link, board, sim):
     from aiohttp import web
     from armctl.ui.server import make_app, new_token
-    from armctl.ui.session import Session
+    from armctl.ui.session import UiSession
 
     # The board file under the calibration the host was given: the session asks the board for its own.
     board_path = board.source[:-len("+%s" % args.calibration)] if args.calibration else board.source
-    session = Session(link, board, sim, board_path)
+    session = UiSession(link, board, sim, board_path)
     await session.start()
     token = new_token()
     runner = web.AppRunner(make_app(session, token, args.host), access_log=None)

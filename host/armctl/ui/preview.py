@@ -14,7 +14,7 @@ from armfw.numeric import DEG
 MAX_POINTS = 200
 
 
-class _RecordingDriver:
+class _SilentDriver:
     """Stands in for the servo driver: takes pulses, sends none."""
 
     def set_us(self, channel, us):
@@ -42,7 +42,7 @@ def line(board, q_rad, target, speed_deg_s):
     def record_step(ms):
         path.append(controller.tool())
 
-    controller = ArmController(board, _RecordingDriver(), sleep_ms=record_step)
+    controller = ArmController(board, _SilentDriver(), sleep_ms=record_step)
     controller.send_pose(list(q_rad))     # the pose the board reported; the recorder takes the pulses
     if not controller.set_speed_deg_s(speed_deg_s):
         controller.set_speed_deg_s(board.motion["max_speed_deg_s"])

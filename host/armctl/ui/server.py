@@ -2,7 +2,7 @@
 """The web server of `armctl ui`: the page, its static files, and one websocket per open tab.
 
 aiohttp serves both the files and the websockets from one asyncio loop, and
-the one Session (the board link) lives in that loop, so every tab talks to
+the one UiSession (the board link) lives in that loop, so every tab talks to
 the same board through the same queue of requests.
 
 The door (docs/UI.md): every address starts with a secret token made at
@@ -47,7 +47,7 @@ from aiohttp import WSMsgType, web
 
 from armctl.link import LinkError
 from armctl.ui import session as session_mod
-from armctl.ui.words import Refused
+from armctl.ui.words import PageRefused
 
 log = logging.getLogger(__name__)
 STATIC = resources.files("armctl.ui") / "static"
@@ -252,7 +252,7 @@ async def _answer(session, tab, message):
     session_mod.REQUESTER.set(tab.is_open)
     try:
         answer = await _handle(session, tab, message)
-    except Refused as e:
+    except PageRefused as e:
         answer = {"type": "reply", "ok": False, "status": e.word, "final": str(e), "sent": False}
     except LinkError as e:
         answer = {"type": "reply", "ok": False, "status": "LINK", "final": "link: %s" % e}
@@ -272,7 +272,7 @@ def _reply(reply):
 def _words(message):
     words = message.get("words")
     if not isinstance(words, list):
-        raise Refused("BAD_COMMAND", "no request words")
+        raise PageRefused("BAD_COMMAND", "no request words")
     return words
 
 
@@ -297,4 +297,4 @@ async def _handle(session, tab, message):
         finally:
             tab.stopping = False
         return {"type": "reply", "ok": True, "status": "OK", "final": "ok stop sent", "sent": True}
-    raise Refused("BAD_COMMAND", "unknown page operation %r" % str(op)[:20])
+    raise PageRefused("BAD_COMMAND", "unknown page operation %r" % str(op)[:20])

@@ -42,7 +42,7 @@ from armfw import commands
 from armctl.fallback import SOLVER_BOARD, Mover, host_solves, tool_request
 from armctl.link import LinkError, parse as parse_reply
 from armctl.ui import geometry, preview, probe
-from armctl.ui.words import Refused, check_words, json_text, number
+from armctl.ui.words import PageRefused, check_words, json_text, number
 from armfw import status as fw_status
 from armfw.numeric import DEG
 
@@ -124,7 +124,7 @@ def _outcome_reply(outcome):
                                                        outcome.solver, figure)])
 
 
-class Session:
+class UiSession:
     """The board (a Link and its Board description) shared by every page.
 
     Pages subscribe() to a queue of messages (dicts, sent as JSON): "line"
@@ -233,17 +233,17 @@ class Session:
     async def _turn(self, what):
         """Hold the link for one request; a request still waiting when a stop came is not sent.
 
-        Refused (DROPPED, as the board answers the lines an abort drops): a
+        PageRefused (DROPPED, as the board answers the lines an abort drops): a
         stop stops what the pages queued behind the move too.
         """
         stops = self._stops
         async with self._lock:
             if self._stops != stops:
-                e = Refused("DROPPED", "a stop came before it was sent: %s" % what)
+                e = PageRefused("DROPPED", "a stop came before it was sent: %s" % what)
                 self._log("x", str(e), "refused")
                 raise e
             if not REQUESTER.get()():
-                e = Refused("DROPPED", "its page closed before it was sent: %s" % what)
+                e = PageRefused("DROPPED", "its page closed before it was sent: %s" % what)
                 self._log("x", str(e), "refused")
                 raise e
             yield
@@ -360,10 +360,10 @@ class Session:
     # -- what a page asks for ------------------------------------------------
 
     async def send(self, words):
-        """A request from a page (buttons, the console entry): its Reply, or Refused."""
+        """A request from a page (buttons, the console entry): its Reply, or PageRefused."""
         try:
             check_words(words)
-        except Refused as e:
+        except PageRefused as e:
             self._log("x", "%s  (%s)" % (e, " ".join(str(w) for w in words)[:80]), "refused")
             raise
         command = words[0].lower()
@@ -393,17 +393,17 @@ class Session:
         """
         value = None if isinstance(step, bool) or not isinstance(step, (int, float, str)) else number(step)
         if value is None:
-            raise Refused("BAD_INPUT", "not sent: a jog step is a finite number, not %s" % json_text(step))
+            raise PageRefused("BAD_INPUT", "not sent: a jog step is a finite number, not %s" % json_text(step))
         step = "%d" % value if isinstance(step, int) else repr(value)
         n = self.solver.n
         if not isinstance(axis, bool) and isinstance(axis, int):
             if not 1 <= axis <= n:
-                raise Refused("BAD_INPUT", "not sent: joint %d of 1..%d" % (axis, n))
+                raise PageRefused("BAD_INPUT", "not sent: joint %d of 1..%d" % (axis, n))
             words = ["jog", "j%d" % axis, step]
         else:
             names = self.solver.targets
             if axis not in names:
-                raise Refused("BAD_INPUT", "not sent: no axis %s (%s, or a joint 1..%d)"
+                raise PageRefused("BAD_INPUT", "not sent: no axis %s (%s, or a joint 1..%d)"
                               % (json_text(axis), ", ".join(names), n))
             words = ["jog"] + [step if name == axis else "0" for name in names]
         return await self.send(words)
@@ -491,7 +491,7 @@ class Session:
         """The side view's workspace map for a tool pitch (degrees, rounded to 5), cached; None if none."""
         if isinstance(pitch_deg, bool) or not isinstance(pitch_deg, (int, float)) or \
                 not abs(pitch_deg) <= PITCH_RANGE_DEG:
-            raise Refused("BAD_INPUT", "pitch must be a number of degrees within +-%g" % PITCH_RANGE_DEG)
+            raise PageRefused("BAD_INPUT", "pitch must be a number of degrees within +-%g" % PITCH_RANGE_DEG)
         pitch = 5.0 * round(float(pitch_deg) / 5.0)
         if pitch not in self._workspace_cache:
             self._workspace_cache[pitch] = await asyncio.to_thread(geometry.workspace, self.board, pitch)
@@ -502,7 +502,7 @@ class Session:
         if not self.live_console:
             self._log("x", "stop: this firmware has no live console (`?`, `!`, Ctrl-X); update it "
                            "with armctl deploy", "refused")
-            raise Refused("BAD_COMMAND", "this firmware cannot stop a move in the middle")
+            raise PageRefused("BAD_COMMAND", "this firmware cannot stop a move in the middle")
         self._stops += 1
         # A request in flight reads the pose itself when it ends; its end may come before the interrupt returns.
         idle = self.busy is None

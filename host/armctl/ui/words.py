@@ -19,7 +19,7 @@ RESERVED = {"echo": "echo would interleave prompts with the replies the link rea
             "sync": "sync is the link's own resynchronisation"}
 
 
-class Refused(Exception):
+class PageRefused(Exception):
     """A page's request that was not sent; str() is its final line, `error WORD message`."""
 
     def __init__(self, word, message):
@@ -28,19 +28,19 @@ class Refused(Exception):
 
 
 def check_words(words):
-    """Refuse (Refused) words that cannot be sent as one request line."""
+    """Refuse (PageRefused) words that cannot be sent as one request line."""
     if not words:
-        raise Refused("BAD_COMMAND", "empty request")
+        raise PageRefused("BAD_COMMAND", "empty request")
     for w in words:
         if not isinstance(w, str) or not _WORD.match(w):
-            raise Refused("BAD_INPUT", "not sent: %r is not a request word (letters, digits, . + - = , "
+            raise PageRefused("BAD_INPUT", "not sent: %r is not a request word (letters, digits, . + - = , "
                                        "up to 40)" % (w if isinstance(w, str) else str(w)[:40]))
     reserved = RESERVED.get(words[0].lower())
     if reserved:
-        raise Refused("BAD_COMMAND", "not sent from the page: " + reserved)
+        raise PageRefused("BAD_COMMAND", "not sent from the page: " + reserved)
     length = len(" ".join(words))
     if length > MAX_LINE:
-        raise Refused("BAD_COMMAND", "not sent: a line of %d bytes, the board takes at most %d" % (length, MAX_LINE))
+        raise PageRefused("BAD_COMMAND", "not sent: a line of %d bytes, the board takes at most %d" % (length, MAX_LINE))
 
 
 def number(value):
