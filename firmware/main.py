@@ -6,7 +6,8 @@ chosen boards/X.json there); calibration.json beside it, when present, is laid
 over it (or a lone calibration.json.tmp, see armfw.store). Under the Unix port ARMFW_BOARD / ARMFW_CALIBRATION or the first
 argument name other files. A board that cannot be loaded (or a driver that
 cannot start) does not stop the console: every request is answered with
-"error BAD_BOARD <why>" so the host sees what is wrong.
+"error BAD_BOARD <why>" so the host sees what is wrong ("error NO_MEMORY ..."
+where the heap ran out first).
 
 At boot the servos get no pulse (the board file's "boot": "home" sends the
 home pose at once instead); one "# " banner line says what to do next.
@@ -17,15 +18,32 @@ be built) for Python calls, e.g. controller.q or controller.move(...);
 armfw.serve() goes back to the protocol, the arm where it was.
 """
 
+import gc
 import sys
 
 import armfw
-from armfw import board as board_file
-from armfw import session
-from armfw.compat import getenv
-from armfw.console import Console
-from armfw.protocol import Protocol
-from armfw.status import BAD_BOARD
+from armfw.status import BAD_BOARD, NO_MEMORY
+
+
+def _out_of_memory(doing):
+    """No heap for the console itself: every line is answered NO_MEMORY until the input ends."""
+    gc.collect()
+    reply = "error %s out of memory %s (%d bytes free): the firmware needs more heap (README, Memory)\n" % (
+        NO_MEMORY, doing, gc.mem_free())
+    sys.stdout.write(reply)
+    while sys.stdin.readline():
+        sys.stdout.write(reply)
+    sys.exit(0)
+
+
+try:
+    from armfw import board as board_file
+    from armfw import session
+    from armfw.compat import getenv
+    from armfw.console import Console
+    from armfw.protocol import Protocol
+except MemoryError:
+    _out_of_memory("loading the console")
 
 BOARD = "board.json"
 CALIBRATION = "calibration.json"
@@ -42,7 +60,7 @@ def _calibration():
 
 
 def build():
-    """(controller, None) or (None, message why not)."""
+    """(controller, None, None) or (None, reply word, message why not)."""
     path = getenv("ARMFW_BOARD") or (sys.argv[1] if len(sys.argv) > 1 else BOARD)
     cal = _calibration()
     try:
@@ -57,13 +75,12 @@ def build():
         controller = ArmController(b, driver, gripper)
         if b.boot == board_file.BOOT_HOME:
             controller.park()
-        return controller, None
+        return controller, None, None
     except MemoryError:
-        import gc
         gc.collect()
-        return None, "out of memory building the arm (%d bytes free)" % gc.mem_free()
+        return None, NO_MEMORY, "out of memory building the arm (%d bytes free)" % gc.mem_free()
     except Exception as e:  # a bad board file or a missing device must not end the console
-        return None, "%s: %s" % (type(e).__name__, e)
+        return None, BAD_BOARD, "%s: %s" % (type(e).__name__, e)
 
 
 def banner(controller):
@@ -76,11 +93,11 @@ def banner(controller):
                                                       controller.board.calibration, then)
 
 
-controller, boot_error = build()
+controller, boot_word, boot_error = build()
 console = Console(sys.stdin.buffer, sys.stdin, sys.stdout.write, None)
-protocol = Protocol(controller, console.write_line, boot_error, console)
+protocol = Protocol(controller, console.write_line, boot_error, console, boot_word)
 if boot_error is not None:
-    console.write_line("error %s %s" % (BAD_BOARD, boot_error))
+    console.write_line("error %s %s" % (boot_word, boot_error))
 else:
     console.write_line(banner(controller))
 if session.run(session.Session(protocol, console, controller.driver if controller is not None else None)):

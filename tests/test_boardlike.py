@@ -35,9 +35,11 @@ BOARDS = ("sim_arm5", "sim_planar", "sim_al5d", "sim_arm5_tool", "pico_pca9685")
 # does, and its test runs as a plain test (strict xfail fails a goal met while
 # still listed, so this cannot go stale).
 NOT_FITTING_YET = {
-    "source": {"sim_arm5", "sim_al5d", "sim_arm5_tool", "pico_pca9685"},
+    # pico_pca9685 from source: the fake I2C (Python, allocating on every write) leaves
+    # the heap too fragmented to compile a command family late in the run.
+    "source": {"pico_pca9685"},
     "mpy": set(BOARDS),
-    "frozen": set(BOARDS),
+    "frozen": {"sim_al5d", "pico_pca9685"},
 }
 # .mpy: at least this much heap free after boot in a Pico's 192 KB.
 MPY_FREE_AFTER_BOOT_KB = 96
@@ -67,6 +69,12 @@ def routes(boardlike_upy, boardlike_frozen, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def fakes(tmp_path_factory):
+    """The fake `machine` and I2C chip as .mpy (the board's own machine module is built in)."""
+    return memory.compiled_fakes(tmp_path_factory.mktemp("fakes"))
+
+
+@pytest.fixture(scope="session")
 def reference(micropython):
     """reference(board): the 64-bit simulator's output for the board's mixed run (run once)."""
     cache = {}
@@ -80,13 +88,13 @@ def reference(micropython):
 
 
 @pytest.fixture(scope="session")
-def heap_needs(routes, report):
+def heap_needs(routes, fakes, report):
     """{route: {board: smallest heap in KB}}, bisected once per session and printed."""
     needs = {}
     for route in memory.ROUTES:
         r = routes[route]
         needs[route] = {name: memory.smallest_heap(r.interpreter, r.path, board_file(name), run_lines(name),
-                                                   extra_path=memory.FAKE_MACHINE_PATH)
+                                                   extra_path=fakes)
                         for name in BOARDS}
         report("board-like heap, %s: needs %s KB (goal %d KB; %s)"
                % (route, max(needs[route].values()), memory.GOALS_KB[route],
@@ -103,21 +111,19 @@ def assert_answers_as_64_bit(lines, output, reference_output):
 
 
 @pytest.mark.parametrize("name", BOARDS)
-def test_replies_match_the_64_bit_build(name, boardlike_upy, reference):
+def test_replies_match_the_64_bit_build(name, boardlike_upy, reference, fakes):
     """Source route in a roomy heap: every reply as the 64-bit build's, within single precision."""
     lines = run_lines(name)
-    _, out = memory.answer(boardlike_upy, FIRMWARE_DIR, board_file(name), lines, ROOMY_KB,
-                           extra_path=memory.FAKE_MACHINE_PATH)
+    _, out = memory.answer(boardlike_upy, FIRMWARE_DIR, board_file(name), lines, ROOMY_KB, extra_path=fakes)
     assert_answers_as_64_bit(lines, out, reference(name))
 
 
 @pytest.mark.parametrize("route, name", [pytest.param(route, name, marks=goal_mark(route, name))
                                          for route in memory.ROUTES for name in BOARDS])
-def test_route_fits_its_goal(route, name, routes, reference):
+def test_route_fits_its_goal(route, name, routes, reference, fakes):
     r = routes[route]
     lines = run_lines(name)
-    _, out = memory.answer(r.interpreter, r.path, board_file(name), lines, memory.GOALS_KB[route],
-                           extra_path=memory.FAKE_MACHINE_PATH)
+    _, out = memory.answer(r.interpreter, r.path, board_file(name), lines, memory.GOALS_KB[route], extra_path=fakes)
     assert_answers_as_64_bit(lines, out, reference(name))
 
 
@@ -144,7 +150,7 @@ def test_deploy_knows_each_routes_need(heap_needs):
 
 
 # Out of memory is an answer, not a crash: flip when the firmware answers NO_MEMORY.
-ANSWERS_OUT_OF_MEMORY = False
+ANSWERS_OUT_OF_MEMORY = True
 
 
 @pytest.mark.xfail(not ANSWERS_OUT_OF_MEMORY, strict=True,

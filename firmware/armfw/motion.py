@@ -169,10 +169,6 @@ class ArmController:
         self.approach_mm = float(m["approach_mm"])
         self.max_speed_rad_s = float(m["max_speed_deg_s"]) * DEG     # rad/s, the board's ceiling
         self.speed_rad_s = self.max_speed_rad_s                        # rad/s, the current limit
-        # The pitch of an arm5 line turns the wrist point on the tool's length.
-        tool = getattr(self.solver, "tool", (0.0, 0.0, 0.0))
-        self._offset_mm = sqrt(tool[0] * tool[0] + tool[1] * tool[1] + tool[2] * tool[2])
-        self.tool_mm = getattr(self.solver, "l3", 0.0) + self._offset_mm
         n = self.solver.n
         nt = len(self.solver.targets)
         self.q = list(self.solver.home)      # commanded pose, radians
@@ -779,13 +775,16 @@ class ArmController:
             d = p1[i] - p0[i]
             dist += d * d
         dist = sqrt(dist)
-        length = dist + (self.tool_mm * abs(p1[3] - p0[3]) if nt == 4 else 0.0)
+        # The pitch turns the wrist point on the tool's length (the solver's tool, as it is now).
+        tool = getattr(self.solver, "tool", (0.0, 0.0, 0.0))
+        offset_mm = sqrt(tool[0] * tool[0] + tool[1] * tool[1] + tool[2] * tool[2])
+        length = dist + ((self.solver.l3 + offset_mm) * abs(p1[3] - p0[3]) if nt == 4 else 0.0)
         roll0 = q[4] if nt == 4 else 0.0
         roll1 = self._rolls[k]
         if roll1 is None:
             roll1 = roll0
         # The roll turns the tool offset (and the jaws): a turn counts as travel.
-        length += (self._offset_mm + 10.0) * abs(roll1 - roll0)
+        length += (offset_mm + 10.0) * abs(roll1 - roll0)
         if not finite(length):
             # Coordinates so large their squares overflow: far outside any arm.
             st = self.solver.ik(p1, self._goal, q, MIN_MOTION)

@@ -108,10 +108,11 @@ class Protocol:
     motion_done() or motion_stopped(), which write its final line.
     """
 
-    def __init__(self, controller, write, boot_error=None, console=None):
+    def __init__(self, controller, write, boot_error=None, console=None, boot_word=BAD_BOARD):
         self.controller = controller
         self.write = write
         self.boot_error = boot_error
+        self.boot_word = boot_word      # the reply word of boot_error: BAD_BOARD, or NO_MEMORY
         self.console = console
         self.moving = False
         self.held = False
@@ -148,7 +149,7 @@ class Protocol:
             text = bytes(raw).decode()
             if commands.is_gcode(text.lstrip()):
                 if self.controller is None:
-                    raise Refused(BAD_BOARD, self.boot_error)
+                    raise Refused(self.boot_word, self.boot_error)
                 doing = "G-code"
                 reply = self.gcode_face().handle(text)
                 if reply is not None:
@@ -164,7 +165,7 @@ class Protocol:
             if entry is None:
                 raise Refused(BAD_COMMAND, "unknown command %s (try help)" % words[0][:20])
             if self.controller is None and name not in commands.WITHOUT_ARM:
-                raise Refused(BAD_BOARD, self.boot_error)
+                raise Refused(self.boot_word, self.boot_error)
             reply = getattr(self.family(entry[1]), name)(self, words[1:])
             if reply is not None:
                 self.write(reply)

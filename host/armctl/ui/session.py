@@ -448,7 +448,7 @@ class UiSession:
         outcome = await self._with_mover("preview " + " ".join("%g" % v for v in position),
                                          lambda m: m.host_preview(position), False)
         ok = outcome.status == fw_status.name(fw_status.OK)
-        final = ("ok OK solver=%s fk_err_mm=%.4f" % (outcome.solver, outcome.fk_error_mm) if ok
+        final = ("ok OK solver=%s%s" % (outcome.solver, outcome.figure()) if ok
                  else _outcome_reply(outcome).final)
         self._log("#", "host preview: " + final, "host")
         out = {"final": final, "ok": ok, "status": outcome.status, "solver": outcome.solver, "elbow": None,
