@@ -41,6 +41,17 @@ def fields(line):
     return dict(w.split("=", 1) for w in line.split() if "=" in w)
 
 
+def held(port):
+    """The status fields once a motion is held: `?` until the state is hold (while its plan
+    is still checked the state is check; a `!` that came then holds it before its first step)."""
+    seen = {}
+    while seen.get("state") != "hold":
+        port.write("?")
+        seen = fields(port.line())
+        assert seen["state"] in ("check", "hold"), seen
+    return seen
+
+
 def joints_of(line):
     """Joint angles (deg) of a pose reply or of a status line's joints= field."""
     f = fields(line)
@@ -194,16 +205,11 @@ def test_hold_stops_the_pulses_and_resume_finishes_the_same_path(console, tmp_pa
     before = len(sim.pulses())
     port.write(LINE_200 + "\n!")
     # The `!` holds the line before its first step, or at it where it came after the check.
-    f = {}
-    while f.get("state") != "hold":
-        port.write("?")
-        f = fields(port.line())
-        assert f["state"] in ("check", "hold"), f
-    steps = f["steps"]
+    steps = held(port)["steps"]
     assert steps in ("0/200", "1/200")
-    held = len(sim.pulses())
+    sent = len(sim.pulses())
     time.sleep(0.5)
-    assert len(sim.pulses()) == held                 # nothing moves while held
+    assert len(sim.pulses()) == sent                 # nothing moves while held
     port.write("?")
     assert fields(port.line())["steps"] == steps
     port.write("~")

@@ -337,7 +337,7 @@ def test_a_relaxed_board_is_not_moved_from_a_pose_nobody_knows(micropython, tmp_
 def test_realtime_characters_act_on_a_path_as_on_any_motion(micropython, tmp_path):
     """`?` reports a running path, `!` holds it, `~` resumes the same path, Ctrl-X aborts it at the
     step reached (and the path is not run again from there)."""
-    from test_console import Port, fields
+    from test_console import Port, fields, held
     waypoints = ["path add 10 10 -10 0", "path add 30 25 -30 5", "path add -20 40 -50 10"]
     with Simulator(AL5D, pty=True, flash_dir=tmp_path / "flash") as sim:
         port = Port(sim.port)
@@ -347,18 +347,12 @@ def test_realtime_characters_act_on_a_path_as_on_any_motion(micropython, tmp_pat
                 assert port.request(request)[-1].startswith("ok ")
             before = len(sim.pulses())
             port.write("path run\n!")
-            # Held before its first step (the `!` came while the path was checked) or at it.
-            seen = {}
-            while seen.get("state") != "hold":
-                port.write("?")
-                seen = fields(port.line())
-                assert seen["state"] in ("check", "hold"), seen
-            done, total = map(int, seen["steps"].split("/"))
+            done, total = map(int, held(port)["steps"].split("/"))
             assert done in (0, 1) and total > 30
-            held = len(sim.pulses())
+            sent = len(sim.pulses())
             port.write("?")
             assert fields(port.line())["steps"] == "%d/%d" % (done, total)
-            assert len(sim.pulses()) == held           # nothing moves while held
+            assert len(sim.pulses()) == sent           # nothing moves while held
             port.write("~")
             final = port.reply()[-1]
             assert final.startswith("ok OK -20.000 40.000 -50.000 10.000") and final.endswith("steps=%d" % total)

@@ -341,7 +341,7 @@ def test_fuzzed_gcode_gets_one_answer_and_refusals_move_nothing(fuzz_arm, progra
 def test_gcode_hold_resume_abort_and_m400_on_the_live_console(micropython, tmp_path):
     """GRBL's real-time bytes act on a G1 as on any motion; M400 sent during a G1 is answered
     after it; Ctrl-X mid-G1 stops it and locks G-code motion until M999."""
-    from test_console import Port, fields
+    from test_console import Port, fields, held
     with _pty_arm(tmp_path) as sim:
         port = Port(sim.port)
         try:
@@ -349,17 +349,11 @@ def test_gcode_hold_resume_abort_and_m400_on_the_live_console(micropython, tmp_p
             assert port.request("G0 X150 Y-50 Z300 A90")[-1].startswith("ok OK")
             # 100 mm at F300 (5 mm/s, 0.1 mm per 20 ms step): 1000 steps.
             port.write("G1 Y50 F300\n!")
-            # Held before its first step (the `!` came while the plan was checked) or at it.
-            status = {}
-            while status.get("state") != "hold":
-                port.write("?")
-                status = fields(port.line())
-                assert status["state"] in ("check", "hold"), status
-            assert status["steps"] in ("0/1000", "1/1000")
-            held = len(sim.pulses())
+            assert held(port)["steps"] in ("0/1000", "1/1000")
+            sent = len(sim.pulses())
             port.write("M400\n?")
             assert fields(port.line())["state"] == "hold"           # M400 waits in the queue
-            assert len(sim.pulses()) == held
+            assert len(sim.pulses()) == sent
             port.write("~")
             final = port.reply(timeout=60)[-1]
             assert final.startswith("ok OK") and final.endswith("steps=1000")

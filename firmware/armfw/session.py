@@ -24,7 +24,8 @@ Ctrl-C raises KeyboardInterrupt out of serve() into the REPL; serve() again
 
 from armfw import console as con
 from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
-from armfw.status import DROPPED, INTERNAL, QUEUE_FULL
+from armfw.protocol import ALARM_ABORTED, ALARM_NO_MEMORY
+from armfw.status import ABORTED, DROPPED, INTERNAL, NO_MEMORY, QUEUE_FULL
 
 PROGRESS_MS = const(400)
 PROGRESS_AFTER_MS = const(1000)
@@ -91,26 +92,22 @@ class Session:
         self.console.wait(0)
         self._refuse_overflow()
 
-    def abort(self, why):
-        """Stop the running motion (its final line: an error with the pose reached), drop queued lines."""
+    def abort(self, why, word=ABORTED, alarm_reason=ALARM_ABORTED):
+        """Stop the running motion (its final line: error `word` with the pose reached),
+        lock motion (alarm_reason says why) and drop queued lines."""
         p = self.protocol
-        p.motion_stopped(why)
+        p.motion_stopped(why, word)
         p.alarm = True
+        p.alarm_reason = alarm_reason
         self._drop_queued()
 
     def stop_out_of_memory(self):
         """A step ran out of heap: the motion stops at the last step sent (every one was
         checked), locked as after an abort, and the console carries on."""
         import gc
-        from armfw.protocol import ALARM_NO_MEMORY
-        from armfw.status import NO_MEMORY
-        p = self.protocol
-        p.controller.stop()
+        self.protocol.controller.stop()     # the rest of the plan is garbage now
         gc.collect()
-        p.motion_stopped("out of memory during the move", NO_MEMORY)
-        p.alarm = True
-        p.alarm_reason = ALARM_NO_MEMORY
-        self._drop_queued()
+        self.abort("out of memory during the move", NO_MEMORY, ALARM_NO_MEMORY)
 
     def _drop_queued(self):
         p = self.protocol
