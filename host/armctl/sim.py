@@ -27,9 +27,11 @@ import fcntl
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import termios
+import sys
 import threading
 import time
 import tty
@@ -150,6 +152,7 @@ class Simulator:
         self._lock_fd = None
         self._proc_exit = None
         self._ready_fd = None
+        self.relay_error = None     # what stopped the relay thread, if anything did
 
     # -- lifetime -------------------------------------------------------
 
@@ -353,7 +356,27 @@ class Simulator:
                 return
             self._backlog = self._backlog[n:]
 
+    def _to_sim(self, data):
+        """Write all of data to the interpreter's terminal."""
+        while data:
+            data = data[os.write(self._sim_master, data):]
+
     def _relay(self):
+        """Run the relay; if it fails, close the host's port rather than leave it silent.
+
+        A client reading a silent port may wait forever (mpremote reads a pty with no
+        timeout); a closed one fails at once, as a board unplugged does.
+        """
+        try:
+            self._relay_loop()
+        except Exception as e:
+            self.relay_error = e
+            sys.stderr.write("armctl sim: the relay between the port and the interpreter failed: %r\n" % e)
+            os.close(self._host_master)
+            self._host_master = None
+            self._end_process()
+
+    def _relay_loop(self):
         """Copy bytes between the host's port and the interpreter; restart it when it exits."""
         hold_until = 0.0
         held = b""
@@ -383,7 +406,7 @@ class Simulator:
                         raw_repl = False
                         if inject_raw:
                             inject_raw = False
-                            os.write(self._sim_master, b"\r" + CTRL_A)
+                            self._to_sim(b"\r" + CTRL_A)
                         hold_until = 0.0
                     if RAW_REPL_BANNER in recent or recent.endswith(FRIENDLY_PROMPT):
                         recent = b""
@@ -406,11 +429,11 @@ class Simulator:
                     and self._ready_fd is None:
                 cut = held.find(bytes([CTRL_C]))
                 if cut >= 0:
-                    os.write(self._sim_master, held[:cut + 1])
+                    self._to_sim(held[:cut + 1])
                     held = held[cut + 1:]
                     hold_until = time.monotonic() + HOLD_AFTER_INTERRUPT_S
                 else:
-                    os.write(self._sim_master, held)
+                    self._to_sim(held)
                     held = b""
             if self._proc is not None and self._proc.poll() is not None:
                 self._proc_exit = self._proc.returncode
@@ -430,9 +453,16 @@ class Simulator:
                 if self._stop.is_set():
                     break
                 hard = self._proc_exit == HARD_RESET_EXIT
-                if not hard:
-                    self._to_host(SOFT_REBOOT)
-                main = hard or not raw_repl
+                if self._proc_exit == -signal.SIGINT:
+                    # A Ctrl-C came while the Unix port gives SIGINT its default action
+                    # (between two REPL lines, or two REPL modes): a board stays at its
+                    # REPL, so the interpreter comes back at its REPL, not to main.py (a
+                    # client waiting for the REPL, mpremote say, would wait forever).
+                    main = False
+                else:
+                    if not hard:
+                        self._to_host(SOFT_REBOOT)
+                    main = hard or not raw_repl
                 inject_raw = raw_repl and not hard
                 raw_repl = False
                 recent = b""

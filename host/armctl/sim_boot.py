@@ -50,12 +50,8 @@ class _Machine:
         sys.exit(HARD_RESET_EXIT)
 
 
-if READY_FD >= 0:
-    # The interpreter now turns Ctrl-C into KeyboardInterrupt: the simulator may pass input on.
-    _ready = open("/dev/fd/%d" % READY_FD, "w")
-    _ready.write("1")
-    _ready.close()
-    del _ready
+# Opened now: once the flash is the root, /dev is out of reach.
+_ready = open("/dev/fd/%d" % READY_FD, "w") if READY_FD >= 0 else None
 if PULSE_LOG:
     import armfw.simservo
     armfw.simservo.pulse_log = open(PULSE_LOG, "a")
@@ -65,6 +61,13 @@ os.chdir("/")
 sys.path[:] = ["", ".frozen", "/lib"]
 sys.modules["machine"] = _Machine()
 del _Flash, _Machine
+if _ready is not None:
+    # The board is whole (flash mounted, machine.reset() in place) and the interpreter
+    # turns Ctrl-C into KeyboardInterrupt: the simulator may pass input on. Earlier, a
+    # Ctrl-C would leave a REPL without its filesystem (or end the interpreter).
+    _ready.write("1")
+    _ready.close()
+del _ready
 if RUN_MAIN:
     exec(compile(open("main.py").read(), "main.py", "exec"))
 '''
