@@ -35,12 +35,19 @@ class FakeBoard:
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)
         self.port = os.ttyname(self.slave)
+        # close() wakes the thread through this pipe and waits for it: a thread still
+        # running after its fds are closed would read the next test's pty, whose
+        # openpty() may reuse the same fd numbers, and answer (and count) its lines.
+        self._wake, self._stop = os.pipe()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
     def _serve(self):
         pending = b""
         while True:
+            ready, _, _ = select.select([self.master, self._wake], [], [])
+            if self._wake in ready:
+                return
             try:
                 chunk = os.read(self.master, 1024)
             except OSError:
@@ -63,12 +70,16 @@ class FakeBoard:
                 for out in replies:
                     if out.startswith("@"):     # "@0.5 text": the board takes 0.5 s for this line
                         delay, _, out = out[1:].partition(" ")
-                        time.sleep(float(delay))
+                        if select.select([self._wake], [], [], float(delay))[0]:
+                            return
                     os.write(self.master, (out + "\r\n").encode())
 
     def close(self):
-        os.close(self.slave)
-        os.close(self.master)
+        os.write(self._stop, b"x")
+        self._thread.join(30)
+        assert not self._thread.is_alive(), "the fake board's thread did not stop"
+        for fd in (self.slave, self.master, self._wake, self._stop):
+            os.close(fd)
 
 
 @pytest.fixture
@@ -79,7 +90,7 @@ def fake():
         "ik 900 0 0 90": ["error TOO_FAR target is 900.0 mm away"],
         "silent": [],
         "half": ["# working"],
-        "late": ["@0.6 ok late"],
+        "late": ["@2 ok late"],
         "slow": ["@0.02 ok slow"],
         "progress": ["@0.4 # moving", "@0.4 # moving", "@0.4 # moving", "@0.4 ok arrived"],
     })
@@ -119,7 +130,7 @@ def test_timeout_raises_link_error(fake):
 
 
 def test_cut_off_reply_is_not_resent(fake):
-    with Link(fake.port, timeout=0.3) as lk:
+    with Link(fake.port, timeout=1.0) as lk:
         with pytest.raises(LinkError, match="not resent"):
             lk.request("half")
     assert fake.received.count("half") == 1
@@ -268,16 +279,18 @@ def test_a_late_reply_is_never_taken_for_the_next_requests(fake):
         with pytest.raises(LinkError, match="no answer"):
             lk.request("late")
         # "ok late" arrives during the resync before the next request, and is discarded.
-        # The board answers the sync only after "late" (0.6 s): a silence allowance of
-        # seconds, not 0.3 s, keeps this from racing a loaded machine.
+        # It comes 2 s after the request, far past the 0.3 s timeout even if this
+        # process is held up; the board answers the sync only after it: a silence
+        # allowance of seconds, not 0.3 s, keeps the resync from racing a loaded machine.
         lk.timeout = 5.0
         reply = lk.request("help")
     assert reply.raw == ["# commands: help ik", "ok"]
 
 
 def test_silence_decides_not_total_time(fake):
-    # 1.6 s in all, never more than 0.4 s without a line: progress keeps the link alive.
-    with Link(fake.port, timeout=1.0) as lk:
+    # 1.6 s in all, never more than 0.4 s without a line: progress keeps the link alive
+    # (a silence timeout of 1.4 s: 1 s to spare for a loaded machine, still under the total).
+    with Link(fake.port, timeout=1.4) as lk:
         reply = lk.request("progress")
     assert reply.final == "ok arrived" and reply.info_lines == ["moving"] * 3
 
