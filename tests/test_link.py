@@ -99,7 +99,7 @@ def fake():
 
 
 def test_reply_fields_status_and_info(fake):
-    with Link(fake.port, timeout=2) as lk:
+    with Link(fake.port, timeout=10) as lk:
         r = lk.request("ik 150 0 200 90")
     assert r.ok is True
     assert r.status == "SINGULAR"
@@ -109,7 +109,7 @@ def test_reply_fields_status_and_info(fake):
 
 
 def test_error_reply_is_an_answer_not_a_link_failure(fake):
-    with Link(fake.port, timeout=2) as lk:
+    with Link(fake.port, timeout=10) as lk:
         r = lk.request("ik 900 0 0 90")
         assert (r.ok, r.status, r.message) == (False, "TOO_FAR", "target is 900.0 mm away")
         assert lk.request("help").ok  # the link is still usable afterwards
@@ -158,11 +158,11 @@ def _armctl(*args, stdin=None):
 
 
 def test_send_exit_codes(fake, tmp_path):
-    ok = _armctl("send", "--port", fake.port, "--timeout", "2", "help")
+    ok = _armctl("send", "--port", fake.port, "--timeout", "10", "help")
     assert ok.returncode == cli.EXIT_OK, ok.stderr
     assert ok.stdout.splitlines() == ["> help", "# commands: help ik", "ok"]
 
-    refused = _armctl("send", "--port", fake.port, "--timeout", "2", "help", "ik 900 0 0 90")
+    refused = _armctl("send", "--port", fake.port, "--timeout", "10", "help", "ik 900 0 0 90")
     assert refused.returncode == cli.EXIT_REFUSED
     assert refused.stdout.splitlines()[-1] == "error TOO_FAR target is 900.0 mm away"
 
@@ -172,7 +172,7 @@ def test_send_exit_codes(fake, tmp_path):
 
 
 def test_send_reads_stdin(fake):
-    out = _armctl("send", "--port", fake.port, "--timeout", "2", "-",
+    out = _armctl("send", "--port", fake.port, "--timeout", "10", "-",
                   stdin="help\n\n# a comment line\nik 150 0 200 90\n")
     assert out.returncode == cli.EXIT_OK, out.stderr
     assert [line for line in out.stdout.splitlines() if line.startswith(">")] == [
@@ -180,7 +180,7 @@ def test_send_reads_stdin(fake):
 
 
 def test_shell_runs_piped_lines_until_eof(fake):
-    out = _armctl("shell", "--port", fake.port, "--timeout", "2", stdin="help\nik 900 0 0 90\n")
+    out = _armctl("shell", "--port", fake.port, "--timeout", "10", stdin="help\nik 900 0 0 90\n")
     assert out.returncode == cli.EXIT_OK, out.stderr
     assert "error TOO_FAR target is 900.0 mm away" in out.stdout
     assert fake.received == ["help", "ik 900 0 0 90"]
@@ -190,7 +190,7 @@ def test_shell_on_a_terminal_saves_history_and_ctrl_d_exits(fake, tmp_path):
     history = tmp_path / "history"
     env = dict(os.environ, ARMCTL_HISTORY=str(history))
     master, slave = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "shell", "--port", fake.port, "--timeout", "2"],
+    proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "shell", "--port", fake.port, "--timeout", "10"],
                             stdin=slave, stdout=slave, stderr=slave, env=env)
     os.close(slave)
     seen = b""
@@ -217,7 +217,7 @@ def test_help_texts_name_the_exit_codes():
 
 
 def test_closed_link_reopens_on_next_request(fake):
-    with Link(fake.port, timeout=2) as lk:
+    with Link(fake.port, timeout=10) as lk:
         lk.close()
         assert lk.request("help").ok
 
@@ -226,7 +226,7 @@ def test_reconnect_waits_for_a_port_that_comes_back(fake, tmp_path):
     # A board that resets re-enumerates: its port path vanishes for a moment.
     alias = tmp_path / "ttyACM0"
     alias.symlink_to(fake.port)
-    with Link(str(alias), timeout=2, reconnect_s=5) as lk:
+    with Link(str(alias), timeout=10, reconnect_s=5) as lk:
         lk.close()
         alias.unlink()
         timer = threading.Timer(0.5, alias.symlink_to, (fake.port,))
@@ -296,7 +296,7 @@ def test_silence_decides_not_total_time(fake):
 
 
 def test_every_open_resynchronises_before_the_first_request(fake):
-    with Link(fake.port, timeout=2) as lk:
+    with Link(fake.port, timeout=10) as lk:
         lk.request("help")
         lk.request("help")
     assert fake.syncs == 2          # the leading LF and the sync line of one resync, no more
@@ -356,7 +356,7 @@ def at_the_repl(sim, raw=False):
     finally:
         with Link(sim.port, timeout=5) as lk:
             lk.write_raw(b"\x04")                # soft reset: main.py runs again
-            assert lk.wait_ready(timeout=10).ok
+            assert lk.wait_ready(timeout=30).ok
 
 
 def test_board_at_the_repl_is_recognised(sim):
@@ -418,7 +418,7 @@ def test_shell_completes_commands_and_ctrl_c_stops_the_arm(realtime_sim, tmp_pat
 
 def test_pipelined_requests_stay_inside_their_window(fake):
     requests = ["slow", "help", "ik 900 0 0 90"] * 10
-    with Link(fake.port, timeout=2) as lk:
+    with Link(fake.port, timeout=10) as lk:
         replies = lk.pipeline(requests, window=4)
         assert lk.request("help").ok                  # in step afterwards
     assert [r.final for r in replies] == ["ok slow", "ok", "error TOO_FAR target is 900.0 mm away"] * 10
