@@ -346,10 +346,11 @@ def at_the_repl(sim, raw=False):
     import serial
     with serial.Serial(sim.port, 115200, timeout=0.1) as port:
         got = b""
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         for keys, shown in ((b"\x03", b">>> "), (b"\r\x01", b"raw REPL; CTRL-B to exit\r\n>"))[:1 + raw]:
             port.write(keys)
-            while not got.endswith(shown) and time.monotonic() < deadline:
+            while not got.endswith(shown):
+                assert time.monotonic() < deadline, got[-300:]
                 got += port.read(256)
     try:
         yield

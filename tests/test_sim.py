@@ -260,7 +260,7 @@ def test_miniterm_shows_one_prompt_per_enter(pty_sim):
 
     def screen_until(marker, count=1):
         seen = b""
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + ANSWER_S
         while seen.count(marker) < count:
             assert time.monotonic() < deadline, seen
             if select.select([master], [], [], 0.1)[0]:
