@@ -29,9 +29,9 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import termios
-import sys
 import threading
 import time
 import tty

@@ -64,7 +64,7 @@ del _Flash, _Machine
 if _ready is not None:
     # The board is whole (flash mounted, machine.reset() in place) and the interpreter
     # turns Ctrl-C into KeyboardInterrupt: the simulator may pass input on. Earlier, a
-    # Ctrl-C would leave a REPL without its filesystem (or end the interpreter).
+    # Ctrl-C would leave a REPL without its filesystem.
     _ready.write("1")
     _ready.close()
 del _ready
