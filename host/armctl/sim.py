@@ -15,7 +15,9 @@ Two ways to talk to it:
   drops main.py into the REPL (raw REPL too); when the interpreter exits on a
   soft reset (Ctrl-D) it is started again with the same flash, like a board's
   soft reboot: after a soft reset from the raw REPL the board stays in the raw
-  REPL (main.py does not run, as on a real board), otherwise main.py runs.
+  REPL (main.py does not run, as on a real board), otherwise main.py runs. A
+  Ctrl-C reaches the interpreter only where it can take it (Simulator._interrupt):
+  one sent while it boots lands once main.py serves.
 
     with Simulator("boards/sim_arm5.json", pty=True) as sim:
         print(sim.port)             # /dev/pts/7
