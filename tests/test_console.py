@@ -148,6 +148,15 @@ def line_pulses(sim, since):
     return [(ch, us) for _, ch, us in sim.pulses()[since:]]
 
 
+def wait_moving(sim, since, steps=5):
+    """Return once the motion has sent pulses for `steps` steps after the first `since`
+    records (counted, not slept for: a loaded machine only makes it later)."""
+    deadline = time.monotonic() + 30
+    while len({t for t, _, _ in sim.pulses()[since:]}) < steps:
+        assert time.monotonic() < deadline, "the motion did not start"
+        time.sleep(0.02)
+
+
 def test_status_is_answered_within_one_step_of_a_200_step_line(console):
     """A `?` sent with a 200-step line is answered before the line has taken a second step."""
     sim, port = console
@@ -181,8 +190,9 @@ def test_status_is_answered_within_one_step_of_a_200_step_line(console):
 
 def test_status_mid_motion_in_real_time(realtime_console, report):
     sim, port = realtime_console
+    before = len(sim.pulses())
     port.write(LINE_200 + "\n")
-    time.sleep(1.0)
+    wait_moving(sim, before)
     sent = time.monotonic()
     port.write("?")
     status = port.line(timeout=5)
@@ -192,7 +202,7 @@ def test_status_mid_motion_in_real_time(realtime_console, report):
     f = fields(status)
     assert status.startswith("# status ")
     done, total = map(int, f["steps"].split("/"))
-    # The line lasts at least 4 s: a `?` sent after 1 s is answered while it runs.
+    # The line lasts at least 4 s: a `?` sent after its first steps is answered while it runs.
     assert f["state"] == "run" and 0 < done < total == 200
     lines = port.reply(timeout=20)
     assert lines[-1].endswith("steps=200")
@@ -356,8 +366,9 @@ def test_a_person_edits_the_line_and_echo_shows_it(console):
 
 def test_back_from_the_repl_with_the_arm_where_it_was(realtime_console):
     sim, port = realtime_console
+    before = len(sim.pulses())
     port.write(LINE_200 + "\n")
-    time.sleep(1.0)
+    wait_moving(sim, before)
     port.write(b"\x03")
     hint = port.raw_until(b">>> ")
     assert b"armfw.serve()" in hint

@@ -6,8 +6,11 @@ an error and the .tmp is removed, never renamed), then NAME.tmp is renamed
 over NAME. littlefs and the Unix port rename over a file atomically; FAT
 cannot, so there NAME is removed first, and a power cut between the two
 steps leaves a lone NAME.tmp that is complete. Readers (readable) take NAME
-when it exists, else a lone NAME.tmp; a NAME.tmp beside NAME may be a
-half-written one cut short: ignored. `armctl calibrate` writes
+when it exists, else a lone NAME.tmp that parses whole; a NAME.tmp beside NAME,
+or a lone one that does not parse, is a write cut short: ignored (the old file
+stands, or none if there was none). Before a write, a lone whole NAME.tmp is
+renamed to NAME first (settle), so the new write never truncates the only copy.
+`chosen` says which file each read took. `armctl calibrate` writes
 calibration.json the same way (its rename step calls commit()).
 """
 
@@ -31,13 +34,38 @@ def _exists(path):
         return False
 
 
+# What readable() took for each path asked about: the path, path + ".tmp" (a power cut
+# between FAT's remove and rename left it, whole) or None (no file). The board's REPL,
+# and any report, can say from it which file the board runs with.
+chosen = {}
+
+
+def _whole(path):
+    """True when path holds a whole JSON document (a write cut short does not parse)."""
+    try:
+        with _open(path) as f:
+            json.load(f)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
 def readable(path):
-    """The file to read for path: path, or a lone path.tmp, or None."""
+    """The file to read for path: path, or a lone whole path.tmp, or None."""
+    found = None
     if _exists(path):
-        return path
-    if _exists(path + ".tmp"):
-        return path + ".tmp"
-    return None
+        found = path
+    elif _exists(path + ".tmp") and _whole(path + ".tmp"):
+        found = path + ".tmp"
+    chosen[path] = found
+    return found
+
+
+def settle(path):
+    """Rename a lone whole path.tmp to path: the next write's .tmp then never replaces the only copy."""
+    tmp = path + ".tmp"
+    if not _exists(path) and _exists(tmp) and _whole(tmp):
+        os.rename(tmp, path)
 
 
 def read_json(path, default=None):
@@ -66,6 +94,10 @@ def write_json(path, data):
     """Write data as JSON to path atomically; StoreError (old file kept) if the flash refuses."""
     text = json.dumps(data)
     tmp = path + ".tmp"
+    try:
+        settle(path)
+    except OSError as e:
+        raise StoreError("%s not written: its lone whole .tmp could not be renamed into place: %s" % (path, e))
     try:
         with _open(tmp, "w") as f:
             written = f.write(text)

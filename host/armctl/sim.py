@@ -15,7 +15,9 @@ Two ways to talk to it:
   drops main.py into the REPL (raw REPL too); when the interpreter exits on a
   soft reset (Ctrl-D) it is started again with the same flash, like a board's
   soft reboot: after a soft reset from the raw REPL the board stays in the raw
-  REPL (main.py does not run, as on a real board), otherwise main.py runs.
+  REPL (main.py does not run, as on a real board), otherwise main.py runs. A
+  Ctrl-C reaches the interpreter only where it can take it (Simulator._interrupt):
+  one sent while it boots lands once main.py serves.
 
     with Simulator("boards/sim_arm5.json", pty=True) as sim:
         print(sim.port)             # /dev/pts/7
@@ -27,7 +29,10 @@ import fcntl
 import os
 import select
 import shutil
+import signal
+import struct
 import subprocess
+import sys
 import tempfile
 import termios
 import threading
@@ -50,6 +55,12 @@ CTRL_C = 3
 # terminal's pending input when it switches to raw mode; a board's USB buffer
 # does not. Hold the host's next bytes until the prompt shows (or this long).
 HOLD_AFTER_INTERRUPT_S = 0.5
+# A Ctrl-C waits for the interpreter to stand where it can take it (see _interrupt);
+# one that computes without waiting for this long gets it anyway (a boot that slow
+# would not).
+INSIST_AFTER_S = 5.0
+# How long to wait for the kernel to stop the interpreter, or to queue a byte for it.
+SETTLE_S = 0.1
 FINAL_WORDS = (b"ok", b"error")
 # Output kept for a host that reads the pty slowly (or not at all), bytes.
 BACKLOG_MAX = 1 << 20
@@ -164,6 +175,66 @@ def _one_enter(data, after_cr):
     return out, data.endswith(b"\r")
 
 
+def _proc_fields(pid, name):
+    """The text of /proc/PID/NAME."""
+    with open("/proc/%d/%s" % (pid, name)) as f:
+        return f.read()
+
+
+def _stopped(pid):
+    """Wait until pid is stopped (SIGSTOP is delivered asynchronously); False if it does not stop."""
+    deadline = time.monotonic() + SETTLE_S
+    while _proc_fields(pid, "stat").rpartition(")")[2].split()[0] not in ("T", "t"):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.0002)
+    return True
+
+
+# System calls in which the interpreter waits for input or for time (Linux numbers:
+# read of fd 0, poll, select, ppoll, pselect6, nanosleep, clock_nanosleep, epoll_wait,
+# epoll_pwait). Only there is a KeyboardInterrupt raised straight from the SIGINT
+# handler safe: elsewhere it may leave the parser's or the allocator's lock held, or be
+# swallowed (an import's stat through the mounted flash takes any exception for "no
+# such file").
+WAITING_SYSCALLS = {
+    "x86_64": {0, 7, 23, 271, 270, 35, 230, 232, 281},
+    "aarch64": {63, 73, 72, 101, 115, 22},
+}
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63}
+
+
+def _safe_to_interrupt(pid, insist):
+    """True when the stopped pid catches SIGINT and waits for input or time (insist: anywhere).
+
+    Linux reports the system call a task is in, with its arguments, in
+    /proc/PID/syscall ("-1 ..." in user code). Where that cannot be read, or on an
+    architecture not listed, any system call counts.
+    """
+    status = _proc_fields(pid, "status")
+    caught = [line for line in status.splitlines() if line.startswith("SigCgt:")]
+    if caught and not int(caught[0].split()[1], 16) & (1 << (signal.SIGINT - 1)):
+        return False        # between two REPL lines: SIGINT would end the interpreter
+    if insist:
+        return True
+    try:
+        call = _proc_fields(pid, "syscall").split()
+    except OSError:
+        return True
+    if call[0] in ("-1", "running"):
+        return False
+    machine = os.uname().machine
+    if machine not in WAITING_SYSCALLS:
+        return True
+    number = int(call[0])
+    return number in WAITING_SYSCALLS[machine] and (number != READ_SYSCALL[machine] or int(call[1], 16) == 0)
+
+
+def _queued(fd):
+    """Bytes the terminal fd holds for its reader."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
 def _raw_no_echo(fd, signals):
     """Raw terminal (no echo, no line editing, no output translation); Ctrl-C still signals if asked."""
     tty.setraw(fd)
@@ -211,6 +282,7 @@ class Simulator:
         self._lock_fd = None
         self._proc_exit = None
         self._ready_fd = None
+        self.relay_error = None     # what stopped the relay thread, if anything did
 
     # -- lifetime -------------------------------------------------------
 
@@ -414,10 +486,68 @@ class Simulator:
                 return
             self._backlog = self._backlog[n:]
 
+    def _to_sim(self, data):
+        """Write all of data to the interpreter's terminal."""
+        while data:
+            data = data[os.write(self._sim_master, data):]
+
+    def _interrupt(self, insist):
+        """Deliver one Ctrl-C where the interpreter can take it; True once delivered.
+
+        The Unix port raises KeyboardInterrupt straight from its SIGINT handler,
+        wherever the interpreter is: inside the parser or the allocator that leaves
+        their lock held, and the interpreter hangs at its next use of it (a REPL
+        line, a soft reset; a client waiting on it, mpremote say, waits forever). A
+        board only takes Ctrl-C between two bytecodes. So the interpreter is stopped,
+        looked at, and given the Ctrl-C only where it is safe: as a key when its REPL
+        reads the terminal raw, as SIGINT when it waits for input or time (main.py
+        serving, a sleep); else it runs on and the Ctrl-C waits: one sent while it
+        boots lands once main.py serves (insist: SIGINT anyway, a loop that never waits).
+        """
+        pid = self._proc.pid
+        try:
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                if not _stopped(pid):
+                    return False
+                if not termios.tcgetattr(self._sim_slave)[3] & termios.ISIG:
+                    # Its REPL reads the terminal raw: Ctrl-C is a key there. Queued
+                    # before it runs on, so it cannot turn signals back on first.
+                    before = _queued(self._sim_slave)
+                    self._to_sim(bytes([CTRL_C]))
+                    deadline = time.monotonic() + SETTLE_S
+                    while _queued(self._sim_slave) <= before and time.monotonic() < deadline:
+                        time.sleep(0.0002)
+                    return True
+                if _safe_to_interrupt(pid, insist):
+                    os.kill(pid, signal.SIGINT)
+                    return True
+                return False
+            finally:
+                os.kill(pid, signal.SIGCONT)
+        except (ProcessLookupError, FileNotFoundError):
+            return True     # it ended meanwhile: the one started next never saw this Ctrl-C
+
     def _relay(self):
+        """Run the relay; if it fails, close the host's port rather than leave it silent.
+
+        A client reading a silent port may wait forever (mpremote reads a pty with no
+        timeout); a closed one fails at once, as a board unplugged does.
+        """
+        try:
+            self._relay_loop()
+        except Exception as e:
+            self.relay_error = e
+            sys.stderr.write("armctl sim: the relay between the port and the interpreter failed: %r\n" % e)
+            os.close(self._host_master)
+            self._host_master = None
+            self._end_process()
+
+    def _relay_loop(self):
         """Copy bytes between the host's port and the interpreter; restart it when it exits."""
         hold_until = 0.0
         held = b""
+        interrupt_since = None  # when a Ctrl-C began to wait for a safe moment
         recent = b""            # the interpreter's latest output, to know its state
         raw_repl = False
         inject_raw = False
@@ -426,7 +556,7 @@ class Simulator:
         while not self._stop.is_set():
             writing = [self._host_master] if self._backlog else []
             waiting = [self._host_master, self._sim_master] + ([self._ready_fd] if self._ready_fd is not None else [])
-            ready, writable, _ = select.select(waiting, writing, [], 0.05)
+            ready, writable, _ = select.select(waiting, writing, [], 0.05 if interrupt_since is None else 0.002)
             if writable:
                 self._flush_host()
             if self._sim_master in ready:
@@ -444,7 +574,7 @@ class Simulator:
                         raw_repl = False
                         if inject_raw:
                             inject_raw = False
-                            os.write(self._sim_master, b"\r" + CTRL_A)
+                            self._to_sim(b"\r" + CTRL_A)
                         hold_until = 0.0
                     if RAW_REPL_BANNER in recent or recent.endswith(FRIENDLY_PROMPT):
                         recent = b""
@@ -467,11 +597,18 @@ class Simulator:
                     and self._ready_fd is None:
                 cut = held.find(bytes([CTRL_C]))
                 if cut >= 0:
-                    os.write(self._sim_master, held[:cut + 1])
-                    held = held[cut + 1:]
-                    hold_until = time.monotonic() + HOLD_AFTER_INTERRUPT_S
+                    # Never as a byte with signals on: the kernel would signal at once.
+                    self._to_sim(held[:cut])
+                    held = held[cut:]
+                    now = time.monotonic()
+                    if interrupt_since is None:
+                        interrupt_since = now
+                    if self._interrupt(insist=now - interrupt_since >= INSIST_AFTER_S):
+                        interrupt_since = None
+                        held = held[1:]
+                        hold_until = time.monotonic() + HOLD_AFTER_INTERRUPT_S
                 else:
-                    os.write(self._sim_master, held)
+                    self._to_sim(held)
                     held = b""
             if self._proc is not None and self._proc.poll() is not None:
                 self._proc_exit = self._proc.returncode
@@ -488,12 +625,20 @@ class Simulator:
                         break
                     self._to_host(rest)
                 self._proc = None
+                interrupt_since = None
                 if self._stop.is_set():
                     break
                 hard = self._proc_exit == HARD_RESET_EXIT
-                if not hard:
-                    self._to_host(SOFT_REBOOT)
-                main = hard or not raw_repl
+                if self._proc_exit == -signal.SIGINT:
+                    # A Ctrl-C came while the Unix port gives SIGINT its default action
+                    # (between two REPL lines, or two REPL modes): a board stays at its
+                    # REPL, so the interpreter comes back at its REPL, not to main.py (a
+                    # client waiting for the REPL, mpremote say, would wait forever).
+                    main = False
+                else:
+                    if not hard:
+                        self._to_host(SOFT_REBOOT)
+                    main = hard or not raw_repl
                 inject_raw = raw_repl and not hard
                 raw_repl = False
                 recent = b""

@@ -50,21 +50,27 @@ class _Machine:
         sys.exit(HARD_RESET_EXIT)
 
 
-if READY_FD >= 0:
-    # The interpreter now turns Ctrl-C into KeyboardInterrupt: the simulator may pass input on.
-    _ready = open("/dev/fd/%d" % READY_FD, "w")
-    _ready.write("1")
-    _ready.close()
-    del _ready
-if PULSE_LOG:
-    import armfw.simservo
-    armfw.simservo.pulse_log = open(PULSE_LOG, "a")
-vfs.umount("/")
-vfs.mount(_Flash(FLASH), "/")
-os.chdir("/")
-sys.path[:] = ["", ".frozen", "/lib"]
-sys.modules["machine"] = _Machine()
-del _Flash, _Machine
+# Opened now: once the flash is the root, nothing outside it is in reach.
+_ready = open("/dev/fd/%d" % READY_FD, "w") if READY_FD >= 0 else None
+_pulse_log = open(PULSE_LOG, "a") if PULSE_LOG else None
+try:
+    vfs.umount("/")
+    vfs.mount(_Flash(FLASH), "/")
+    os.chdir("/")
+    sys.path[:] = ["", ".frozen", "/lib"]
+    sys.modules["machine"] = _Machine()
+    if _pulse_log is not None:
+        import armfw.simservo
+        armfw.simservo.pulse_log = _pulse_log
+finally:
+    if _ready is not None:
+        # The board is whole (flash mounted, machine.reset() in place), or as whole as
+        # a broken firmware on it lets it be (its REPL comes next), and the interpreter
+        # turns Ctrl-C into KeyboardInterrupt: the simulator may pass input on. Earlier,
+        # a Ctrl-C would leave a REPL without its filesystem.
+        _ready.write("1")
+        _ready.close()
+del _ready, _pulse_log, _Flash, _Machine
 if RUN_MAIN:
     exec(compile(open("main.py").read(), "main.py", "exec"))
 '''
