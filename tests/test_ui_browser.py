@@ -249,7 +249,9 @@ def test_stop_halts_a_long_move(page):
     page.fill("#console-line", "joints 90 0 90 0 0")      # 9 s at 10 deg/s
     page.press("#console-line", "Enter")
     page.wait_for_function("document.getElementById('busy').textContent.includes('joints 90')")
-    page.wait_for_timeout(1000)
+    # On its way (the live pose the page draws from `?`), not after a fixed time: a busy machine may be slow.
+    page.wait_for_function("parseFloat(document.querySelector('.joint[data-joint=\"1\"] .value').textContent) > 3",
+                           timeout=30000)
     page.click("#stop")
     wait_idle(page)
     finals = [t for t in page.locator("#transcript > div").all_inner_texts() if t.startswith(("ok", "error"))]

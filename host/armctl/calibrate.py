@@ -835,8 +835,10 @@ class CalibrationRun:
 RENAME_SCRIPT = "from armfw.store import commit\ncommit('calibration.json')\n"
 
 
-READ_SCRIPT = ("try:\n print(open('calibration.json').read())\n"
-               "except OSError:\n print('{}')\n")
+# What the board would boot with (armfw.store: calibration.json, or a lone whole .tmp a
+# power cut left), settled into place first so that the new .tmp never replaces the only copy.
+READ_SCRIPT = ("import json\nfrom armfw import store\nstore.settle('calibration.json')\n"
+               "print(json.dumps(store.read_json('calibration.json', {})))\n")
 
 
 def read_from_board(port):
