@@ -205,8 +205,9 @@ class ArmController:
         self._up = [0.0] * nt             # pick and place waypoints
         # The ring of the checked plan's events for the live pass (see RING_STEPS):
         # event e in slot e % RING_STEPS; a step's pulses and pose at slot * n.
-        self._ring_us = array("H", bytes(2 * RING_STEPS * n))     # zeros (an array from bytes
-        self._ring_q = array(_POSE_TYPE, bytes((4 if _POSE_TYPE == "f" else 8) * RING_STEPS * n))  # takes them raw)
+        # (zeros: an array made from bytes takes them as raw items)
+        self._ring_us = array("H", bytes(2 * RING_STEPS * n))
+        self._ring_q = array(_POSE_TYPE, bytes((4 if _POSE_TYPE == "f" else 8) * RING_STEPS * n))
         self._events = bytearray(RING_STEPS)   # _STEP_EVENT, a gripper op or a wait
         self._n_events = 0                # events of the plan (the check pass counted)
         self._n_walked = 0                # events the walk under way has reached
@@ -219,7 +220,7 @@ class ArmController:
         self._dp = [0.0] * nt             # a line's tool move, end minus start
         self._fixed = [0.0] * nt          # and the coordinates it keeps
         self._down = [0.0] * nt
-        # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n), made by the first path_add.
+        # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
         self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
         self.path_len = 0
         # The refusal of the last plan that failed.
@@ -352,8 +353,6 @@ class ArmController:
         self.add(PATH)
         if self.path_len >= MAX_WAYPOINTS:
             return self._refuse(BAD_INPUT, REASON_PATH_FULL, 0, self.path_len + 1)
-        if self.path is None:
-            self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
         base = self.path_len * n
         path = self.path
         goal = self._goal
@@ -664,16 +663,16 @@ class ArmController:
         n = self.solver.n
         j = slot * n
         us = self._step_us
-        path_us = self._ring_us
-        path_q = self._ring_q
+        ring_us = self._ring_us
+        ring_q = self._ring_q
         if check:
             for i in range(n):
-                if path_us[j + i] != us[i] or path_q[j + i] != q[i]:
+                if ring_us[j + i] != us[i] or ring_q[j + i] != q[i]:
                     raise RuntimeError(_DISAGREE)
             return
         for i in range(n):
-            path_us[j + i] = us[i]
-            path_q[j + i] = q[i]
+            ring_us[j + i] = us[i]
+            ring_q[j + i] = q[i]
 
     def _refill_event(self):
         """Let the second walk of a long plan reach one more event; raise where it ends
@@ -700,8 +699,8 @@ class ArmController:
         yields after each event the ms to wait before the next."""
         n = self.solver.n
         us = self._step_us
-        path_us = self._ring_us
-        path_q = self._ring_q
+        ring_us = self._ring_us
+        ring_q = self._ring_q
         events = self._events
         q = self.q
         for e in range(self._n_events):
@@ -712,8 +711,8 @@ class ArmController:
             if event == _STEP_EVENT:
                 j = slot * n
                 for i in range(n):
-                    us[i] = path_us[j + i]
-                    q[i] = path_q[j + i]
+                    us[i] = ring_us[j + i]
+                    q[i] = ring_q[j + i]
                 self._send_pulses()
                 self.steps += 1
                 wait = self.step_ms
