@@ -103,7 +103,8 @@ def test_refused_motion_moves_nothing_and_locks_the_rest(arm):
     ("G1 Xabc", "error BAD_INPUT not a G-code word: X"),         # letters are words: X, A, B, C
     ("G1 X1.2.3", "error BAD_INPUT not a number: 1.2.3"),
     ("G1 X1 F0", "error BAD_INPUT F must be > 0"),
-    ("G17", "error BAD_COMMAND unsupported G-code G17"),
+    ("G18", "error BAD_COMMAND only the XY plane (G17)"),
+    ("G19", "error BAD_COMMAND only the XY plane (G17)"),
     ("M104 S200", "error BAD_COMMAND unsupported G-code M104"),
     ("$J=G91X1", "error BAD_COMMAND unsupported $ command"),
 ])
@@ -279,7 +280,8 @@ def test_armctl_run_checks_first_then_streams(micropython, tmp_path):
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-CODES = ["G0", "G1", "G00", "G01", "G4", "G28", "G90", "G91", "G92", "G21", "G17", "M3", "M5", "M105",
+CODES = ["G0", "G1", "G00", "G01", "G4", "G28", "G90", "G91", "G92", "G21", "G17", "G18", "G54", "G94", "M2",
+         "M30", "M84", "M3", "M5", "M105",
          "M110", "M114", "M115", "M400", "M999", "M104", "G", "M", "G-1", "G1.5", "$C", "$X", "$H", "$$"]
 LETTERS = "XYZABFPSNQEIJ"
 NUMBER = st.one_of(st.integers(-400, 400).map(str), st.floats(-400, 400, allow_nan=False).map(lambda v: "%.2f" % v),
@@ -393,3 +395,19 @@ def test_g4_dwells_in_the_board_clock(arm):
     first = next(t for t, _, _ in arm.pulses() if t > last)
     assert first - last >= 500 + 20           # the dwell, then one step period
     assert arm.request("G4 S0.2")[-1].endswith("steps=0")
+
+
+def test_the_header_and_footer_words_generators_write_are_answered(arm):
+    """A plotter's G-code as vpype-gcode and CAM tools write it starts with G17 G21 G90 G94 G54
+    and ends with M2 or M30: every word is answered ok and moves nothing; M84 / M18 switch
+    the servos off as relax does (the pose is then unknown until home)."""
+    assert arm.request("where")[-1].startswith("ok")
+    pulses = len(arm.pulses())
+    for line in ("G17", "G21", "G90", "G94", "G54", "M2", "M30"):
+        assert arm.request(line) == ["ok"], line
+    assert len(arm.pulses()) == pulses
+    assert arm.request("M84") == ["ok RELAXED"]
+    assert arm.request("where") == ["ok RELAXED grip=unknown"]
+    assert arm.request("G28")[-1].startswith("ok OK")
+    assert arm.request("M18") == ["ok RELAXED"]
+    assert arm.request("G28")[-1].startswith("ok OK")

@@ -296,6 +296,21 @@ class GCode:
     def _unlock(self, args):
         return self.protocol.command("unlock", [])
 
+    def _xy_plane(self, args):
+        # G17: arcs in the XY plane, the only one (no arcs yet: a header word).
+        return "ok"
+
+    def _other_plane(self, args):
+        raise self.Refused(status.BAD_COMMAND, "only the XY plane (G17): G18 and G19 are not supported")
+
+    def _no_op(self, args):
+        # G94 (feed per minute: F is mm/min already), G54 (the one coordinate system):
+        # header words CAM tools and plotters emit; M2/M30 (program end): nothing to end.
+        return "ok"
+
+    def _relax(self, args):
+        return self.protocol.command("relax", [])
+
     def _line_number(self, args):
         # Unframed M110 N: set the line number the next framed line must follow.
         if "N" in args:
@@ -309,4 +324,7 @@ _CODES = {
     "M3": GCode._grip_close, "M5": GCode._grip_open, "M105": GCode._temperature,
     "M110": GCode._line_number, "M114": GCode._report, "M115": GCode._firmware,
     "M400": GCode._wait, "M999": GCode._unlock,
+    "G17": GCode._xy_plane, "G18": GCode._other_plane, "G19": GCode._other_plane,
+    "G54": GCode._no_op, "G94": GCode._no_op, "M2": GCode._no_op, "M30": GCode._no_op,
+    "M18": GCode._relax, "M84": GCode._relax,
 }
