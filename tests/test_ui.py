@@ -656,7 +656,7 @@ def test_every_request_that_may_move_the_arm_redraws_it():
     move the arm, and after G-code motion lines: `pose go`, `path run` and G0 included."""
     from armctl.ui.session import moves_the_arm
     for text in ("move 1 2 3 4", "pose go a", "path run", "wait 10", "relax", "unlock", "G0 X1",
-                 "g1x10 y2", "N3 G28*12", "G01 X1", "M3", "$H"):
+                 "g1x10 y2", "N3 G28*12", "G01 X1", "M3", "$H", "M84", "M18"):
         assert moves_the_arm(text), text
-    for text in ("where", "ik 1 2 3 4", "info", "speed", "M114", "G90", "N3 M114*1", "", "Gx"):
+    for text in ("where", "ik 1 2 3 4", "info", "speed", "M114", "G90", "G17", "M2", "N3 M114*1", "", "Gx"):
         assert not moves_the_arm(text), text

@@ -76,7 +76,7 @@ def moves_the_arm(text):
         if head[:1] in ("N", "n") and len(words) > 1:
             head = words[1]             # a numbered line: its command word follows
         try:
-            return commands.gcode_word(head.split("*")[0]) in commands.GCODE_MOTION or head.upper() == "$H"
+            return commands.gcode_word(head.split("*")[0]) in commands.GCODE_POSE or head.upper() == "$H"
         except ValueError:
             return False
     return words[0].lower() in MOVING
