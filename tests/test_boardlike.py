@@ -140,12 +140,13 @@ def test_deploy_knows_each_routes_need(heap_needs):
     """The need `armctl deploy` checks a board's free heap against (armctl.deploy.HEAP_NEED_KB)
     is the measured one: less would let a firmware that does not fit through, more would
     refuse boards it fits. The measured need has been seen to move by a bisection step (4 KB)
-    between runs (a need on the edge of a fragmentation cliff), hence a step below, two above."""
+    between runs, and by four (248 and 264 KB, the PCA9685 board from source, one commit) where it
+sits on a fragmentation cliff: hence 16 KB either side."""
     from armctl.deploy import heap_need_kb
     for route in ("source", "mpy"):
         measured = max(heap_needs[route].values())
         stored = heap_need_kb(route)
-        assert measured - 4 <= stored <= measured + 8, (
+        assert measured - 16 <= stored <= measured + 16, (
             "HEAP_NEED_KB in host/armctl/deploy.py says %s needs %d KB, measured %d KB: update it" % (route, stored, measured))
 
 
@@ -157,20 +158,23 @@ ANSWERS_OUT_OF_MEMORY = True
                    reason="issue 25: a MemoryError is not answered NO_MEMORY yet")
 @pytest.mark.parametrize("route", memory.ROUTES)
 def test_out_of_memory_is_an_answer(route, routes, heap_needs):
-    """Just below the need (one and four bisection steps): every request still gets exactly one
+    """Below the need (one, four and eight bisection steps): every request still gets exactly one
     final reply, the console stays up to the end of the input, and a failed allocation is
     answered `error NO_MEMORY ...`, never a traceback, INTERNAL or another word."""
     r = routes[route]
     lines = run_lines("sim_arm5")
     need = heap_needs[route]["sim_arm5"]
-    for heap_kb in (need - 4, need - 16):
+    answered = 0
+    # The fit is not monotonic in the heap (fragmentation): a heap just below the need may
+    # still fit, so NO_MEMORY must show in one of them, not in each.
+    for heap_kb in (need - 4, need - 16, need - 32):
         code, out = memory.answer(r.interpreter, r.path, board_file("sim_arm5"), lines, heap_kb)
         assert code == 0 and "Traceback" not in out and "INTERNAL" not in out, (heap_kb, out[-1500:])
         assert len(memory.replies(out)[1]) == len(lines), (heap_kb, "lost replies")
         wrong = [line for line in out.splitlines() if "MemoryError" in line and not line.startswith("error NO_MEMORY")]
         assert not wrong, (heap_kb, wrong[:3])
-        if heap_kb == need - 4:     # the bisection saw this heap fall short
-            assert "error NO_MEMORY" in out
+        answered += "error NO_MEMORY" in out
+    assert answered
 
 
 def probe(route, name, lines, heap_kb, every):

@@ -28,10 +28,10 @@ def test_below_its_heap_the_board_answers_no_memory_and_keeps_its_console(microp
         # Where the arm (or the console) could not be built, its error stands where the banner would.
         at_boot = "error NO_MEMORY out of memory building the arm" in out or "loading the console" in out
         assert len(finals) == len(lines) + at_boot, (heap_kb, out[-2000:])
-        no_memory = [f for f in finals if f.startswith("error NO_MEMORY")]
-        assert no_memory, heap_kb
-        seen[heap_kb] = len(no_memory)
-    assert seen, "no heap below the need left the console up"
+        seen[heap_kb] = len([f for f in finals if f.startswith("error NO_MEMORY")])
+    # A heap just below the need may still fit (fragmentation makes the fit not monotonic):
+    # NO_MEMORY must be the answer somewhere below it, and is at the least of them.
+    assert any(seen.values()) and seen[min(seen)], seen
     report("memory: sim_arm5 mixed run (%d lines) needs %d KB on this interpreter; below it: %s"
            % (len(lines), need, ", ".join("%d KB %d NO_MEMORY" % kv for kv in sorted(seen.items(), reverse=True))))
 
