@@ -203,9 +203,14 @@ def test_printcore_streams_a_file_with_line_numbers_and_checksums(micropython, t
                 assert time.monotonic() < deadline, received
                 time.sleep(0.05)
             assert core.startprint(gcoder.LightGCode(PROGRAM.splitlines()))
+            job = core.print_thread
             while core.printing:
-                assert time.monotonic() < deadline + 30 and core.print_thread.is_alive(), received
+                assert time.monotonic() < deadline + 30 and job.is_alive(), received
                 time.sleep(0.05)
+            # printing goes False before the job's thread has started printcore's sender
+            # again; disconnecting in between joins a thread not yet started.
+            job.join(30)
+            assert not job.is_alive()
         finally:
             core.disconnect()
     assert spoiled == [3]
