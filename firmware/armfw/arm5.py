@@ -10,7 +10,6 @@ pitch in radians from vertical (pi/2 = horizontal, pointing away from the base).
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
-from armfw.numeric import finite
 from armfw.solver import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN, NEAR_RATIO, NEAR_FLOOR, Solver
 from armfw.status import SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, NEAR_AXIS
 
@@ -71,8 +70,8 @@ class Arm5Solver(Solver):
         self._symmetric = all(self._neg_lo_eps[i] == self._lo_eps[i] and self._neg_hi_eps[i] == self._hi_eps[i]
                               for i in (1, 2, 3))
         # What ik reads of the arm on every solve, as tuples: one attribute lookup
-        # each, where in native code every name is a dictionary lookup of its own
-        # and a method two or three (solve_pair and the choice bound once here).
+        # each, where every name is a dictionary lookup of its own and a method two
+        # or three (solve_pair and the choice bound once here).
         self._wrist = (l3, base, self._links.solve_pair)
         self._pick = (self._cheapest, self._pose)
 
@@ -84,7 +83,7 @@ class Arm5Solver(Solver):
         PREFER_DOWN. On a failing status out is left untouched.
         """
         # Finite numbers only, unrolled (a loop costs as much as the checks), each
-        # read once (in native code a subscript costs about what an isfinite call does),
+        # read once (a subscript costs about what an isfinite call does),
         # isfinite looked up once for its ten calls.
         fin = isfinite
         try:
@@ -98,8 +97,8 @@ class Arm5Solver(Solver):
                     return BAD_INPUT
         except (TypeError, ValueError):     # not numbers, or not 4 (5) of them
             return BAD_INPUT
-        # The candidates here rather than in a method of their own: a native
-        # method call costs more than most of the lines below.
+        # The candidates here rather than in a method of their own: a method call
+        # costs more than most of the lines below.
         sp = sin(pitch)
         cp = cos(pitch)
         # Whole turns off the pitch first: q4 = pitch - q2 - q3 must not lose

@@ -74,8 +74,8 @@ class ServoMap:
         On a refusal out holds a partial answer: treat it as scratch.
         """
         zero2, slope2, lo, hi, n = self._lines
-        # A builtin's name is looked up in two dictionaries at each use in native
-        # code (the module's, then the builtins' table): once here, not per joint.
+        # A builtin's name is looked up in two dictionaries at each use (the
+        # module's, then the builtins' table): once here, not per joint.
         to_int = int
         for i in range(n):
             a = q[i]

@@ -225,8 +225,8 @@ class Zones:
         if self.kind == "arm5":
             self._pts[2] = solver.base
         # What points() reads of the arm on every check, as one tuple: one attribute
-        # lookup where each name is one of its own (about 80 instructions each in
-        # native code; getattr, a builtin, several times that). The solver's
+        # lookup where each name is one of its own (getattr, a builtin, several
+        # times that). The solver's
         # lengths and tool are set when it is built and never change.
         if self.kind == "chain":
             self._arm = None
