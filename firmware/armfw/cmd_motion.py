@@ -6,7 +6,7 @@ line comes when it ends: armfw.session)."""
 
 from armfw import motion, status
 from armfw.numeric import DEG, wrap_angle
-from armfw.protocol import ALARM_ABORTED, BAD_INPUT, Refused, angles_text, fmt
+from armfw.protocol import BAD_INPUT, Refused, angles_text, fmt
 from armfw.solver import ELBOW_NAMES, MIN_MOTION, RULES
 from armfw.status import BAD_COMMAND, HOME_FIRST, RELAXED
 
@@ -142,8 +142,7 @@ def path(p, args):
 def home(p, args):
     p.numbers(args, 0, "none")
     # Homing is the deliberate act that clears an abort's alarm, as in GRBL.
-    p.alarm = False
-    p.alarm_reason = ALARM_ABORTED
+    p.clear_alarm()
     return p.go_to(p.controller.solver.home)
 
 

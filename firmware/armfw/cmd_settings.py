@@ -5,7 +5,7 @@ check, unlock, info, sync, help. Each is f(protocol, args) -> its final line."""
 from armfw import motion
 from armfw.compat import const
 from armfw.numeric import DEG
-from armfw.protocol import ALARM_ABORTED, BAD_INPUT, Refused, fmt
+from armfw.protocol import BAD_INPUT, Refused, fmt
 from armfw.status import BAD_COMMAND
 
 # A sync token: letters, digits, "-" and "_", at most this long.
@@ -21,8 +21,7 @@ def _is_token(word):
 
 def unlock(p, args):
     p.numbers(args, 0, "none")
-    p.alarm = False
-    p.alarm_reason = ALARM_ABORTED
+    p.clear_alarm()
     return "ok"
 
 

@@ -286,6 +286,11 @@ class Protocol:
         self.moving = True      # held already where a `!` came during the check
         return None
 
+    def clear_alarm(self):
+        """Allow motion again (unlock, home: the deliberate acts, as in GRBL)."""
+        self.alarm = False
+        self.alarm_reason = ALARM_ABORTED
+
     def may_move(self):
         """Refuse motion while the pose is unknown or an abort's alarm holds."""
         if not self.controller.pose_known():
@@ -394,7 +399,7 @@ class Protocol:
             raise Refused(HOME_FIRST, "servos off, pose unknown: check mode starts from a known pose")
         if not controller.joints(q):
             raise Refused(controller.fail_status, self.refusal())
-        self.alarm = False
+        self.clear_alarm()
         return self.pose_reply(" steps=1")
 
     def on_off(self, args, what):
