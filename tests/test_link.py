@@ -21,7 +21,7 @@ from armctl import cli, link
 from armctl.link import BoardAtRepl, Link, LinkError
 from armctl.sim import Simulator
 
-from conftest import BOARDS, OnATerminal
+from conftest import BOARDS, EXIT_S, OnATerminal
 
 
 class FakeBoard:
@@ -198,9 +198,9 @@ def test_shell_on_a_terminal_saves_history_and_ctrl_d_exits(fake, tmp_path):
         for keys, wait_for in ((b"", b"arm> "), (b"help\r", b"arm> "), (b"\x04", None)):
             os.write(master, keys)
             while wait_for is not None and seen.count(wait_for) < 1 + (keys != b""):
-                assert select.select([master], [], [], 10)[0], "no prompt: %r" % seen
+                assert select.select([master], [], [], 30)[0], "no prompt: %r" % seen
                 seen += os.read(master, 1024)
-        assert proc.wait(timeout=10) == cli.EXIT_OK
+        assert proc.wait(timeout=EXIT_S) == cli.EXIT_OK
     finally:
         if proc.poll() is None:
             proc.kill()
