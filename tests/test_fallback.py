@@ -10,6 +10,7 @@ arm reaching FK-made targets, and refusals that move nothing.
 
 import json
 import math
+import signal
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from armctl.fallback import Mover, PULSE_GRID_TOLERANCE_MM
 from armctl.link import Link
 from armctl.sim import Simulator
 from armfw import board, status
-from conftest import BOARDS, ROOT
+from conftest import BOARDS, EXIT_S, ROOT, stop
 
 ARM5 = BOARDS / "sim_arm5.json"
 AL5D = BOARDS / "sim_al5d.json"
@@ -240,9 +241,10 @@ def test_al5d_end_to_end_with_armctl_sim(micropython, tmp_path):
         with Link(str(link)) as conn:
             where = conn.request("where")
         assert np.linalg.norm(np.array([where.fields[k] for k in ("x", "y", "z")]) - end) < 0.1
+        sim.send_signal(signal.SIGINT)
+        assert sim.wait(EXIT_S) == 0
     finally:
-        sim.send_signal(2)
-        assert sim.wait(10) == 0
+        stop(sim)
 
 
 class _LinkCut:
