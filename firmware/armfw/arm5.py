@@ -56,8 +56,7 @@ class Arm5Solver(Solver):
         self.l3 = l3
         self.base = base    # height of the J2 axis above the base plane, mm
         self.reach = l1 + l2
-        self.tool = [0.0, 0.0, 0.0] if tool is None else [tool[0], tool[1], tool[2]]
-        self._offset = self.tool[0] != 0.0 or self.tool[1] != 0.0 or self.tool[2] != 0.0
+        self.tool = (0.0, 0.0, 0.0) if tool is None else tool
         self._v = [0.0, 0.0, 0.0]       # the offset in the arm's plane frame
         self._links = twolink.TwoLink(l1, l2)
         Solver.__init__(self, names, lo, hi, home)
@@ -69,11 +68,21 @@ class Arm5Solver(Solver):
         # are inside exactly when the facing one's are.
         self._symmetric = all(self._neg_lo_eps[i] == self._lo_eps[i] and self._neg_hi_eps[i] == self._hi_eps[i]
                               for i in (1, 2, 3))
-        # What ik reads of the arm on every solve, as tuples: one attribute lookup
-        # each, where every name is a dictionary lookup of its own and a method two
-        # or three (solve_pair and the choice bound once here).
-        self._wrist = (l3, base, self._links.solve_pair)
-        self._pick = (self._cheapest, self._pose)
+
+    @property
+    def tool(self):
+        """The tool offset (mm, a tuple; see the class doc)."""
+        return self._tool
+
+    @tool.setter
+    def tool(self, tool):
+        # The one place the offset changes: what depends on it (_offset here, the
+        # zones' joint reach) follows it here, never a copy taken earlier.
+        t = (tool[0], tool[1], tool[2])
+        self._tool = t
+        self._offset = t[0] != 0.0 or t[1] != 0.0 or t[2] != 0.0
+        if self.zones is not None:
+            self.zones.arm_changed()
 
     def ik(self, target, out, current=None, rule=MIN_MOTION):
         """Solve target (x, y, z mm, pitch rad) into out (radians); returns the status.
@@ -124,8 +133,8 @@ class Arm5Solver(Solver):
             yaw = atan2(y, x)
         # Wrist point in the arm's vertical plane, relative to the J2 axis; the
         # planar solver's x axis is vertical here, its y axis horizontal.
-        l3, base, solve_pair = self._wrist
-        st = solve_pair(z - base - l3 * cp, r - l3 * sp, pair)
+        l3 = self.l3
+        st = self._links.solve_pair(z - self.base - l3 * cp, r - l3 * sp, pair)
         if st > SINGULAR:
             for c in range(4):
                 status[c] = st
@@ -182,11 +191,10 @@ class Arm5Solver(Solver):
         if self.zones is not None:
             return self._choose(current, rule, out)
         # No zones: _choose's work without the call to it.
-        cheapest, pose = self._pick
-        best = cheapest(current, rule)
+        best = self._cheapest(current, rule)
         if best < 0:
             return self._verdict()
-        pose(best, out)
+        self._pose(best, out)
         self.elbow = elbow[best]
         return status[best]
 
@@ -312,7 +320,7 @@ class Arm5Solver(Solver):
     def _plane_offset(self, a4, roll, v):
         """The tool offset Ry(a4) Rz(roll) t in the arm's plane frame: v = [along the
         reach, lateral, up]."""
-        t = self.tool
+        t = self._tool
         cr = cos(roll)
         sr = sin(roll)
         u = t[0] * cr - t[1] * sr
@@ -335,7 +343,7 @@ class Arm5Solver(Solver):
         trigonometry, the lateral offset (the same on both), the reach, the fits.
         """
         status = self._status
-        t = self.tool
+        t = self._tool
         cr = cos(roll)
         sr = sin(roll)
         across = t[0] * cr - t[1] * sr
@@ -504,8 +512,8 @@ class Arm5Solver(Solver):
             else:
                 yaw = atan2(y, x)
             pair = self._pair
-            l3, base, solve_pair = self._wrist
-            st = solve_pair(z - base - l3 * cp, r - l3 * sp, pair)
+            l3 = self.l3
+            st = self._links.solve_pair(z - self.base - l3 * cp, r - l3 * sp, pair)
             if st > SINGULAR:
                 return self.ik(target, out, current, MIN_MOTION)
             back = yaw - pi if yaw > 0 else yaw + pi

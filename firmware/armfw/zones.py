@@ -224,24 +224,12 @@ class Zones:
         self._pts = [0.0] * (3 * (nl + 1))
         if self.kind == "arm5":
             self._pts[2] = solver.base
-        # What points() reads of the arm on every check, as one tuple: one attribute
-        # lookup where each name is one of its own (getattr, a builtin, several
-        # times that). The solver's
-        # lengths and tool are set when it is built and never change.
-        if self.kind == "chain":
-            self._arm = None
-        else:
-            self._arm = (self.kind == "arm5", solver.l1, solver.l2, getattr(solver, "l3", 0.0),
-                         getattr(solver, "base", 0.0), getattr(solver, "_offset", False))
-        # What clear_exact reads of the instance, as one tuple (the same lookups).
-        self._exact = (self.points, self._pairs, 3 * nl)
         self._tip = [0.0] * 3             # chain FK scratch
         self._tool_tip = [0.0, 0.0, 0.0, 0.0]     # the tool tip of an arm with a tool offset
         self.hit_zone = -1
         self.hit_link = -1
         # The skip (see the module doc): a box in joint space around the last pose
         # checked exactly and found clear, inside which every pose is clear.
-        self.reach = joint_reach(solver)
         self._n_joints = solver.n
         # Per joint the open interval (_lo[j], _hi[j]); two lists, not one of pairs:
         # the skip's test reads them per joint, and index arithmetic costs as much as a read.
@@ -257,33 +245,42 @@ class Zones:
         self._turn_free = [self.kind == "arm5" and (
             z[1] == FLOOR or (z[1] == CYLINDER and z[2][0] == 0.0 and z[2][1] == 0.0)) for z in zones]
         self._gaps = [0.0, 0.0]         # _gap's answer: turn-free zones, the others
+        self.nearest_zone = -1
+        self.nearest_link = -1
+        self.arm_changed()
+
+    def arm_changed(self):
+        """The solver's geometry changed (its tool offset: Arm5Solver.tool): the joint
+        reach follows, and the skip's box, made for the old geometry, is dropped."""
+        self.reach = joint_reach(self.solver)
+        self._near = False
         if self.reach is not None:
             # 1 / reach per joint (0: a joint that moves no point); how many joints
             # move points, and how many of those after the first.
             self._per_reach = [1.0 / r if r > 0.0 else 0.0 for r in self.reach]
             self._moving = len([r for r in self.reach if r > 0.0])
             self._rest_moving = len([r for r in self.reach[1:] if r > 0.0])
-        self.nearest_zone = -1
-        self.nearest_link = -1
 
     # -- joint points -----------------------------------------------------
 
     def points(self, q):
         """Joint points of pose q (radians) into the preallocated list (x, y, z per point)."""
         p = self._pts
-        arm = self._arm
-        if arm is None:     # a chain arm
-            a = self.solver
+        a = self.solver
+        if self.kind == "chain":
             a.fk(q, self._tip)
             o = a.origins
             for i in range(len(p)):
                 p[i] = o[i]
             return p
-        arm5, l1, l2, l3, base, offset = arm
+        l1 = a.l1
+        l2 = a.l2
         # sin and cos looked up once each (a module global is a dictionary lookup a use).
         s = sin
         c = cos
-        if arm5:
+        if self.kind == "arm5":
+            l3 = a.l3
+            base = a.base
             a2 = q[1]
             a3 = a2 + q[2]
             a4 = a3 + q[3]
@@ -304,9 +301,9 @@ class Zones:
             p[9] = r3 * cy
             p[10] = r3 * sy
             p[11] = z2 + l3 * c(a4)
-            if offset:
+            if a._offset:
                 # A tool offset: the tool link ends at the real tip.
-                tip = self.solver.fk(q, self._tool_tip)
+                tip = a.fk(q, self._tool_tip)
                 p[9] = tip[0]
                 p[10] = tip[1]
                 p[11] = tip[2]
@@ -420,9 +417,9 @@ class Zones:
         """clear() without the skip: every link against every zone."""
         if self.n_zones == 0:
             return True
-        points, pairs, tip = self._exact
-        p = points(q)
-        for z, l, i, kind, g in pairs:
+        p = self.points(q)
+        tip = 3 * self.n_links
+        for z, l, i, kind, g in self._pairs:
             if kind == FLOOR:
                 floor = g[0]
                 hit = p[i + 2] < floor or p[i + 5] < floor
