@@ -91,9 +91,7 @@ class Arm5Solver(Solver):
         the wrist roll to keep, or None. rule: MIN_MOTION, PREFER_UP or
         PREFER_DOWN. On a failing status out is left untouched.
         """
-        # Finite numbers only, unrolled (a loop costs as much as the checks), each
-        # read once (a subscript costs about what an isfinite call does),
-        # isfinite looked up once for its ten calls.
+        # Finite numbers only, each coordinate read once into a named local.
         fin = isfinite
         try:
             x, y, z, pitch = target
@@ -106,8 +104,8 @@ class Arm5Solver(Solver):
                     return BAD_INPUT
         except (TypeError, ValueError):     # not numbers, or not 4 (5) of them
             return BAD_INPUT
-        # The candidates here rather than in a method of their own: a method call
-        # costs more than most of the lines below.
+        # The candidates are built here, not in a method of their own: this is
+        # the solver's hot path (docs/BENCHMARKS.md, section 1).
         sp = sin(pitch)
         cp = cos(pitch)
         # Whole turns off the pitch first: q4 = pitch - q2 - q3 must not lose
@@ -115,7 +113,7 @@ class Arm5Solver(Solver):
         if not -pi < pitch <= pi:
             pitch = atan2(sp, cp)
         r = sqrt(x * x + y * y)
-        status, qs, pair, lo, hi, elbow = self._buffers
+        status = self._status
         if not fin(r):
             # x*x + y*y overflowed (from 1e154 mm in double, 2e19 in float32):
             # a finite target farther than any reach, not bad input.
@@ -125,6 +123,8 @@ class Arm5Solver(Solver):
         if self._offset:
             self._candidates_offset(target, current, atan2(sp, cp), roll, r)
             return self._choose(current, rule, out)
+        lo = self._lo_eps
+        hi = self._hi_eps
         if not lo[4] <= roll <= hi[4]:
             roll = self._refit(4, roll, 1)     # None: no turn fits, no candidate either
         if r < AXIS_EPS:
@@ -134,6 +134,7 @@ class Arm5Solver(Solver):
         # Wrist point in the arm's vertical plane, relative to the J2 axis; the
         # planar solver's x axis is vertical here, its y axis horizontal.
         l3 = self.l3
+        pair = self._pair
         st = self._links.solve_pair(z - self.base - l3 * cp, r - l3 * sp, pair)
         if st > SINGULAR:
             for c in range(4):
@@ -161,6 +162,7 @@ class Arm5Solver(Solver):
             nhi = self._neg_hi_eps
             nlo1, nlo2, nlo3 = nlo[1], nlo[2], nlo[3]
             nhi1, nhi2, nhi3 = nhi[1], nhi[2], nhi[3]
+        qs = self._q
         for e in range(2):
             a1 = pair[2 * e]
             a2 = pair[2 * e + 1]
@@ -195,7 +197,7 @@ class Arm5Solver(Solver):
         if best < 0:
             return self._verdict()
         self._pose(best, out)
-        self.elbow = elbow[best]
+        self.elbow = self._elbow[best]
         return status[best]
 
     def _pose(self, c, out):
@@ -227,7 +229,9 @@ class Arm5Solver(Solver):
         terms are >= 0 and a float sum of them never shrinks below any of them,
         so it cannot win).
         """
-        status, qs, pair, lo, hi, elbow = self._buffers
+        status = self._status
+        qs = self._q
+        elbow = self._elbow
         valid = 0
         first = -1
         for c in range(4):
@@ -521,7 +525,7 @@ class Arm5Solver(Solver):
             if lo[0] <= back <= hi[0]:
                 turned = back
             else:
-                # Solver._refit's first answer inline (a call costs more): no turn fits.
+                # Solver._refit's first answer inline: no turn fits.
                 t = self._turns[0]
                 turned = None if t[0] < back < t[1] or t[2] < back < t[3] else self._refit(0, back, 1)
             # The continued half turn: its yaw, the other's (None: those candidates

@@ -124,9 +124,6 @@ class Solver:
                 t = (0.0,) * 8
             self._turns.append(t)
             self._turns_neg.append((-t[1], -t[0], -t[3], -t[2], -t[7], -t[6], -t[5], -t[4]))
-        # What ik reads on every call, in one tuple: each attribute is a
-        # dictionary lookup, an unpacked tuple one lookup for all.
-        self._buffers = (self._status, self._q, self._pair, self._lo_eps, self._hi_eps, self._elbow)
 
     def within_limits(self, q):
         """True when every angle of q lies inside its joint limits."""

@@ -231,8 +231,8 @@ class Zones:
         # The skip (see the module doc): a box in joint space around the last pose
         # checked exactly and found clear, inside which every pose is clear.
         self._n_joints = solver.n
-        # Per joint the open interval (_lo[j], _hi[j]); two lists, not one of pairs:
-        # the skip's test reads them per joint, and index arithmetic costs as much as a read.
+        # Per joint the open interval (_lo[j], _hi[j]); two lists, not one of pairs,
+        # so the skip's test reads each bound by the joint's index.
         self._lo = [0.0] * solver.n
         self._hi = [0.0] * solver.n
         self._near = False                     # True: the box holds
@@ -380,7 +380,7 @@ class Zones:
         moved = self._moved
         total = 0.0
         for j in range(first, n):
-            a = q[j]        # each subscript read once: a read costs about a float operation
+            a = q[j]
             d = a - ref[j]
             d = (d if d >= 0.0 else -d) * reach[j]
             moved[j] = d
@@ -430,8 +430,8 @@ class Zones:
                 # A link nowhere near the zone, the usual case: the segment lies wholly
                 # on the far side of a face of the zone's margin box g[6:9] - g[9:12].
                 # Comparisons only, no arithmetic, so no float results on the heap;
-                # here rather than in a function of its own: a call costs about what
-                # the test does.
+                # inline, not a function of its own: it runs for every link and zone
+                # on every check.
                 for k in range(3):
                     j = i + k
                     a = p[j]
@@ -460,8 +460,7 @@ class Zones:
         across it (the segment's least distance from the axis less the grown
         radius). Tool box: how deep the tip is inside it.
         """
-        # The two least gaps kept in locals and stored once: a list subscript or an
-        # attribute read costs about what a float operation does.
+        # The two least gaps kept in locals and stored once.
         free_gap = 1e30
         other_gap = 1e30
         tip = 3 * self.n_links
