@@ -259,7 +259,7 @@ def test_zones_check_every_link_of_a_chain_arm():
     assert z.link_names == ("link1", "link2", "link3", "link4") and z.radii == [10.0] * 4
     case = DOC["cases"][7]
     q = [math.radians(a) for a in case["q_deg"]]
-    assert np.allclose(np.reshape(z.points(q), (-1, 3)), case["origins_mm"] + [case["tip_mm"]], atol=1e-6)
+    assert np.allclose(np.reshape(b.solver.joint_points(q), (-1, 3)), case["origins_mm"] + [case["tip_mm"]], atol=1e-6)
     # Reaching down past the table (Robotics Toolbox's tip below 5 mm clearance + 10 mm radius).
     low = min(DOC["cases"], key=lambda c: c["tip_mm"][2])
     assert low["tip_mm"][2] < 15.0

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from armctl.sim import Simulator
-from armfw import arm5 as arm5_module, board, fields, kinematics, status, zones
+from armfw import board, fields, kinematics, status, zones
 from armfw.kinematics import MIN_MOTION, PREFER_DOWN, PREFER_UP
 from armfw.motion import JOINTS, LINE, MOVE, RING_STEPS, ArmController
 from armfw.gripper import Gripper
@@ -311,8 +311,6 @@ def test_float32_a_pose_a_hundredth_of_a_mm_inside_is_refused(monkeypatch):
     from test_float32 import F32, Libm32, arm32
     libm = Libm32(seed=18)
     libm.install(monkeypatch)
-    for name in ("sin", "cos"):
-        monkeypatch.setattr(zones, name, getattr(arm5_module, name))
     arm = arm32("sim_arm5.json")
     z = zones.from_description(copy.deepcopy(ARM5_WORKSPACE), arm, "f32", fields.number, fields.BoardError)
     L1, L2, L3, BASE = 126.14, 126.14, 150.6, 189.0

@@ -58,6 +58,7 @@ class Arm5Solver(Solver):
         self.reach = l1 + l2
         self.tool = (0.0, 0.0, 0.0) if tool is None else tool
         self._v = [0.0, 0.0, 0.0]       # the offset in the arm's plane frame
+        self._points = [0.0] * 12       # joint_points' answer
         self._links = twolink.TwoLink(l1, l2)
         Solver.__init__(self, names, lo, hi, home)
         self._elbow[0] = UP
@@ -407,29 +408,58 @@ class Arm5Solver(Solver):
             self._store(2, back, pair[2], pair[3], a4 - pair[2] - pair[3], roll, st)
             self._store(3, back, pair[0], pair[1], a4 - pair[0] - pair[1], roll, st)
 
-    def fk(self, q, out):
-        """Tool (x, y, z mm, pitch rad) for joints q (radians), into out.
-
-        The pitch is the tool's angle from vertical in the plane the base faces.
-        """
+    def joint_points(self, q):
+        """The J2 axis (on the base axis, base above the base plane), elbow, wrist and
+        tool tip of joints q (radians), x y z mm each, in the solver's own list
+        (refilled by every call and by fk)."""
+        p = self._points
+        l1 = self.l1
+        l2 = self.l2
+        l3 = self.l3
+        base = self.base
         a2 = q[1]
         a3 = a2 + q[2]
         a4 = a3 + q[3]
-        s = self.l1 * sin(a2) + self.l2 * sin(a3) + self.l3 * sin(a4)
-        z = self.base + self.l1 * cos(a2) + self.l2 * cos(a3) + self.l3 * cos(a4)
+        cy = cos(q[0])
+        sy = sin(q[0])
+        # Each point's distance from the base axis (r) and height (z), link by link.
+        r1 = l1 * sin(a2)
+        z1 = base + l1 * cos(a2)
+        r2 = r1 + l2 * sin(a3)
+        z2 = z1 + l2 * cos(a3)
+        r3 = r2 + l3 * sin(a4)
+        z3 = z2 + l3 * cos(a4)
+        p[2] = base
+        p[3] = r1 * cy
+        p[4] = r1 * sy
+        p[5] = z1
+        p[6] = r2 * cy
+        p[7] = r2 * sy
+        p[8] = z2
         if self._offset:
+            # The tip is the offset on from the l3 tip, in the rolled tool frame.
             v = self._plane_offset(a4, q[4], self._v)
-            s += v[0]
-            z += v[2]
-            c = cos(q[0])
-            sn = sin(q[0])
-            out[0] = s * c - v[1] * sn
-            out[1] = s * sn + v[1] * c
+            r3 += v[0]
+            z3 += v[2]
+            p[9] = r3 * cy - v[1] * sy
+            p[10] = r3 * sy + v[1] * cy
         else:
-            out[0] = s * cos(q[0])
-            out[1] = s * sin(q[0])
-        out[2] = z
-        out[3] = a4
+            p[9] = r3 * cy
+            p[10] = r3 * sy
+        p[11] = z3
+        return p
+
+    def fk(self, q, out):
+        """Tool (x, y, z mm, pitch rad) for joints q (radians), into out: the tip of
+        joint_points (whose list it refills).
+
+        The pitch is the tool's angle from vertical in the plane the base faces.
+        """
+        p = self.joint_points(q)
+        out[0] = p[9]
+        out[1] = p[10]
+        out[2] = p[11]
+        out[3] = q[1] + q[2] + q[3]
         return out
 
     def fk_error(self, target, q, current=None):

@@ -2,7 +2,7 @@
 """The two-link planar arm: target (x, y) in mm; joints t1, t2 in radians from
 the x axis, counter-clockwise (armfw.solver has what all solvers share)."""
 
-from math import sqrt, isfinite
+from math import cos, sin, sqrt, isfinite
 
 from armfw import twolink
 from armfw.solver import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN, NEAR_RATIO, NEAR_FLOOR, Solver
@@ -23,6 +23,7 @@ class PlanarSolver(Solver):
         self.l2 = l2
         self.reach = l1 + l2
         self._links = twolink.TwoLink(l1, l2)
+        self._points = [0.0] * 9        # joint_points' answer
         Solver.__init__(self, names, lo, hi, home)
         # Elbow up (the elbow above the line to a target on +x) is t2 <= 0.
         self._elbow[0] = UP
@@ -108,9 +109,29 @@ class PlanarSolver(Solver):
         self.elbow = self._elbow[best]
         return status[best]
 
+    def joint_points(self, q):
+        """The shoulder, elbow and tool tip of joints q (radians) in the solver's own
+        list (refilled by every call and by fk), x 0 y mm each: the plane's x and y
+        as the zones' x and z (armfw.zones), the shoulder at the origin."""
+        p = self._points
+        l1 = self.l1
+        t1 = q[0]
+        t12 = t1 + q[1]
+        x1 = l1 * cos(t1)
+        y1 = l1 * sin(t1)
+        p[3] = x1
+        p[5] = y1
+        p[6] = x1 + self.l2 * cos(t12)
+        p[8] = y1 + self.l2 * sin(t12)
+        return p
+
     def fk(self, q, out):
-        """Tool (x, y) in mm for joints q (radians), into out."""
-        return twolink.forward(self.l1, self.l2, q[0], q[1], out)
+        """Tool (x, y) in mm for joints q (radians), into out: the tip of joint_points
+        (whose list it refills)."""
+        p = self.joint_points(q)
+        out[0] = p[6]
+        out[1] = p[8]
+        return out
 
     def fk_error(self, target, q, current=None):
         p = self.fk(q, [0.0, 0.0])

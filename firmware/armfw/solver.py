@@ -208,6 +208,13 @@ class Solver:
                     return forbidden
         return status[0]
 
+    def joint_points(self, q):
+        """The arm's joint points for pose q (radians): x y z mm each, base first, the
+        tool tip last, in a list the solver owns and refills on every call and on
+        every fk (whose tip is the last point). The keep-out check (armfw.zones)
+        tests the links between them; the host draws them."""
+        raise NotImplementedError
+
     def fk_error(self, target, q, current=None):
         """How far FK of q misses target: (position error mm, pitch error rad).
 

@@ -11,7 +11,7 @@ before any trigonometry, clamps only as belt and braces after that check, uses
 atan2 throughout and flags near-singular poses.
 """
 
-from math import atan2, cos, sin, sqrt, isfinite
+from math import atan2, sqrt, isfinite
 
 from armfw.compat import const
 from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, BAD_INPUT
@@ -133,11 +133,3 @@ def solve(l1, l2, x, y, t2_sign, out):
         out[0] = _pair[k]
         out[1] = _pair[k + 1]
     return st
-
-
-def forward(l1, l2, t1, t2, out):
-    """Tool position for joint angles t1, t2 (radians) into out[0], out[1] (mm)."""
-    t12 = t1 + t2
-    out[0] = l1 * cos(t1) + l2 * cos(t12)
-    out[1] = l1 * sin(t1) + l2 * sin(t12)
-    return out

@@ -6,7 +6,8 @@ the base stands on. Planar - the arm's vertical plane, x horizontal, y up, the
 shoulder at the origin; its points are handled as (x, 0, y), so one set of
 3-D tests serves both kinds (a planar "cylinder" is the strip |x - x0| < r).
 
-Links are capsules: the segment between two joint points and a radius.
+Links are capsules: the segment between two joint points (the solver's
+joint_points, the same points its FK ends in) and a radius.
   arm5:   upper_arm (J2 axis - elbow), forearm (elbow - wrist), tool (wrist - tool tip)
   planar: upper_arm (shoulder - elbow), forearm (elbow - tool tip)
 A segment crossing a zone counts, not only its end points.
@@ -24,7 +25,7 @@ A zone may apply to some links only ("links"): the base column does not
 apply to the upper arm, which is bolted to it and kept off it by the
 shoulder's joint limits.
 
-Cost: clear(q) is the joint points (the trigonometry of one FK) plus a few
+Cost: clear(q) is the joint points (one FK) plus a few
 comparisons and multiplications per link and zone; all storage is allocated
 in the constructor, nothing per call.
 
@@ -44,7 +45,7 @@ costs about what the exact check does, so it is done only while a caller
 says the poses follow a path (track(); armfw.motion's walks do).
 """
 
-from math import sin, cos, sqrt
+from math import sqrt
 
 from armfw.compat import const
 
@@ -55,8 +56,7 @@ TOOL_BOX = const(3)
 
 LINKS = {"planar": ("upper_arm", "forearm"), "arm5": ("upper_arm", "forearm", "tool")}
 # A chain arm (armfw.chain) has one link per joint: link<i> runs from joint i's
-# origin to the next joint's (the last to the tool tip), the points its FK
-# leaves in solver.origins.
+# origin to the next joint's (the last to the tool tip).
 CHAIN_LINK_RADIUS_MM = 10.0
 
 
@@ -218,14 +218,9 @@ class Zones:
         # check makes, zone by zone.
         self._pairs = [(z, l, 3 * l, self.zone_kinds[z], self._grown[z][l]) for z in range(self.n_zones)
                        for l in range(nl) if self._grown[z][l] is not None]
-        # Joint points, x y z each: arm5 J2 axis, elbow, wrist, tip; planar shoulder, elbow, tip.
-        # The first point (and the planar arm's depth) does not move: written here,
-        # not on every check.
-        self._pts = [0.0] * (3 * (nl + 1))
-        if self.kind == "arm5":
-            self._pts[2] = solver.base
-        self._tip = [0.0] * 3             # chain FK scratch
-        self._tool_tip = [0.0, 0.0, 0.0, 0.0]     # the tool tip of an arm with a tool offset
+        # The solver's joint points (Solver.joint_points), the list it refills on
+        # every call: what the last exact check tested, for the skip's gap.
+        self._pts = solver.joint_points(solver.home)
         self.hit_zone = -1
         self.hit_link = -1
         # The skip (see the module doc): a box in joint space around the last pose
@@ -260,63 +255,6 @@ class Zones:
             self._per_reach = [1.0 / r if r > 0.0 else 0.0 for r in self.reach]
             self._moving = len([r for r in self.reach if r > 0.0])
             self._rest_moving = len([r for r in self.reach[1:] if r > 0.0])
-
-    # -- joint points -----------------------------------------------------
-
-    def points(self, q):
-        """Joint points of pose q (radians) into the preallocated list (x, y, z per point)."""
-        p = self._pts
-        a = self.solver
-        if self.kind == "chain":
-            a.fk(q, self._tip)
-            o = a.origins
-            for i in range(len(p)):
-                p[i] = o[i]
-            return p
-        l1 = a.l1
-        l2 = a.l2
-        # sin and cos looked up once each (a module global is a dictionary lookup a use).
-        s = sin
-        c = cos
-        if self.kind == "arm5":
-            l3 = a.l3
-            base = a.base
-            a2 = q[1]
-            a3 = a2 + q[2]
-            a4 = a3 + q[3]
-            yaw = q[0]
-            cy = c(yaw)
-            sy = s(yaw)
-            r1 = l1 * s(a2)
-            z1 = base + l1 * c(a2)
-            r2 = r1 + l2 * s(a3)
-            z2 = z1 + l2 * c(a3)
-            r3 = r2 + l3 * s(a4)
-            p[3] = r1 * cy
-            p[4] = r1 * sy
-            p[5] = z1
-            p[6] = r2 * cy
-            p[7] = r2 * sy
-            p[8] = z2
-            p[9] = r3 * cy
-            p[10] = r3 * sy
-            p[11] = z2 + l3 * c(a4)
-            if a._offset:
-                # A tool offset: the tool link ends at the real tip.
-                tip = a.fk(q, self._tool_tip)
-                p[9] = tip[0]
-                p[10] = tip[1]
-                p[11] = tip[2]
-        else:
-            t1 = q[0]
-            t12 = t1 + q[1]
-            x1 = l1 * c(t1)
-            y1 = l1 * s(t1)
-            p[3] = x1
-            p[5] = y1
-            p[6] = x1 + l2 * c(t12)
-            p[8] = y1 + l2 * s(t12)
-        return p
 
     # -- the check --------------------------------------------------------
 
@@ -417,7 +355,7 @@ class Zones:
         """clear() without the skip: every link against every zone."""
         if self.n_zones == 0:
             return True
-        p = self.points(q)
+        p = self.solver.joint_points(q)
         tip = 3 * self.n_links
         for z, l, i, kind, g in self._pairs:
             if kind == FLOOR:
@@ -522,7 +460,7 @@ class Zones:
         Sets nearest_zone, nearest_link. For where/info, not the per-step check:
         segments are sampled every few mm. inf when there are no zones.
         """
-        p = self.points(q)
+        p = self.solver.joint_points(q)
         best = 1e30
         self.nearest_zone = -1
         self.nearest_link = -1
