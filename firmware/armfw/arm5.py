@@ -10,6 +10,7 @@ pitch in radians from vertical (pi/2 = horizontal, pointing away from the base).
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
+from armfw.numeric import wrap_angle
 from armfw.solver import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN, NEAR_RATIO, NEAR_FLOOR, Solver
 from armfw.status import SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, NEAR_AXIS
 
@@ -462,17 +463,30 @@ class Arm5Solver(Solver):
         out[3] = q[1] + q[2] + q[3]
         return out
 
+    def tool_pose(self, q, out):
+        """Tool (x, y, z mm, pitch rad in (-pi, pi]) of joints q (radians) as the protocol
+        speaks it, into out: fk's point, and the pitch measured in the direction the
+        tool reaches, so a base turned half a turn and leaning back over itself
+        reports it unchanged (fk gives it in the plane the base faces: -pitch there)."""
+        self.fk(q, out)
+        if out[0] * cos(q[0]) + out[1] * sin(q[0]) < 0.0:
+            out[3] = -out[3]
+        out[3] = wrap_angle(out[3])
+        return out
+
     def fk_error(self, target, q, current=None):
-        p = self.fk(q, [0.0, 0.0, 0.0, 0.0])
+        # With a tool offset the base need not face the tip: the pitch is compared
+        # as the protocol reports it; without one, as FK gives it (see below).
+        p = [0.0, 0.0, 0.0, 0.0]
+        if self._offset:
+            self.tool_pose(q, p)
+        else:
+            self.fk(q, p)
         dx = p[0] - target[0]
         dy = p[1] - target[1]
         dz = p[2] - target[2]
         if self._offset:
-            # With a tool offset the base need not face the tip: the pitch is read
-            # in the plane the base faces, negated when the arm leans back over itself.
-            along = p[0] * cos(q[0]) + p[1] * sin(q[0])
-            want = target[3] if along >= 0.0 else -target[3]
-            d = p[3] - want
+            d = p[3] - target[3]
             return sqrt(dx * dx + dy * dy + dz * dz), abs(atan2(sin(d), cos(d)))
         # Compare tool directions, not pitch numbers: a base turned half a turn
         # reaches the same tool direction with the opposite pitch.

@@ -247,14 +247,7 @@ class ArmController:
         The pitch is the one the protocol speaks: measured in the direction
         the tool reaches, so a base turned half a turn reports it unchanged.
         """
-        self.solver.fk(q, out)
-        if len(out) == 4:
-            # The protocol's pitch points away from the base: a base turned
-            # half a turn and leaning back reaches forward with pitch -a4.
-            if out[0] * cos(q[0]) + out[1] * sin(q[0]) < 0.0:
-                out[3] = -out[3]
-            out[3] = wrap_angle(out[3])
-        return out
+        return self.solver.tool_pose(q, out)
 
     def set_speed_deg_s(self, deg_s):
         """Joint speed limit in deg/s, MIN_SPEED_DEG_S..the board's max_speed_deg_s; False if refused."""

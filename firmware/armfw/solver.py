@@ -208,6 +208,11 @@ class Solver:
                     return forbidden
         return status[0]
 
+    def tool_pose(self, q, out):
+        """Tool coordinates of joints q (radians) as the protocol speaks them, into out:
+        fk's, except where an arm kind's protocol reads them otherwise (Arm5Solver's pitch)."""
+        return self.fk(q, out)
+
     def joint_points(self, q):
         """The arm's joint points for pose q (radians): x y z mm each, base first, the
         tool tip last, in a list the solver owns and refills on every call and on
