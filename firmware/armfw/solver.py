@@ -28,9 +28,11 @@ DOWN = const(3)
 ELBOW_NAMES = {UP: "up", DOWN: "down"}
 
 # Angles this far (radians, ~0.0006 deg, 0.004 us of a 270-degree servo) past
-# a joint limit still count as inside: a pose exactly on a limit must survive
-# float32 rounding, which moves the solved angles by up to ~3e-6 rad away from
-# full stretch (tests/test_float32.py); 1e-6 refused 0.6% of such poses.
+# a joint limit still count as inside, for every check of a joint limit (the
+# solver's, joints, pose set, path add, the host's chains): a pose exactly on a
+# limit must survive float32 rounding, which moves the solved angles by a few
+# 1e-6 rad away from full stretch (tests/test_float32.py), and an angle ik
+# answers must be accepted back.
 LIMIT_EPS = 1e-5
 
 # How far (radians) Solver._refit's shortcuts keep from the edges of their

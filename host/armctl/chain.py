@@ -43,6 +43,7 @@ import math
 import numpy as np
 
 from armfw.chain import ChainSolver
+from armfw.solver import LIMIT_EPS
 
 # An origin closer than this (mm) to an earlier joint's axis lies on it.
 ON_AXIS_MM = 1e-9
@@ -211,10 +212,11 @@ class Chain:
         direction = end[..., :3, :3] @ self.tool_axis
         return np.swapaxes(jac, -1, -2), tip, direction
 
-    def within_limits(self, q, eps=1e-9):
-        """Boolean (...) : every joint of q inside its limits."""
+    def within_limits(self, q):
+        """Boolean (...) : every joint of q inside its limits, as the firmware's
+        Solver.within_limits counts them (LIMIT_EPS past a limit is inside)."""
         q = np.asarray(q)
-        return np.all((q >= self.lo - eps) & (q <= self.hi + eps), axis=-1)
+        return np.all((q >= self.lo - LIMIT_EPS) & (q <= self.hi + LIMIT_EPS), axis=-1)
 
     def random_poses(self, count, rng):
         """count poses (count, n) drawn uniformly inside the joint limits."""

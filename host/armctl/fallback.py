@@ -454,7 +454,7 @@ def _on_the_pulse_grid(mover, poses, p0, p1, max_step):
     for q in poses[1:-1]:
         us = np.floor(zero + slope * q)[None, :] + corners
         grid = (us - zero) / slope
-        ok = np.all((us >= lo_us) & (us <= hi_us), axis=1) & twin.within_limits(grid, eps=1e-9)
+        ok = np.all((us >= lo_us) & (us <= hi_us), axis=1) & twin.within_limits(grid)
         tips = twin.fk(grid)
         ab = p1 - p0
         t = np.clip((tips - p0) @ ab / float(ab @ ab), 0.0, 1.0)
