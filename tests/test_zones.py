@@ -650,7 +650,7 @@ def test_a_tool_offset_set_at_run_time_is_followed_by_fk_ik_and_the_zones():
     up = changed.fk([0.0] * 5, [0.0] * 4)
     assert up[:3] == [6.0, 9.0, changed.base + changed.l1 + changed.l2 + changed.l3 + 70.0]
     # The skip's bound on how far a joint moves a point grows with the offset.
-    assert changed.zones.reach == built.zones.reach != plain.zones.reach
+    assert changed.zones.joint_reach == built.zones.joint_reach != plain.zones.joint_reach
     built.zones.track(True)
     differ = 0
     for walk in joint_walks(changed, rng, 6, 60):

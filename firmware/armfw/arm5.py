@@ -56,7 +56,7 @@ class Arm5Solver(Solver):
         self.l2 = l2
         self.l3 = l3
         self.base = base    # height of the J2 axis above the base plane, mm
-        self.reach = l1 + l2
+        self.reach = l1 + l2    # mm, the farthest the wrist gets from the J2 axis
         self.tool = (0.0, 0.0, 0.0) if tool is None else tool
         self._v = [0.0, 0.0, 0.0]       # the offset in the arm's plane frame
         self._points = [0.0] * 12       # joint_points' answer

@@ -21,7 +21,7 @@ class PlanarSolver(Solver):
     def __init__(self, l1, l2, names, lo, hi, home):
         self.l1 = l1
         self.l2 = l2
-        self.reach = l1 + l2
+        self.reach = l1 + l2    # mm, the farthest the tip gets from the shoulder
         self._links = twolink.TwoLink(l1, l2)
         self._points = [0.0] * 9        # joint_points' answer
         Solver.__init__(self, names, lo, hi, home)

@@ -247,14 +247,14 @@ class Zones:
     def arm_changed(self):
         """The solver's geometry changed (its tool offset: Arm5Solver.tool): the joint
         reach follows, and the skip's box, made for the old geometry, is dropped."""
-        self.reach = joint_reach(self.solver)
+        self.joint_reach = joint_reach(self.solver)
         self._near = False
-        if self.reach is not None:
+        if self.joint_reach is not None:
             # 1 / reach per joint (0: a joint that moves no point); how many joints
             # move points, and how many of those after the first.
-            self._per_reach = [1.0 / r if r > 0.0 else 0.0 for r in self.reach]
-            self._moving = len([r for r in self.reach if r > 0.0])
-            self._rest_moving = len([r for r in self.reach[1:] if r > 0.0])
+            self._per_reach = [1.0 / r if r > 0.0 else 0.0 for r in self.joint_reach]
+            self._moving = len([r for r in self.joint_reach if r > 0.0])
+            self._rest_moving = len([r for r in self.joint_reach[1:] if r > 0.0])
 
     # -- the check --------------------------------------------------------
 
@@ -284,7 +284,7 @@ class Zones:
         motion's walk), so each exact check also makes the skip's box; off: unrelated
         poses (an ik request), where making it would only cost time. The box made
         stays (the skip still tries it: comparisons only)."""
-        self._tracking = on and self.reach is not None
+        self._tracking = on and self.joint_reach is not None
 
     def _keep_box(self, q, gaps):
         """Make the skip's box around pose q from its gaps (mm): gaps[0] to the zones the
@@ -314,7 +314,7 @@ class Zones:
             m = self._moving
             rest = other
         ref = self._ref
-        reach = self.reach
+        reach = self.joint_reach
         moved = self._moved
         total = 0.0
         for j in range(first, n):
