@@ -250,7 +250,9 @@ def test_chain_board_checks(tmp_path):
 def test_zones_check_every_link_of_a_chain_arm():
     """A chain arm's links (joint origin to joint origin, the last to the tip) go through armfw.zones."""
     data = json.loads(AL5D.read_text())
-    assert data["workspace"] == {"floor": {"height_mm": 0.0, "clearance_mm": 5.0}}   # armctl board import's table
+    # armctl board import's table and base column.
+    assert data["workspace"]["floor"] == {"height_mm": 0.0, "clearance_mm": 5.0}
+    assert [z["name"] for z in data["workspace"]["zones"]] == ["base"]
     del data["workspace"]
     assert board.from_dict(data).solver.zones.n_zones == 0      # no default zones for a chain
     data["workspace"] = {"floor": {"height_mm": 0.0, "clearance_mm": 5.0}, "link_radius_mm": {"link4": 10.0}}
