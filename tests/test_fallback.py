@@ -411,3 +411,17 @@ def test_move_with_the_calibration_the_board_runs(micropython, tmp_path, capsys)
                          "150", "0", "150"]) == 2
         with Link(sim.port) as link:
             assert link.request("where").fields == where.fields
+
+
+def test_the_error_figure_is_formatted_once_for_replies_and_the_page():
+    """Outcome.figure (armctl move's replies, the page's log) and Outcome.error_mm (the page's
+    preview) are one figure: mm to four places, the line's named off_line_mm."""
+    from armctl.fallback import Outcome
+    from armctl.link import parse
+    move = Outcome(True, "OK", "host-dls", fk_error_mm=0.0123456)
+    line = Outcome(True, "OK", "host-dls", fk_error_mm=0.00005001, waypoints=3)
+    assert move.figure() == " fk_err_mm=0.0123" and move.error_mm() == 0.0123
+    assert line.figure() == " off_line_mm=0.0001" and line.error_mm() == 0.0001
+    for o, key in ((move, "fk_err_mm"), (line, "off_line_mm")):
+        assert parse(["ok OK" + o.figure()]).fields[key] == o.error_mm()
+    assert Outcome(False, "TOO_FAR", "host-dls").figure() == "" and Outcome(False, "TOO_FAR", "host-dls").error_mm() is None

@@ -259,6 +259,12 @@ class ChainSolver(Solver):
         out[2] = pz
         return out
 
+    def joint_points(self, q):
+        """Every joint origin and the tip of joints q (radians), x y z mm each: fk's
+        self.origins (refilled by every call and by fk)."""
+        self.fk(q, self._tip)
+        return self.origins
+
     def ik(self, target, out, current=None, rule=0):
         """No closed form: the host solves a chain (the protocol answers NO_CLOSED_FORM).
 

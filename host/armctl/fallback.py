@@ -48,6 +48,8 @@ ANGLE_DIGITS = 6
 
 SOLVER_BOARD = "board"
 SOLVER_HOST = "host-dls"
+# The error figure's decimal places (mm), in replies and on the page alike (Outcome.error_mm).
+ERROR_PLACES = 4
 
 
 class Outcome:
@@ -73,12 +75,17 @@ class Outcome:
         self.waypoints = waypoints
         self.nearest = nearest      # tool position (mm) of the nearest pose found, for a refusal
 
+    def error_mm(self):
+        """The error figure (mm to ERROR_PLACES places; None if none): what figure() writes."""
+        return None if self.fk_error_mm is None else round(self.fk_error_mm, ERROR_PLACES)
+
     def figure(self):
         """The figure for a reply: fk_err_mm=E (a move) or off_line_mm=E (a line), space first; "" if none."""
-        if self.fk_error_mm is None:
+        e = self.error_mm()
+        if e is None:
             return ""
         # A line's figure is the farthest any pose the board commands strays from the line.
-        return " %s=%.4f" % ("off_line_mm" if self.waypoints else "fk_err_mm", self.fk_error_mm)
+        return " %s=%.*f" % ("off_line_mm" if self.waypoints else "fk_err_mm", ERROR_PLACES, e)
 
     def describe(self):
         """Lines for a person: solver, status, FK error, pose reached or the refusal."""
@@ -454,7 +461,7 @@ def _on_the_pulse_grid(mover, poses, p0, p1, max_step):
     for q in poses[1:-1]:
         us = np.floor(zero + slope * q)[None, :] + corners
         grid = (us - zero) / slope
-        ok = np.all((us >= lo_us) & (us <= hi_us), axis=1) & twin.within_limits(grid, eps=1e-9)
+        ok = np.all((us >= lo_us) & (us <= hi_us), axis=1) & twin.within_limits(grid)
         tips = twin.fk(grid)
         ab = p1 - p0
         t = np.clip((tips - p0) @ ab / float(ab @ ab), 0.0, 1.0)
