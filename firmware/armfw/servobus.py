@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: MIT
+"""The half-duplex UART under the serial bus servo drivers (armfw.sts, armfw.dynamixel).
+
+Bus servos share one signal wire: the board talks, then listens for the
+servo's answer on the same wire. Three wirings are common, and the board
+file says which (driver fields below):
+
+- a bus adapter that turns the line around by itself (Feetech's URT-1,
+  Waveshare's bus servo boards, ROBOTIS U2D2): TX and RX to the adapter, no
+  direction pin;
+- a tri-state buffer (74HC126/74LS241) whose direction the board drives:
+  "dir_pin" is high while the board transmits, low while it listens;
+- TX and RX tied to the one wire (through a resistor or a diode): the board
+  hears its own bytes, "echo": true reads them back and drops them.
+
+Units: a bus servo takes a goal position in its own ticks (an STS3215 has
+4096 per turn, an XL330 4096), not a pulse width. For a board whose driver is
+a bus driver, the servo map's "pulse" (armfw.servo: center_us, us_per_rad,
+min_us, max_us, the gripper's open_us and close_us) is that tick count:
+center_us is the tick at the servo's middle (2048), us_per_rad is
+ticks_per_rev / 2 pi (651.9 for 4096), and the window min_us..max_us is in
+ticks. Everything else is unchanged: the window is checked against the joint
+limits at load, and a goal outside it is refused, never clamped. The driver
+refuses anything outside 0..ticks_per_rev - 1 as well.
+
+Feedback fields, read by armfw.feedback (0 or absent: that check is off):
+
+    max_lag      ticks between the goal sent and the position read back
+    max_load     the servo's load reading (per mille of its maximum torque)
+    min_volts, max_volts, max_temp_c
+"""
+
+from armfw.compat import const
+
+# The driver section of a bus servo board (each driver adds nothing of its own).
+FIELDS = ("kind", "uart_id", "tx", "rx", "baud", "dir_pin", "echo", "timeout_ms", "ticks_per_rev",
+          "max_lag", "max_load", "min_volts", "max_volts", "max_temp_c")
+LIMIT = ("ticks_per_rev", "a goal of %d ticks is past the last tick of a %d-tick turn")
+_DRAIN = const(16)
+
+
+class BusError(OSError):
+    """A servo did not answer, or answered with a bad packet; the message names its ID."""
+
+
+class Bus:
+    """One half-duplex UART: send(packet), then receive(buf, n) the answer.
+
+    uart: a machine.UART (or anything with write, readinto(buf, n), any(), flush);
+    direction: a machine.Pin driven high while sending, or None; echo: the board
+    hears what it sends (one wire on TX and RX), so each packet is read back first.
+    """
+
+    def __init__(self, uart, direction=None, echo=False):
+        self.uart = uart
+        self.direction = direction
+        self.echo = echo
+        self._drain = bytearray(_DRAIN)
+
+    def _discard(self, n):
+        """Read and drop up to n bytes (n < 0: whatever is waiting); stops at a timeout."""
+        uart = self.uart
+        buf = self._drain
+        while n != 0:
+            if n < 0 and not uart.any():
+                return
+            got = uart.readinto(buf, _DRAIN if n < 0 or n > _DRAIN else n)
+            if not got:
+                return
+            if n > 0:
+                n -= got
+
+    def send(self, packet):
+        """Write packet (all of it), after dropping any stale byte left on the line."""
+        self._discard(-1)
+        d = self.direction
+        if d is not None:
+            d.value(1)
+        self.uart.write(packet)
+        if d is not None:
+            self.uart.flush()       # the last stop bit is out before the line is released
+            d.value(0)
+        if self.echo:
+            self._discard(len(packet))
+
+    def receive(self, buf, n):
+        """Read n bytes into buf; returns how many came before the UART's timeout."""
+        uart = self.uart
+        got = uart.readinto(buf, n) or 0
+        while 0 < got < n:      # a gap between bytes longer than timeout_char: rare, may allocate
+            more = uart.readinto(memoryview(buf)[got:], n - got)
+            if not more:
+                break
+            got += more
+        return got
+
+
+# -- the board file's driver section, shared by armfw.sts and armfw.dynamixel --
+
+def check(settings, mcu, where, outputs, max_id, ticks_default):
+    """UART wiring, IDs and feedback limits; returns ticks_per_rev (the goal must stay below it)."""
+    from armfw.fields import BoardError, gpio, integer, number
+    integer(settings, "uart_id", where, 0, 7)
+    tx = gpio(integer(settings, "tx", where, 0, 255), where + ".tx", mcu)
+    rx = integer(settings, "rx", where, 0, 255)
+    if "dir_pin" in settings:
+        d = gpio(integer(settings, "dir_pin", where, 0, 255), where + ".dir_pin", mcu)
+        if d in (tx, rx):
+            raise BoardError("%s.dir_pin: GPIO %d is already tx or rx" % (where, d))
+    if "echo" in settings and not isinstance(settings["echo"], bool):
+        raise BoardError("%s.echo: must be true or false" % where)
+    integer(settings, "baud", where, 9600, 4500000)
+    if "timeout_ms" in settings:
+        integer(settings, "timeout_ms", where, 1, 1000)
+    ticks = integer(settings, "ticks_per_rev", where, 2, 1 << 16) if "ticks_per_rev" in settings else ticks_default
+    for key in ("max_lag", "max_load", "min_volts", "max_volts", "max_temp_c"):
+        if key in settings and number(settings, key, where) < 0:
+            raise BoardError("%s.%s: must be >= 0 (0: off), got %r" % (where, key, settings[key]))
+    for field, channel in outputs:
+        if channel > max_id:
+            raise BoardError("%s: %d is not a servo ID on this bus (0..%d)" % (field, channel, max_id))
+    return ticks
+
+
+def open_bus(d):
+    """The Bus of a board's driver section, on machine.UART."""
+    from machine import UART, Pin
+    uart = UART(d["uart_id"], baudrate=d["baud"], tx=Pin(d["tx"]), rx=Pin(d["rx"]),
+                timeout=d.get("timeout_ms", 10), timeout_char=2)
+    direction = Pin(d["dir_pin"], Pin.OUT, value=0) if "dir_pin" in d else None
+    return Bus(uart, direction, d.get("echo", False))
+
+
+def where(d):
+    """The UART a board's driver section names, for a message."""
+    return "UART %d (tx GPIO %d, rx GPIO %d, %d baud)" % (d["uart_id"], d["tx"], d["rx"], d["baud"])
