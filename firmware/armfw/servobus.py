@@ -30,6 +30,8 @@ Feedback fields, read by armfw.feedback (0 or absent: that check is off):
     min_volts, max_volts, max_temp_c
 """
 
+from array import array
+
 from armfw.compat import const
 
 # The driver section of a bus servo board (each driver adds nothing of its own).
@@ -93,6 +95,138 @@ class Bus:
                 break
             got += more
         return got
+
+
+class BusServos:
+    """What the STS and Dynamixel drivers share: the driver interface over sync writes.
+
+    A subclass gives the protocol: GOAL and TORQUE (register addresses), GOAL_WIDTH
+    (bytes), KIND (its name in messages), _sync_write(address, width, count) (starts a
+    packet in self._tx, returns where its entries go), _send(end) (finishes and sends
+    tx[:end]), ping(id) and positions(out).
+    """
+
+    def __init__(self, bus, ids, ticks_per_rev, place, max_id, tx_size, rx_size):
+        n = len(ids)
+        self.bus = bus
+        self.ids = list(ids)
+        self.n = n
+        self.period_us = ticks_per_rev          # the drivers' bound on a pulse, here in ticks
+        self._slot = {}
+        for i, servo in enumerate(self.ids):
+            if type(servo) is not int or servo < 0 or servo > max_id or servo in self._slot:
+                raise ValueError("servo ID %r is not 0..%d or is listed twice" % (servo, max_id))
+            self._slot[servo] = i
+        self._tx = bytearray(tx_size)
+        self._views = {}                         # packet length -> memoryview, made on first use
+        self._rx = bytearray(rx_size)
+        self._torque = bytearray(n)
+        self._one_id = [0]
+        self._one_goal = [0]
+        self.position = array("i", bytes(4 * n))
+        self.load = array("h", bytes(2 * n))
+        self.volts10 = bytearray(n)
+        self.temp_c = bytearray(n)
+        self.errors = bytearray(n)
+        missing = [servo for servo in self.ids if not self.ping(servo)]
+        if missing:
+            raise BusError("no %s servo answers at ID %s on %s: check the servo power, the wiring "
+                           "and each servo's ID" % (self.KIND, ", ".join(str(m) for m in missing), place))
+        self.off()
+
+    def _view(self, size):
+        """tx[:size] as a memoryview, made once per size."""
+        view = self._views.get(size)
+        if view is None:
+            view = self._views[size] = memoryview(self._tx)[:size]
+        return view
+
+    def _entry(self, at, servo, value, width):
+        """One sync write entry at tx[at]: the ID, then value little-endian; returns the next."""
+        tx = self._tx
+        tx[at] = servo
+        for k in range(width):
+            tx[at + 1 + k] = value & 0xFF
+            value >>= 8
+        return at + 1 + width
+
+    def _check(self, servo, ticks):
+        slot = self._slot.get(servo)
+        if slot is None:
+            raise ValueError("no servo with ID %r on this bus" % (servo,))
+        if type(ticks) is not int or ticks < 0 or ticks >= self.period_us:
+            raise ValueError("goal must be an int 0..%d ticks, got %r" % (self.period_us - 1, ticks))
+        return slot
+
+    def set_us(self, servo, ticks):
+        """Goal position ticks (int, 0..ticks_per_rev - 1) for servo; torque on if it was off."""
+        self._one_id[0] = servo
+        self._one_goal[0] = ticks
+        self.set_many(self._one_id, self._one_goal)
+
+    def set_many(self, servos, ticks):
+        """ticks[i] to servos[i] for every i, in one SYNC WRITE (all checked before any is sent)."""
+        count = len(servos)
+        if count == 0:
+            return
+        if count > self.n or len(ticks) != count:
+            raise ValueError("one goal per servo of this bus")
+        for i in range(count):
+            self._check(servos[i], ticks[i])
+        at = self._sync_write(self.GOAL, self.GOAL_WIDTH, count)
+        for i in range(count):
+            at = self._entry(at, servos[i], ticks[i], self.GOAL_WIDTH)
+        self._send(at)
+        # The goal goes first: a servo whose torque came on before it would
+        # drive to whatever goal it last held.
+        torque = self._torque
+        slots = self._slot
+        off = 0
+        for i in range(count):
+            if not torque[slots[servos[i]]]:
+                off += 1
+        if off:
+            at = self._sync_write(self.TORQUE, 1, off)
+            for i in range(count):
+                slot = slots[servos[i]]
+                if not torque[slot]:
+                    at = self._entry(at, servos[i], 1, 1)
+                    torque[slot] = 1
+            self._send(at)
+
+    def off(self, servo=None):
+        """Torque off for servo (None: every servo of the board), in one SYNC WRITE."""
+        if servo is None:
+            at = self._sync_write(self.TORQUE, 1, self.n)
+            for i in range(self.n):
+                at = self._entry(at, self.ids[i], 0, 1)
+                self._torque[i] = 0
+            self._send(at)
+            return
+        slot = self._slot.get(servo)
+        if slot is None:
+            raise ValueError("no servo with ID %r on this bus" % (servo,))
+        self._send(self._entry(self._sync_write(self.TORQUE, 1, 1), servo, 0, 1))
+        self._torque[slot] = 0
+
+    def deinit(self):
+        """Every torque off: the servos go limp."""
+        self.off()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.deinit()
+
+    def status(self, i):
+        """(load per mille, volts10, temp_c, errors) of ids[i], as the last positions() read them."""
+        return self.load[i], self.volts10[i], self.temp_c[i], self.errors[i]
+
+    def _fail(self, silent, servo, what):
+        if silent:
+            raise BusError("servo bus: no answer from ID %d to %s (read timeout)" % (servo, what))
+        raise BusError("servo bus: bad packet from ID %d to %s (checksum or framing)" % (servo, what))
 
 
 # -- the board file's driver section, shared by armfw.sts and armfw.dynamixel --
