@@ -95,16 +95,14 @@ class FakeSTS:
         m[PRESENT_LOAD + 1] = raw >> 8
 
 
-class FakeSTSBus:
-    """A machine.UART (write, readinto, any, flush) with STS servos on the line.
+class FakeBus:
+    """A machine.UART (write, readinto, any, flush) with servos on the line; a subclass
+    speaks the protocol (_take a packet written, _answer with a status packet)."""
 
-    ids: the servos; present: their starting positions (one per ID, or one for all).
-    """
-
-    def __init__(self, ids, present=2048, follow=1.0):
+    def __init__(self, servos, follow):
         self.servos = {}
-        for k, i in enumerate(ids):
-            self.servos[i] = FakeSTS(i, present[k] if isinstance(present, (list, tuple)) else present)
+        for s in servos:
+            self.servos[s.id] = s
         self.follow = follow
         self.echo = False
         self.quiet = {}         # id -> True: does not answer
@@ -174,11 +172,17 @@ class FakeSTSBus:
         self._take(packet, n)
         return n
 
-    # -- the servos' side ---------------------------------------------------
-
     def _emit(self, b):
         self._out[self._tail] = b
         self._tail += 1
+
+
+class FakeSTSBus(FakeBus):
+    """STS3215 servos: ids, present (their starting positions: one per ID, or one for all)."""
+
+    def __init__(self, ids, present=2048, follow=1.0):
+        FakeBus.__init__(self, [FakeSTS(i, present[k] if isinstance(present, (list, tuple)) else present)
+                                for k, i in enumerate(ids)], follow)
 
     def _answer(self, servo, data_at, count):
         """A status packet from servo: its error byte and count bytes of its memory from data_at."""
@@ -246,3 +250,176 @@ class FakeSTSBus:
                 s.written()
                 if target != BROADCAST:
                     self._answer(s, 0, 0)
+
+
+# -- ROBOTIS Dynamixel, Protocol 2.0 ------------------------------------------
+#
+# (ROBOTIS e-Manual, Protocol 2.0 and the XL330-M288 control table; dynamixel-sdk,
+# which tests/test_dynamixel.py runs against this fake.)
+#     FF FF FD 00 ID LEN_L LEN_H INSTR PARAMS CRC_L CRC_H
+# CRC-16, polynomial 8005, MSB first, initial 0, over every byte before it; FF FF FD
+# inside INSTR/PARAMS is stuffed to FF FF FD FD.
+
+XL330_MODEL = 1200
+DXL_TORQUE_ENABLE = 64
+DXL_HARDWARE_ERROR = 70
+DXL_GOAL_POSITION = 116
+DXL_PRESENT_LOAD = 126
+DXL_PRESENT_POSITION = 132
+DXL_PRESENT_VOLTAGE = 144
+DXL_PRESENT_TEMPERATURE = 146
+DXL_STATUS = 0x55
+
+
+def crc16_8005(data, start, end, crc=0):
+    """CRC of data[start:end], bit by bit from the polynomial (independent of any table)."""
+    for i in range(start, end):
+        crc ^= data[i] << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x8005) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
+    return crc
+
+
+class FakeXL330:
+    """One XL330: its control table (little-endian, two's complement)."""
+
+    def __init__(self, servo_id, present=2048, volts10=50, temp_c=30):
+        m = self.memory = bytearray(256)
+        m[0] = XL330_MODEL & 0xFF
+        m[1] = XL330_MODEL >> 8
+        m[6] = 46           # firmware version
+        m[7] = servo_id
+        self.id = servo_id
+        self.present = present
+        self.goal = present
+        self.load = 0
+        m[DXL_PRESENT_VOLTAGE] = volts10
+        m[DXL_PRESENT_TEMPERATURE] = temp_c
+        self.blocked = False
+        self.errors = 0     # the status packet's ERROR byte (bit 7: hardware alert)
+
+    @property
+    def torque(self):
+        return self.memory[DXL_TORQUE_ENABLE]
+
+    def _put(self, address, value, width):
+        for k in range(width):
+            self.memory[address + k] = (value >> (8 * k)) & 0xFF
+
+    def written(self):
+        m = self.memory
+        g = m[116] | m[117] << 8 | m[118] << 16 | m[119] << 24
+        self.goal = g - (1 << 32) if g & 0x80000000 else g
+
+    def step(self, follow):
+        if self.torque and self.blocked:
+            d = self.goal - self.present
+            self.load = MAX_LOAD if d > 0 else -MAX_LOAD if d < 0 else 0
+        else:
+            self.load = 0
+            if self.torque:
+                if follow >= 1.0:
+                    self.present = self.goal
+                else:
+                    self.present += int((self.goal - self.present) * follow)
+        self._put(DXL_PRESENT_POSITION, self.present & 0xFFFFFFFF, 4)
+        self._put(DXL_PRESENT_LOAD, self.load & 0xFFFF, 2)
+
+
+class FakeDynamixelBus(FakeBus):
+    """XL330 servos on a Protocol 2.0 bus (as FakeSTSBus)."""
+
+    def __init__(self, ids, present=2048, follow=1.0):
+        FakeBus.__init__(self, [FakeXL330(i, present[k] if isinstance(present, (list, tuple)) else present)
+                                for k, i in enumerate(ids)], follow)
+        self._status = bytearray(256)
+
+    def _answer(self, servo, data_at, count, data=None):
+        """A status packet of servo: its ERROR, then count bytes of memory from data_at."""
+        if self.quiet.get(servo.id):
+            return
+        p = self._status
+        p[0] = 0xFF
+        p[1] = 0xFF
+        p[2] = 0xFD
+        p[3] = 0
+        p[4] = servo.id
+        p[7] = DXL_STATUS
+        p[8] = servo.errors
+        n = 9
+        src = servo.memory if data is None else data
+        for a in range(data_at, data_at + count):
+            p[n] = src[a]
+            n += 1
+            if p[n - 1] == 0xFD and p[n - 2] == 0xFF and p[n - 3] == 0xFF:
+                p[n] = 0xFD
+                n += 1
+        length = n - 7 + 2
+        p[5] = length & 0xFF
+        p[6] = length >> 8
+        crc = crc16_8005(p, 0, n)
+        if self.garbled.get(servo.id):
+            crc ^= 0x5A5A
+        p[n] = crc & 0xFF
+        p[n + 1] = crc >> 8
+        for i in range(n + 2):
+            self._emit(p[i])
+
+    def _take(self, p, n):
+        if n < 10 or p[0] != 0xFF or p[1] != 0xFF or p[2] != 0xFD or p[3] != 0 or (p[5] | p[6] << 8) + 7 != n:
+            self.bad_packets += 1
+            return
+        if crc16_8005(p, 0, n - 2) != p[n - 2] | p[n - 1] << 8:
+            self.bad_packets += 1
+            return
+        # Unstuff the instruction and parameters.
+        end = n - 2
+        out = 7
+        i = 7
+        while i < end:
+            p[out] = p[i]
+            if p[i] == 0xFD and p[i - 1] == 0xFF and p[i - 2] == 0xFF and i + 1 < end and p[i + 1] == 0xFD:
+                i += 1
+            out += 1
+            i += 1
+        self.packets += 1
+        target = p[4]
+        instruction = p[7]
+        params = out - 8
+        if instruction in (0x82, 0x83):     # SYNC READ, SYNC WRITE
+            address = p[8] | p[9] << 8
+            width = p[10] | p[11] << 8
+            if instruction == 0x83:
+                at = 12
+                while at + width < out + 1 and at < out:
+                    s = self.servos.get(p[at])
+                    if s is not None:
+                        for k in range(width):
+                            s.memory[address + k] = p[at + 1 + k]
+                        s.written()
+                    at += width + 1
+            else:
+                for at in range(12, out):
+                    s = self.servos.get(p[at])
+                    if s is not None:
+                        s.step(self.follow)
+                        self._answer(s, address, width)
+            return
+        s = self.servos.get(target)
+        if s is None:
+            return
+        if instruction == 0x01:             # PING: model number, firmware version
+            self._ping(s)
+        elif instruction == 0x02 and params == 4:
+            s.step(self.follow)
+            self._answer(s, p[8] | p[9] << 8, p[10] | p[11] << 8)
+        elif instruction == 0x03 and params >= 3:
+            address = p[8] | p[9] << 8
+            for k in range(params - 2):
+                s.memory[address + k] = p[10 + k]
+            s.written()
+            self._answer(s, 0, 0)
+
+    def _ping(self, s):
+        m = s.memory
+        self._answer(s, 0, 3, bytes((m[0], m[1], m[6])))

@@ -12,8 +12,9 @@ import micropython
 
 TESTS = sys.argv[0].rsplit("/", 2)[0]
 sys.path.append(TESTS)                            # for fake_uart
-from fake_uart import FakeSTSBus
+from fake_uart import FakeDynamixelBus, FakeSTSBus
 from armfw import feedback
+from armfw.dynamixel import DynamixelServos
 from armfw.servobus import Bus
 from armfw.sts import STSServos
 
@@ -36,7 +37,7 @@ def exercise(driver, goals, limits):
 
 def measure(name, driver):
     goals = [0] * 5
-    limits = feedback.Limits({"max_lag": 5, "max_load": 500, "max_temp_c": 60, "min_volts": 6, "max_volts": 8.4},
+    limits = feedback.Limits({"max_lag": 5, "max_load": 500, "max_temp_c": 60, "min_volts": 4.5, "max_volts": 8.4},
                              ["a", "b", "c", "d", "e", "gripper"])
     exercise(driver, goals, limits)
     gc.collect()
@@ -57,6 +58,9 @@ def measure(name, driver):
 out = [0] * 6
 print("positions sts %s" % STSServos(Bus(FakeSTSBus(IDS, present=[100, 200, 300, 400, 500, 600])), IDS).positions(out))
 measure("sts", STSServos(Bus(FakeSTSBus(IDS)), IDS))
+print("positions dynamixel %s" % DynamixelServos(Bus(FakeDynamixelBus(IDS, present=[100, 200, 300, 400, 500, 600])),
+                                                 IDS).positions(out))
+measure("dynamixel", DynamixelServos(Bus(FakeDynamixelBus(IDS)), IDS))
 # Control: the same steps through a bus that records every packet must show
 # allocation, or the measurement above proves nothing.
 recording = FakeSTSBus(IDS)
