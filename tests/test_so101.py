@@ -84,3 +84,27 @@ def test_a_target_under_the_table_says_it_is_reached_but_in_the_floor_zone():
     assert outcome.message.endswith("would enter zone floor")
     # The nearest pose is on the target, and it is the floor it breaks.
     assert np.linalg.norm(outcome.nearest - target) <= numik.TOL_MM
+
+
+@pytest.mark.parametrize("bus, boot", [
+    ("1,2,3,4,6", "error BAD_BOARD BusError: no STS servo answers at ID 5 on UART 1 (tx GPIO 4, rx GPIO 5, "
+                  "1000000 baud): check the servo power, the wiring and each servo's ID"),
+    ("1,2,3,4,5,6", "# armfw "),
+])
+def test_the_so101_boots_on_its_bus_under_micropython(micropython, bus, boot):
+    """main.py on the Unix port, the board's UART holding fake STS3215s (tests/mp/fake_machine):
+    a missing servo is named at boot and in every answer; with all six the arm homes and relaxes."""
+    from armctl import FIRMWARE_DIR, memory
+    lines = ["info", "home", "where", "relax", "where"]
+    _, out = memory.answer(micropython, FIRMWARE_DIR, SO101, lines, 512,
+                           extra_path=memory.FAKE_MACHINE_PATH, extra_env={"ARMCTL_FAKE_BUS": bus})
+    banner, replies = memory.replies(out)
+    assert banner.startswith(boot), out
+    if boot.startswith("error"):
+        assert replies == [[boot]] * len(lines)
+    else:
+        finals = [r[-1] for r in replies]
+        assert finals[0].startswith("ok name=so101 arm=chain ") and " gripper=6 " in finals[0], finals
+        assert finals[1].startswith("ok OK 0.000 0.000 0.000 0.000 0.000 "), finals
+        assert finals[2].startswith("ok OK 0.000 0.000 0.000 0.000 0.000 "), finals
+        assert finals[3] == "ok RELAXED" and finals[4].startswith("ok RELAXED"), finals
