@@ -40,6 +40,7 @@ PRESENT_VOLTAGE = 62
 PRESENT_TEMPERATURE = 63
 MEMORY = 128
 MAX_LOAD = 1000         # per mille
+TICKS = 4096            # STS3215 position counts a turn
 
 
 class FakeSTS:
@@ -86,9 +87,9 @@ class FakeSTS:
         else:
             self.load = 0
         m = self.memory
-        p = self.present
-        m[PRESENT_POSITION] = p & 0xFF if p >= 0 else (-p) & 0xFF
-        m[PRESENT_POSITION + 1] = (p >> 8) & 0x7F if p >= 0 else ((-p) >> 8) & 0x7F | 0x80
+        p = self.present % TICKS       # one magnetic encoder turn: past 4095 it reads 0 again
+        m[PRESENT_POSITION] = p & 0xFF
+        m[PRESENT_POSITION + 1] = p >> 8
         load = self.load
         raw = load if load >= 0 else (-load) | 0x400
         m[PRESENT_LOAD] = raw & 0xFF
