@@ -43,8 +43,43 @@ MAX_LOAD = 1000         # per mille
 TICKS = 4096            # STS3215 position counts a turn
 
 
-class FakeSTS:
+class FakeServo:
+    """What every fake servo does: follow its goal when torqued, push against a block.
+
+    A subclass sets memory (its table), id, TORQUE_AT (the torque register) and
+    writes its read-only registers in _store()."""
+
+    def _start(self, servo_id, present):
+        self.id = servo_id
+        self.present = present
+        self.goal = present
+        self.load = 0
+        self.blocked = False
+        self.errors = 0     # the status packet's ERROR byte
+
+    @property
+    def torque(self):
+        return self.memory[self.TORQUE_AT]
+
+    def step(self, follow):
+        """Move toward the goal (torque on and not blocked), then refresh the read-only registers."""
+        if self.torque and self.blocked:
+            d = self.goal - self.present
+            self.load = MAX_LOAD if d > 0 else -MAX_LOAD if d < 0 else 0
+        else:
+            self.load = 0
+            if self.torque:
+                if follow >= 1.0:
+                    self.present = self.goal    # no float: the fake allocates nothing
+                else:
+                    self.present += int((self.goal - self.present) * follow)
+        self._store()
+
+
+class FakeSTS(FakeServo):
     """One STS3215: its memory table (little-endian words, sign and magnitude)."""
+
+    TORQUE_AT = TORQUE_ENABLE
 
     def __init__(self, servo_id, present=2048, volts10=74, temp_c=30):
         m = self.memory = bytearray(MEMORY)
@@ -52,40 +87,15 @@ class FakeSTS:
         m[4] = STS3215_MODEL >> 8
         m[5] = servo_id
         m[6] = 0            # 1 Mbit/s
-        self.id = servo_id
-        self.present = present
-        self.goal = present
-        self.load = 0
         m[PRESENT_VOLTAGE] = volts10
         m[PRESENT_TEMPERATURE] = temp_c
-        self.blocked = False
-        self.errors = 0
-
-    def _word(self, address):
-        return self.memory[address] | self.memory[address + 1] << 8
-
-    @property
-    def torque(self):
-        return self.memory[TORQUE_ENABLE]
+        self._start(servo_id, present)
 
     def written(self):
         """After a write: take the goal register."""
-        self.goal = self._word(GOAL_POSITION)
+        self.goal = self.memory[GOAL_POSITION] | self.memory[GOAL_POSITION + 1] << 8
 
-    def step(self, follow):
-        """Move toward the goal (torque on and not blocked), then refresh the read-only registers."""
-        if self.torque:
-            if self.blocked:
-                d = self.goal - self.present
-                self.load = MAX_LOAD if d > 0 else -MAX_LOAD if d < 0 else 0
-            else:
-                if follow >= 1.0:
-                    self.present = self.goal    # no float: the fake allocates nothing
-                else:
-                    self.present += int((self.goal - self.present) * follow)
-                self.load = 0
-        else:
-            self.load = 0
+    def _store(self):
         m = self.memory
         p = self.present % TICKS       # one magnetic encoder turn: past 4095 it reads 0 again
         m[PRESENT_POSITION] = p & 0xFF
@@ -177,6 +187,24 @@ class FakeBus:
         self._out[self._tail] = b
         self._tail += 1
 
+    def _sync_write(self, p, at, end, address, width):
+        """The SYNC WRITE entries p[at:end] (ID, then width bytes) into each listed servo."""
+        while at + width < end:
+            s = self.servos.get(p[at])
+            if s is not None:
+                for k in range(width):
+                    s.memory[address + k] = p[at + 1 + k]
+                s.written()
+            at += width + 1
+
+    def _sync_read(self, p, at, end, address, width):
+        """Each servo listed in p[at:end] answers, in that order."""
+        for i in range(at, end):
+            s = self.servos.get(p[i])
+            if s is not None:
+                s.step(self.follow)
+                self._answer(s, address, width)
+
 
 class FakeSTSBus(FakeBus):
     """STS3215 servos: ids, present (their starting positions: one per ID, or one for all)."""
@@ -217,24 +245,9 @@ class FakeSTSBus(FakeBus):
         instruction = p[4]
         params = n - 6      # from p[5]
         if instruction == SYNC_WRITE:
-            address = p[5]
-            width = p[6]
-            at = 7
-            while at + width < n:
-                s = self.servos.get(p[at])
-                if s is not None:
-                    for k in range(width):
-                        s.memory[address + k] = p[at + 1 + k]
-                    s.written()
-                at += width + 1
+            self._sync_write(p, 7, n - 1, p[5], p[6])
         elif instruction == SYNC_READ:
-            address = p[5]
-            width = p[6]
-            for at in range(7, n - 1):
-                s = self.servos.get(p[at])
-                if s is not None:
-                    s.step(self.follow)
-                    self._answer(s, address, width)
+            self._sync_read(p, 7, n - 1, p[5], p[6])
         else:
             s = self.servos.get(target)
             if s is None:
@@ -281,8 +294,10 @@ def crc16_8005(data, start, end, crc=0):
     return crc
 
 
-class FakeXL330:
+class FakeXL330(FakeServo):
     """One XL330: its control table (little-endian, two's complement)."""
+
+    TORQUE_AT = DXL_TORQUE_ENABLE
 
     def __init__(self, servo_id, present=2048, volts10=50, temp_c=30):
         m = self.memory = bytearray(256)
@@ -290,18 +305,9 @@ class FakeXL330:
         m[1] = XL330_MODEL >> 8
         m[6] = 46           # firmware version
         m[7] = servo_id
-        self.id = servo_id
-        self.present = present
-        self.goal = present
-        self.load = 0
         m[DXL_PRESENT_VOLTAGE] = volts10
         m[DXL_PRESENT_TEMPERATURE] = temp_c
-        self.blocked = False
-        self.errors = 0     # the status packet's ERROR byte (bit 7: hardware alert)
-
-    @property
-    def torque(self):
-        return self.memory[DXL_TORQUE_ENABLE]
+        self._start(servo_id, present)
 
     def _put(self, address, value, width):
         for k in range(width):
@@ -312,17 +318,7 @@ class FakeXL330:
         g = m[116] | m[117] << 8 | m[118] << 16 | m[119] << 24
         self.goal = g - (1 << 32) if g & 0x80000000 else g
 
-    def step(self, follow):
-        if self.torque and self.blocked:
-            d = self.goal - self.present
-            self.load = MAX_LOAD if d > 0 else -MAX_LOAD if d < 0 else 0
-        else:
-            self.load = 0
-            if self.torque:
-                if follow >= 1.0:
-                    self.present = self.goal
-                else:
-                    self.present += int((self.goal - self.present) * follow)
+    def _store(self):
         self._put(DXL_PRESENT_POSITION, self.present & 0xFFFFFFFF, 4)
         self._put(DXL_PRESENT_LOAD, self.load & 0xFFFF, 2)
 
@@ -391,20 +387,9 @@ class FakeDynamixelBus(FakeBus):
             address = p[8] | p[9] << 8
             width = p[10] | p[11] << 8
             if instruction == 0x83:
-                at = 12
-                while at + width < out + 1 and at < out:
-                    s = self.servos.get(p[at])
-                    if s is not None:
-                        for k in range(width):
-                            s.memory[address + k] = p[at + 1 + k]
-                        s.written()
-                    at += width + 1
+                self._sync_write(p, 12, out, address, width)
             else:
-                for at in range(12, out):
-                    s = self.servos.get(p[at])
-                    if s is not None:
-                        s.step(self.follow)
-                        self._answer(s, address, width)
+                self._sync_read(p, 12, out, address, width)
             return
         s = self.servos.get(target)
         if s is None:

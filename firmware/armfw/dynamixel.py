@@ -30,7 +30,7 @@ positions, status); ticks are the X series' 4096 per turn.
 from array import array
 
 from armfw.compat import const
-from armfw.servobus import FIELDS, LIMIT, BusServos      # noqa: F401 (FIELDS, LIMIT: armfw.drivers)
+from armfw.servobus import FIELDS, LIMIT, BusServos, board_functions  # noqa: F401 (FIELDS, LIMIT: armfw.drivers)
 
 _BROADCAST = const(0xFE)
 _PING = const(0x01)
@@ -223,17 +223,5 @@ class DynamixelServos(BusServos):
         return self._rx[2]
 
 
-# -- the board file's driver section (armfw.drivers) -----------------------
-
-def check(settings, mcu, where, outputs):
-    """UART, IDs (the joints' and gripper's channels) and limits; returns ticks_per_rev."""
-    from armfw import servobus
-    return servobus.check(settings, mcu, where, outputs, MAX_ID, TICKS_PER_REV)
-
-
-def make(board):
-    from armfw import servobus
-    from armfw.drivers import channels
-    d = board.driver
-    return DynamixelServos(servobus.open_bus(d), channels(board), d.get("ticks_per_rev", TICKS_PER_REV),
-                           servobus.where(d))
+# -- the board file's driver section (armfw.drivers): servobus's, with this bus's IDs and ticks
+check, make = board_functions(DynamixelServos, MAX_ID, TICKS_PER_REV)

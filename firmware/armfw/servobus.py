@@ -256,6 +256,19 @@ def check(settings, mcu, where, outputs, max_id, ticks_default):
     return ticks
 
 
+def board_functions(servos_class, max_id, ticks_default):
+    """A bus driver module's check(settings, mcu, where, outputs) and make(board) (armfw.drivers)."""
+
+    def check_bus(settings, mcu, where, outputs):
+        return check(settings, mcu, where, outputs, max_id, ticks_default)
+
+    def make(board):
+        from armfw.drivers import channels
+        d = board.driver
+        return servos_class(open_bus(d), channels(board), d.get("ticks_per_rev", ticks_default), bus_name(d))
+    return check_bus, make
+
+
 def open_bus(d):
     """The Bus of a board's driver section, on machine.UART."""
     from machine import UART, Pin
@@ -265,6 +278,6 @@ def open_bus(d):
     return Bus(uart, direction, d.get("echo", False))
 
 
-def where(d):
+def bus_name(d):
     """The UART a board's driver section names, for a message."""
     return "UART %d (tx GPIO %d, rx GPIO %d, %d baud)" % (d["uart_id"], d["tx"], d["rx"], d["baud"])

@@ -38,7 +38,7 @@ the servo's ID.
 """
 
 from armfw.compat import const
-from armfw.servobus import FIELDS, LIMIT, BusServos      # noqa: F401 (FIELDS, LIMIT: armfw.drivers)
+from armfw.servobus import FIELDS, LIMIT, BusServos, board_functions  # noqa: F401 (FIELDS, LIMIT: armfw.drivers)
 
 _BROADCAST = const(0xFE)
 _PING = const(0x01)
@@ -163,17 +163,5 @@ def _signed(raw, bit):
     return -(raw & (sign - 1)) if raw & sign else raw
 
 
-# -- the board file's driver section (armfw.drivers) -----------------------
-
-def check(settings, mcu, where, outputs):
-    """UART, IDs (the joints' and gripper's channels) and limits; returns ticks_per_rev."""
-    from armfw import servobus
-    return servobus.check(settings, mcu, where, outputs, MAX_ID, TICKS_PER_REV)
-
-
-def make(board):
-    from armfw import servobus
-    from armfw.drivers import channels
-    d = board.driver
-    return STSServos(servobus.open_bus(d), channels(board), d.get("ticks_per_rev", TICKS_PER_REV),
-                     servobus.where(d))
+# -- the board file's driver section (armfw.drivers): servobus's, with this bus's IDs and ticks
+check, make = board_functions(STSServos, MAX_ID, TICKS_PER_REV)
