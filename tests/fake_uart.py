@@ -206,6 +206,29 @@ class FakeBus:
                 self._answer(s, address, width)
 
 
+class SDKSerial:
+    """What a maker's SDK (its PortHandler's ser) reads and writes: pyserial's side, on a fake bus."""
+
+    def __init__(self, bus):
+        self.bus = bus
+
+    def write(self, data):
+        return self.bus.write(bytes(data))
+
+    def read(self, n):
+        buf = bytearray(n)
+        got = self.bus.readinto(buf, n) or 0
+        return bytes(buf[:got])
+
+    def reset_input_buffer(self):
+        while self.bus.any():
+            self.bus.readinto(bytearray(64))
+
+    @property
+    def in_waiting(self):
+        return self.bus.any()
+
+
 class FakeSTSBus(FakeBus):
     """STS3215 servos: ids, present (their starting positions: one per ID, or one for all)."""
 

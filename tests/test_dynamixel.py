@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fake_uart import FakeDynamixelBus, crc16_8005  # noqa: E402
-from test_sts import _Serial  # noqa: E402
+from fake_uart import FakeDynamixelBus, SDKSerial, crc16_8005  # noqa: E402
 
 from armfw import board as board_file, feedback, status  # noqa: E402
 from armfw.dynamixel import DynamixelServos, crc16  # noqa: E402
 from armfw.fields import BoardError  # noqa: E402
 from armfw.servobus import Bus, BusError  # noqa: E402
+from conftest import bus_board  # noqa: E402
 
 dxl = pytest.importorskip("dynamixel_sdk", reason="dynamixel-sdk (the test extra) is not installed")
 
@@ -31,7 +31,7 @@ class SDK:
 
     def __init__(self, bus):
         self.port = dxl.PortHandler("fake")
-        self.port.ser = _Serial(bus)
+        self.port.ser = SDKSerial(bus)
         self.port.is_open = True
         self.port.tx_time_per_byte = 10.0 / 1000.0
         self.ph = dxl.PacketHandler(2.0)
@@ -165,9 +165,7 @@ def test_errors_name_the_servo_and_the_alert_reads_the_hardware_error():
 
 
 def test_a_dynamixel_board_checks_its_ids():
-    from test_sts import sts_board
-    d = sts_board()
-    d["driver"]["kind"] = "dynamixel"
+    d = bus_board("dynamixel")
     board_file.from_dict(d)
     d["gripper"]["channel"] = 253
     with pytest.raises(BoardError, match=r"gripper.channel: 253 is not a servo ID on this bus \(0..252\)"):

@@ -2,7 +2,6 @@
 """The SO-101 board (boards/so101.json): STS3215 servos on a Feetech bus, a chain arm
 solved on the host with its wrist roll held, and the host's words for a target in a zone."""
 
-import copy
 import json
 import math
 

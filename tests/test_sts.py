@@ -8,7 +8,6 @@ writes the SDK reads back, and what the SDK writes our driver reads. No
 expected number here comes from our own driver.
 """
 
-import copy
 import json
 import os
 import random
@@ -20,46 +19,23 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fake_uart import FakeSTSBus  # noqa: E402
+from fake_uart import FakeSTSBus, SDKSerial  # noqa: E402
 
 from armfw import board as board_file, drivers, feedback, status  # noqa: E402
 from armfw.fields import BoardError  # noqa: E402
 from armfw.servobus import Bus, BusError  # noqa: E402
 from armfw.sts import STSServos  # noqa: E402
-from conftest import BOARDS, MP_SCRIPTS, ROOT  # noqa: E402
+from conftest import BOARDS, MP_SCRIPTS, ROOT, bus_board  # noqa: E402
 
 scs = pytest.importorskip("scservo_sdk", reason="ftservo-python-sdk (the test extra) is not installed")
 
 IDS = [1, 2, 3, 4, 5, 6]
 
 
-class _Serial:
-    """pyserial's side of the SDK's PortHandler, on a fake bus."""
-
-    def __init__(self, bus):
-        self.bus = bus
-
-    def write(self, data):
-        return self.bus.write(bytes(data))
-
-    def read(self, n):
-        buf = bytearray(n)
-        got = self.bus.readinto(buf, n) or 0
-        return bytes(buf[:got])
-
-    def reset_input_buffer(self):
-        while self.bus.any():
-            self.bus.readinto(bytearray(64))
-
-    @property
-    def in_waiting(self):
-        return self.bus.any()
-
-
 def sdk_on(bus):
     """Feetech's sms_sts packet handler talking to bus."""
     port = scs.PortHandler("fake")
-    port.ser = _Serial(bus)
+    port.ser = SDKSerial(bus)
     port.is_open = True
     port.tx_time_per_byte = 10.0 / 1000.0    # 1 Mbit/s, ms per byte as the SDK counts
     return scs.sms_sts(port)
@@ -301,21 +277,8 @@ def test_feedback_lag_below_the_threshold_passes_and_zero_turns_a_check_off():
 
 # -- the board file ---------------------------------------------------------
 
-def sts_board(**driver):
-    """A 5-joint arm on STS servos (IDs 1..5, gripper 6), windows in ticks."""
-    d = json.loads((BOARDS / "pico_pca9685.json").read_text())
-    d["name"] = "pico_sts"
-    d["driver"] = dict({"kind": "sts", "uart_id": 1, "tx": 4, "rx": 5, "baud": 1000000,
-                        "ticks_per_rev": 4096}, **driver)
-    for i, j in enumerate(d["joints"]):
-        j.update(channel=i + 1, center_us=2048, us_per_rad=4096 / (2 * 3.141592653589793),
-                 min_us=600, max_us=3500)
-    d["gripper"] = {"channel": 6, "open_us": 1500, "close_us": 2500, "min_us": 1000, "max_us": 3000}
-    return d
-
-
 def test_an_sts_board_loads_and_its_windows_are_ticks():
-    b = board_file.from_dict(sts_board())
+    b = board_file.from_dict(bus_board("sts"))
     assert drivers.channels(b) == IDS
     # 125 deg from the middle: 2048 + 125 deg * 4096/360 ticks, rounded.
     assert b.servos.pulse(0, 125 * 3.141592653589793 / 180) == round(2048 + 125 * 4096 / 360)
@@ -333,12 +296,12 @@ def test_an_sts_board_loads_and_its_windows_are_ticks():
 ])
 def test_bad_sts_fields_are_named(change, message):
     with pytest.raises(BoardError) as e:
-        board_file.from_dict(sts_board(**change), "b.json")
+        board_file.from_dict(bus_board("sts", **change), "b.json")
     assert message in str(e.value)
 
 
 def test_an_id_past_the_bus_range_is_refused():
-    d = sts_board()
+    d = bus_board("sts")
     d["gripper"]["channel"] = 254
     with pytest.raises(BoardError, match=r"gripper.channel: 254 is not a servo ID on this bus \(0..253\)"):
         board_file.from_dict(d, "b.json")
@@ -378,7 +341,7 @@ def test_set_many_on_every_driver_is_set_us_for_each(tmp_path):
 
 def test_only_a_bus_board_loads_the_bus_driver(micropython, tmp_path):
     path = tmp_path / "pico_sts.json"
-    path.write_text(json.dumps(sts_board()))
+    path.write_text(json.dumps(bus_board("sts")))
     script = ("import sys\nfrom armfw import board\nb = board.load(%r)\n"
               "print(sorted(k for k in sys.modules if k.startswith('armfw')))\n")
     seen = {}
