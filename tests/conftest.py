@@ -81,6 +81,21 @@ def solver_only(board_name):
     return board_without_zones(board_name).solver
 
 
+def bus_board(kind, **driver):
+    """pico_pca9685's arm on bus servos of kind (sts, dynamixel): IDs 1..5, the gripper 6,
+    windows in ticks; driver: settings to add or change."""
+    import json
+    d = json.loads((BOARDS / "pico_pca9685.json").read_text())
+    d["name"] = "pico_" + kind
+    d["driver"] = dict({"kind": kind, "uart_id": 1, "tx": 4, "rx": 5, "baud": 1000000,
+                        "ticks_per_rev": 4096}, **driver)
+    for i, j in enumerate(d["joints"]):
+        j.update(channel=i + 1, center_us=2048, us_per_rad=4096 / (2 * 3.141592653589793),
+                 min_us=600, max_us=3500)
+    d["gripper"] = {"channel": 6, "open_us": 1500, "close_us": 2500, "min_us": 1000, "max_us": 3000}
+    return d
+
+
 _SUMMARY = []
 
 

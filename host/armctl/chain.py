@@ -252,7 +252,7 @@ def from_board(board):
         tool_axis = arm.tool_axis
     else:
         raise ValueError("chain: unknown arm kind %r" % arm.kind)
-    held = (4,) if arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0))) else ()
+    held = (4,) if arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0))) else tuple(getattr(arm, "held", ()))
     return Chain(fixed, axes, tool, arm.lo, arm.hi, arm.home, arm.names, tool_axis,
                  kind=arm.kind, solver=arm, held=held)
 

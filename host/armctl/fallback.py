@@ -250,8 +250,7 @@ class Mover:
             q[4] = math.radians(roll_deg)
         if not result.ok:
             return None, None, q0, Outcome(False, result.name, SOLVER_HOST, result.error_mm, np.degrees(q),
-                                           message="%s: no pose within %.3f mm (nearest misses by %.3f mm)"
-                                           % (result.name, numik.TOL_MM, result.error_mm), nearest=self.tip(q))
+                                           message=self._miss(result, q), nearest=self.tip(q))
         # The firmware's FK is the judge of the host's answer.
         err = float(np.linalg.norm(self.tip(q) - target))
         if err > FK_TOLERANCE_MM or not self.solver.within_limits(list(q)) or not self._pulses_ok(q):
@@ -259,6 +258,15 @@ class Mover:
             return None, None, q0, Outcome(False, fw_status.name(status), SOLVER_HOST, err, np.degrees(q),
                                            message="the firmware refuses the host's answer", nearest=self.tip(q))
         return q, err, q0, None
+
+    def _miss(self, result, q):
+        """Why the host's nearest pose q is no answer: out of reach, or on the target but in a zone."""
+        zones = getattr(self.solver, "zones", None)
+        if result.status == fw_status.COLLISION and zones is not None and not zones.clear([float(a) for a in q]):
+            return "%s: reaches it (within %.3f mm), but the %s would enter zone %s" % (
+                result.name, result.error_mm, zones.link_names[zones.hit_link], zones.zone_names[zones.hit_zone])
+        return "%s: no pose within %.3f mm (nearest misses by %.3f mm)" % (result.name, numik.TOL_MM,
+                                                                           result.error_mm)
 
     def _send_joints(self, q, solver, err, q0):
         steps = float(np.max(np.abs(q - q0))) / (self.speed_rad_s() * self.step_ms / 1000.0)
