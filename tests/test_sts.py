@@ -369,3 +369,70 @@ def test_under_micropython_the_bus_drivers_allocate_nothing_per_step(micropython
         report("%s: %d steps (sync write + sync read) under MicroPython allocated %d bytes" % (name, steps, alloc))
     for name in ("sts", "dynamixel"):
         assert "positions %s [100, 200, 300, 400, 500, 600]" % name in out.stdout.splitlines()
+
+
+# -- feedback during a move (armfw.executor's monitor) ---------------------------
+
+def _sts_session(**limits):
+    """A Protocol and Session on CPython over pico_pca9685's arm on fake STS3215s."""
+    from armfw import protocol, session
+    from armfw.motion import ArmController
+
+    class NoConsole:
+        closed = False
+        refused = 0
+
+        def wait(self, *args):
+            pass
+
+        def next_line(self):
+            return None
+
+    bus = FakeSTSBus(IDS)
+    b = board_file.from_dict(bus_board("sts", **limits))
+    arm = ArmController(b, driver_on(bus), None, sleep_ms=lambda ms: None)
+    out = []
+    p = protocol.Protocol(arm, out.append)
+    return p, session.Session(p, NoConsole()), bus, out
+
+
+def _run(p, s):
+    while p.machine.moving:
+        s.tick()
+
+
+def test_a_blocked_joint_stops_the_move_names_itself_and_locks_motion():
+    p, s, bus, out = _sts_session(max_lag=40, max_load=600)
+    p.handle(b"home")
+    assert out[-1].startswith("ok")
+    sent = bus.packets
+    p.handle(b"joints 0 30 0 0 0")
+    _run(p, s)
+    assert out[-1].startswith("ok") and out[-1].endswith("steps=%d" % p.controller.executor.total)
+    # Every step went out as one sync write (and its feedback as one sync read).
+    assert bus.packets - sent == 2 * p.controller.executor.total
+    bus.block(2)                            # a hand on the shoulder
+    p.handle(b"joints 0 -30 0 0 0")
+    _run(p, s)
+    steps = p.controller.executor.steps
+    assert re.match(r"error BLOCKED shoulder lags its goal by -?\d+ ticks with load -?1000 per mille at step %d of \d+: "
+                    % steps, out[-1]), out[-1]
+    assert 1 <= steps < p.controller.executor.total
+    p.handle(b"joints 0 0 0 0 0")
+    assert out[-1] == "error ALARM BLOCKED stopped a move: send unlock (or home) before moving"
+    bus.block(2, False)
+    p.handle(b"unlock")
+    p.handle(b"joints 0 0 0 0 0")
+    _run(p, s)
+    assert out[-1].startswith("ok")
+
+
+def test_a_servo_that_stops_answering_mid_move_is_a_bus_error_not_a_crash():
+    p, s, bus, out = _sts_session()
+    p.handle(b"home")
+    bus.silent(3)
+    p.handle(b"joints 0 20 0 0 0")
+    _run(p, s)
+    assert out[-1].startswith("error BUS_ERROR servo bus: no answer from ID 3 to a position read (read timeout) "
+                              "at step 1 of "), out[-1]
+    assert p.machine.alarm

@@ -23,7 +23,7 @@ from array import array
 
 from armfw.compat import const
 from armfw.planner import STEP_EVENT, WAIT_EVENT, GRIP_OPEN, REASON_UNKNOWN_POSE
-from armfw.status import HOME_FIRST
+from armfw.status import BUS_ERROR, HOME_FIRST
 
 # Events (steps, gripper actions, waits) of a plan the ring keeps for the live
 # run: per step the pulses (2 bytes each) and the pose (a float each, 4 bytes
@@ -49,12 +49,26 @@ GRIP_DWELL_MS = const(400)
 _DISAGREE = "the plan walked again is not the plan checked: stopped"
 
 
+class MotionStopped(Exception):
+    """What step() raises where the servos stop a motion: word (armfw.status), message.
+    The arm stays at the last step sent; nothing more is sent."""
+
+    def __init__(self, word, message):
+        super().__init__(message)
+        self.word = word
+        self.message = message
+
+
 class Executor:
     """Runs the plans of planner (armfw.planner.Planner) on output (armfw.output.ServoOutput),
     with gripper (armfw.gripper.Gripper or None).
 
     check_only: plans are checked, never run; the pose they would reach becomes
     the commanded pose (the caller keeps the real one).
+
+    monitor(commanded): called after each step sent with its pulses, None or a
+    failure (word, joint, message) that stops the motion (bus servos report
+    where they are: armfw.feedback); None: no check.
     """
 
     def __init__(self, planner, output, gripper):
@@ -64,6 +78,7 @@ class Executor:
         planner.keep = self._keep
         n = len(output.q)
         self.check_only = False
+        self.monitor = None
         self.steps = 0                    # steps of the plan begun sent so far
         self.total = 0                    # steps of the plan begun
         self._live = None                 # the running plan's events (a generator), or None
@@ -230,8 +245,15 @@ class Executor:
                 for i in range(n):
                     us[i] = ring_us[j + i]
                     q[i] = ring_q[j + i]
-                output.send()
+                try:
+                    output.send()
+                except OSError as e:    # a bus or I2C transfer failed: the servos may not have it
+                    raise MotionStopped(BUS_ERROR, str(e))
                 self.steps += 1
+                if self.monitor is not None:
+                    failure = self.monitor(us)
+                    if failure is not None:
+                        raise MotionStopped(failure[0], failure[2])
                 wait = self.planner.step_ms
             elif event >= WAIT_EVENT:
                 wait = self.planner.wait_ms(event)

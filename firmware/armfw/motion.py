@@ -71,6 +71,11 @@ class ArmController:
         self.planner = Planner(board, gripper)
         self.refusal = self.planner.refusal
         self.executor = Executor(self.planner, self.output, gripper)
+        if getattr(driver, "positions", None) is not None:
+            # Bus servos report where they are: each step sent is checked against it.
+            from armfw import feedback
+            limits = feedback.limits(board)
+            self.executor.monitor = lambda commanded: feedback.check(driver, commanded, limits)
 
     # -- pose -----------------------------------------------------------
 

@@ -19,12 +19,21 @@ class ServoOutput:
         n = len(q)
         self.us = [-1] * n          # last pulse sent per joint (-1: none since boot or relax)
         self.next_us = [0] * n      # the pulses send() sends
+        # A bus driver writes every joint in one transfer; a PWM output changes what changed.
+        self._one_transfer = getattr(driver, "ONE_TRANSFER", False)
 
     def send(self):
-        """Send the pulses of next_us that differ from the last ones sent."""
+        """Send the pulses of next_us that differ from the last ones sent (a bus driver:
+        all of them, in one transfer, when any differs)."""
         us = self.next_us
         sent = self.us
         channels = self.servos.channels
+        if self._one_transfer:
+            if us != sent:
+                self.driver.set_many(channels, us)
+                for i in range(len(sent)):
+                    sent[i] = us[i]
+            return
         for i in range(len(sent)):
             if us[i] != sent[i]:
                 self.driver.set_us(channels[i], us[i])

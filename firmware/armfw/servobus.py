@@ -106,6 +106,9 @@ class BusServos:
     tx[:end]), ping(id) and positions(out).
     """
 
+    # Every joint's goal goes out in one packet (set_many), whether it changed or not.
+    ONE_TRANSFER = True
+
     def __init__(self, bus, ids, ticks_per_rev, place, max_id, tx_size, rx_size):
         n = len(ids)
         self.bus = bus

@@ -25,6 +25,7 @@ Ctrl-C raises KeyboardInterrupt out of serve() into the REPL; serve() again
 from armfw import console as con
 from armfw.clock import StepClock
 from armfw.compat import const, sleep_ms, ticks_ms, ticks_diff
+from armfw.executor import MotionStopped
 from armfw.machinestate import ALARM_ABORTED, ALARM_NO_MEMORY
 from armfw.status import ABORTED, DROPPED, INTERNAL, NO_MEMORY, QUEUE_FULL
 
@@ -140,12 +141,7 @@ class Session:
             self.abort("interrupted (Ctrl-C)")
         while True:
             if p.machine.moving:
-                try:
-                    self._tick()
-                except MemoryError:
-                    self.stop_out_of_memory()
-                except Exception as e:  # a step that fails must end in a reply, not a traceback
-                    self.abort("%s %s: %s" % (INTERNAL, type(e).__name__, e))
+                self.tick()
                 continue
             raw = c.next_line()
             if raw is not None:
@@ -162,6 +158,18 @@ class Session:
                 return
             c.wait(-1, True)
             self._refuse_overflow()
+
+    def tick(self):
+        """One step of the running motion and the wait after it; a step that fails ends
+        the motion with a reply (NO_MEMORY, the servos' word, INTERNAL), never a traceback."""
+        try:
+            self._tick()
+        except MemoryError:
+            self.stop_out_of_memory()
+        except MotionStopped as e:
+            self.abort(e.message, e.word, "%s stopped a move" % e.word)
+        except Exception as e:  # a step that fails must end in a reply, not a traceback
+            self.abort("%s %s: %s" % (INTERNAL, type(e).__name__, e))
 
     def _long(self):
         controller = self.protocol.controller
