@@ -96,6 +96,18 @@ def bus_board(kind, **driver):
     return d
 
 
+class NoConsole:
+    """A console with nothing typed: what a Session serves when a test drives it by hand."""
+    closed = False
+    refused = 0
+
+    def wait(self, *args):
+        pass
+
+    def next_line(self):
+        return None
+
+
 _SUMMARY = []
 
 

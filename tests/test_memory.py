@@ -5,7 +5,7 @@ INTERNAL, and moves nothing it did not check (armctl.memory runs it)."""
 
 import json
 
-from conftest import BOARDS
+from conftest import BOARDS, NoConsole
 
 from armctl import memory
 
@@ -43,16 +43,6 @@ def _arm5_session():
     from armfw import board, protocol, session
     from armfw.motion import ArmController
     from armfw.simservo import SimServo
-
-    class NoConsole:
-        closed = False
-        refused = 0
-
-        def wait(self, *args):
-            pass
-
-        def next_line(self):
-            return None
 
     b = board.load(str(BOARDS / "sim_arm5.json"))
     driver = SimServo(b.driver)

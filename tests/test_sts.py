@@ -25,7 +25,7 @@ from armfw import board as board_file, drivers, feedback, status  # noqa: E402
 from armfw.fields import BoardError  # noqa: E402
 from armfw.servobus import Bus, BusError  # noqa: E402
 from armfw.sts import STSServos  # noqa: E402
-from conftest import BOARDS, MP_SCRIPTS, ROOT, bus_board  # noqa: E402
+from conftest import BOARDS, MP_SCRIPTS, ROOT, NoConsole, bus_board  # noqa: E402
 
 scs = pytest.importorskip("scservo_sdk", reason="ftservo-python-sdk (the test extra) is not installed")
 
@@ -377,16 +377,6 @@ def _sts_session(**limits):
     """A Protocol and Session on CPython over pico_pca9685's arm on fake STS3215s."""
     from armfw import protocol, session
     from armfw.motion import ArmController
-
-    class NoConsole:
-        closed = False
-        refused = 0
-
-        def wait(self, *args):
-            pass
-
-        def next_line(self):
-            return None
 
     bus = FakeSTSBus(IDS)
     b = board_file.from_dict(bus_board("sts", **limits))
