@@ -570,3 +570,25 @@ def test_tool_pose_reports_the_pitch_in_the_direction_the_tool_reaches():
     assert ARM5.tool_pose([0.0, -math.pi / 2, 0.0, -math.pi / 2, 0.0], out)[3] == math.pi
     # The planar arm speaks its FK's coordinates as they are.
     assert PLANAR.tool_pose([0.0, math.pi / 2], [0.0, 0.0]) == PLANAR.fk([0.0, math.pi / 2], [0.0, 0.0])
+
+
+@pytest.mark.parametrize("arm", [PLANAR, ARM5], ids=["planar", "arm5"])
+def test_a_pose_is_singular_exactly_where_ik_said_it_was(arm):
+    """The protocol reports a pose's status from the pose alone (Solver.pose_status): over
+    random joint poses the status it gives is the one ik gives for the pose's own tool
+    target, |sin(elbow)| against twolink.SINGULAR_SIN, away from the threshold's rounding."""
+    rng = np.random.default_rng(7)
+    out = [0.0] * arm.n
+    tip = [0.0] * len(arm.targets)
+    seen = set()
+    for _ in range(3000):
+        q = [float(rng.uniform(lo, hi)) for lo, hi in zip(arm.lo, arm.hi)]
+        if rng.random() < 0.3:      # near full stretch, where SINGULAR lives
+            q[arm.elbow_joint] = float(rng.uniform(-0.03, 0.03))
+        if abs(abs(math.sin(q[arm.elbow_joint])) - twolink.SINGULAR_SIN) < 1e-6:
+            continue
+        st = arm.ik(arm.tool_pose(q, tip), out, q, MIN_MOTION)
+        if st in (status.OK, status.SINGULAR) and out == pytest.approx(q, abs=1e-6):
+            assert arm.pose_status(q) == st, (q, st)
+            seen.add(st)
+    assert seen == {status.OK, status.SINGULAR}

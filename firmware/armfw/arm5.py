@@ -48,6 +48,7 @@ class Arm5Solver(Solver):
     """
 
     kind = "arm5"
+    elbow_joint = 2
     targets = ("x", "y", "z", "pitch")
     n_candidates = 4
 

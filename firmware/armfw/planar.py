@@ -15,6 +15,7 @@ class PlanarSolver(Solver):
     """Two-link planar arm; joints (t1, t2)."""
 
     kind = "planar"
+    elbow_joint = 1
     targets = ("x", "y")
     n_candidates = 2
 

@@ -13,7 +13,7 @@ themselves live in their families' modules (armfw.cmd_motion, cmd_settings,
 cmd_poses) and the G-code face in armfw.gcode, each imported when first used.
 """
 
-from math import isfinite, sin
+from math import isfinite
 
 from armfw import commands, planner, status
 from armfw.compat import const
@@ -23,7 +23,6 @@ from armfw.solver import MIN_MOTION, RULES
 from armfw.numeric import DEG, wrap_angle
 from armfw.status import (ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, INTERNAL, NO_CLOSED_FORM,
                           NO_MEMORY)
-from armfw.twolink import SINGULAR_SIN
 
 BAD_INPUT = status.NAMES[status.BAD_INPUT]
 
@@ -234,14 +233,6 @@ class Protocol:
             q[i] = v[i] * DEG
         return q
 
-    def pose_status(self, q):
-        if not self.controller.solver.closed_form:
-            return status.OK        # a chain's singular poses are the host solver's business
-        # Near full stretch or full fold of the elbow a small tool motion needs
-        # a large joint motion: the same SINGULAR warning the solver gives.
-        s = sin(q[1] if self.n == 2 else q[2])
-        return status.SINGULAR if -SINGULAR_SIN < s < SINGULAR_SIN else status.OK
-
     def tool_fields(self):
         p = self.controller.tool(self.tool_scratch)
         keys = ("x", "y") if self.nt == 2 else ("x", "y", "z")
@@ -253,8 +244,8 @@ class Protocol:
         return text
 
     def pose_reply(self, extra=""):
-        controller = self.controller
-        return "ok %s %s%s%s" % (status.name(self.pose_status(controller.q)), angles_text(controller.q, self.n),
+        q = self.controller.q
+        return "ok %s %s%s%s" % (status.name(self.controller.solver.pose_status(q)), angles_text(q, self.n),
                                  self.tool_fields(), extra)
 
     def start(self, planned=True, begun=None):

@@ -210,6 +210,19 @@ class Solver:
                     return forbidden
         return status[0]
 
+    # The joint whose full stretch or fold is the arm's singular pose (the two-link
+    # core's elbow, armfw.twolink); None: the solver knows of none (a chain's are the
+    # host solver's business).
+    elbow_joint = None
+
+    def pose_status(self, q):
+        """OK, or SINGULAR where pose q (radians) is near full stretch or fold of the elbow:
+        a small tool motion needs a large joint motion there (the warning ik gives)."""
+        if self.elbow_joint is None:
+            return OK
+        from armfw.twolink import elbow_status
+        return elbow_status(q[self.elbow_joint])
+
     def tool_pose(self, q, out):
         """Tool coordinates of joints q (radians) as the protocol speaks them, into out:
         fk's, except where an arm kind's protocol reads them otherwise (Arm5Solver's pitch)."""

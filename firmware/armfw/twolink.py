@@ -11,7 +11,7 @@ before any trigonometry, clamps only as belt and braces after that check, uses
 atan2 throughout and flags near-singular poses.
 """
 
-from math import atan2, sqrt, isfinite
+from math import atan2, sin, sqrt, isfinite
 
 from armfw.compat import const
 from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, BAD_INPUT
@@ -24,6 +24,12 @@ REACH_EPS = 1e-6
 # |sin t2| below this (t2 within ~1.1 degrees of straight or folded) is SINGULAR:
 # the Jacobian determinant l1*l2*sin(t2) has collapsed to 2% of its best.
 SINGULAR_SIN = 0.02
+
+
+def elbow_status(t2):
+    """SINGULAR where elbow angle t2 (radians) is near straight or folded, else OK."""
+    s = sin(t2)
+    return SINGULAR if -SINGULAR_SIN < s < SINGULAR_SIN else OK
 
 
 # Which branch `solve` returns: the sign of sin(t2), nothing else. These are
