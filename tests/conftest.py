@@ -96,6 +96,15 @@ def bus_board(kind, **driver):
     return d
 
 
+def makers_sdk(module, package):
+    """The servo maker's SDK (module, from PyPI package): a test module without it skips,
+    naming the package, except in CI (CI=true), where its absence is a failure."""
+    if os.environ.get("CI") == "true":
+        import importlib
+        return importlib.import_module(module)
+    return pytest.importorskip(module, reason="%s (the test extra) is not installed" % package)
+
+
 class NoConsole:
     """A console with nothing typed: what a Session serves when a test drives it by hand."""
     closed = False

@@ -19,9 +19,9 @@ from armfw import board as board_file, feedback, status  # noqa: E402
 from armfw.dynamixel import DynamixelServos, crc16  # noqa: E402
 from armfw.fields import BoardError  # noqa: E402
 from armfw.servobus import Bus, BusError  # noqa: E402
-from conftest import bus_board  # noqa: E402
+from conftest import bus_board, makers_sdk  # noqa: E402
 
-dxl = pytest.importorskip("dynamixel_sdk", reason="dynamixel-sdk (the test extra) is not installed")
+dxl = makers_sdk("dynamixel_sdk", "dynamixel-sdk")
 
 IDS = [1, 2, 3, 4, 5, 6]
 

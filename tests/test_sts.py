@@ -25,9 +25,9 @@ from armfw import board as board_file, drivers, feedback, status  # noqa: E402
 from armfw.fields import BoardError  # noqa: E402
 from armfw.servobus import Bus, BusError  # noqa: E402
 from armfw.sts import STSServos  # noqa: E402
-from conftest import BOARDS, MP_SCRIPTS, ROOT, NoConsole, bus_board  # noqa: E402
+from conftest import BOARDS, MP_SCRIPTS, ROOT, NoConsole, bus_board, makers_sdk  # noqa: E402
 
-scs = pytest.importorskip("scservo_sdk", reason="ftservo-python-sdk (the test extra) is not installed")
+scs = makers_sdk("scservo_sdk", "ftservo-python-sdk")
 
 IDS = [1, 2, 3, 4, 5, 6]
 
