@@ -133,9 +133,17 @@ class ToolRamp:
     speed mm/s, its direction, for the junction with the block before);
     step() returns the distance (mm) the next step covers and leaves passed
     (how many blocks it finished; they leave the queue) and offset (mm into
-    the block it ends in, the first one left). The queue always
-    plans to stop at its last block's end; blocks added while the tool moves
-    are planned in (the speeds already reached are kept).
+    the block it ends in, the first one left). The queue always plans to
+    stop at its last block's end; blocks added while the tool moves are
+    planned in (the speed already reached is kept).
+
+    Braking: the steps after this one, each slower by b = BRAKE * accel *
+    step_s, are down to a block's exit speed x by the step that crosses its
+    end R mm ahead (this step and those faster than x end before it) when
+    v^2 + b v <= 2 a R + x^2 + b x, a = BRAKE * accel. With R = end - position
+    every block's bound is one number less 2 a position: the backward pass
+    keeps, per block, the least of its own and those after it, and a step
+    computes one square root whatever the queue holds.
     """
 
     def __init__(self, size=LOOKAHEAD):
@@ -144,10 +152,8 @@ class ToolRamp:
         self._top = [0.0] * size        # a block's top speed
         self._limit = [0.0] * size      # the most its entry speed may be (junction, tops)
         self._entry = [0.0] * size      # its entry speed, at most (the backward pass)
+        self._bound = [0.0] * size      # the least braking bound from its end on (class doc)
         self._dir = [0.0] * 3           # the last block's direction (unit)
-        self.accel = 1.0
-        self.deviation_mm = 0.0
-        self.step_s = 0.02
         self.reset(1.0, 0.0, 0.02)
 
     def reset(self, accel, deviation_mm, step_s):
@@ -157,19 +163,19 @@ class ToolRamp:
         self.step_s = step_s
         self.count = 0
         self._head = 0
+        self._queued = 0.0              # mm from the first block's start to the queue's end
+        self._base = 0.0                # mm from where the bounds count to the first block's start
         self.passed = 0                 # blocks the last step() finished
         self.offset = 0.0
         self.speed = 0.0                # this step's speed (distance / step_s), mm/s
         self.holding = False
         self._dir[0] = self._dir[1] = self._dir[2] = 0.0
 
-    def full(self):
-        return self.count >= self.size
-
     def add(self, length, top, dx, dy, dz):
         """Queue a block of length mm at up to top mm/s, in direction (dx, dy, dz) (unit,
-        or zeros for a block that only turns the wrist); False if the queue is full."""
-        if self.count >= self.size or not length > 0.0:
+        or zeros for a block that only turns the wrist); False if the queue is full (or
+        length or top is not above zero: nothing to queue)."""
+        if self.count >= self.size or not length > 0.0 or not top > 0.0:
             return False
         d = self._dir
         k = (self._head + self.count) % self.size
@@ -192,44 +198,41 @@ class ToolRamp:
         self._top[k] = top
         self._limit[k] = limit
         self.count += 1
+        self._queued += length
         self._plan()
         return True
 
     def _plan(self):
         """The backward pass: each block's highest entry speed from which the tool can
-        still stop at the queue's end (and meet every junction's limit on the way).
+        still stop at the queue's end (and meet every junction's limit on the way),
+        and the braking bounds (class doc), counted from the first block's start.
 
         The forward pass is step() itself: each step is at most accel * step_s
         faster than the last, so the speed reached is planned as it is reached.
         """
         size = self.size
-        a2 = 2.0 * self.accel * BRAKE
+        a = self.accel * BRAKE
+        b = a * self.step_s
         exit_speed = 0.0
-        for j in range(self.count - 1, 0, -1):
+        end = self._queued
+        bound = -1.0
+        for j in range(self.count - 1, -1, -1):
             k = (self._head + j) % size
-            v = sqrt(exit_speed * exit_speed + a2 * self._length[k])
+            here = 2.0 * a * end + exit_speed * exit_speed + b * exit_speed
+            if bound < 0.0 or here < bound:
+                bound = here
+            self._bound[k] = bound
+            length = self._length[k]
+            v = sqrt(exit_speed * exit_speed + 2.0 * a * length)
             limit = self._limit[k]
             exit_speed = v if v < limit else limit
             self._entry[k] = exit_speed
-
-    def _brake_speed(self, left, exit_speed):
-        """The highest speed of this step from which the following steps, each slower by
-        accel * step_s, are down to exit_speed by the step that crosses the end left mm
-        ahead (this step and those faster than exit_speed end before it: summed, the
-        condition is v^2 + a dt v <= 2 a left + x^2 + a dt x)."""
-        a = self.accel * BRAKE
-        a_dt = a * self.step_s
-        c = 2.0 * a * left + exit_speed * exit_speed + a_dt * exit_speed
-        if c <= 0.0:
-            return 0.0
-        return 0.5 * (sqrt(a_dt * a_dt + 4.0 * c) - a_dt)
+            end -= length
+        self._base = 0.0
 
     def remaining_mm(self):
         """Distance (mm) from the tool to the queue's end."""
-        left = -self.offset
-        for j in range(self.count):
-            left += self._length[(self._head + j) % self.size]
-        return left
+        return self._queued - self.offset
 
     def stopping_mm(self):
         """Distance (mm) the tool still covers if it decelerates from now at accel (a hold)."""
@@ -254,49 +257,42 @@ class ToolRamp:
             self.speed = 0.0
             return 0.0
         a_dt = self.accel * self.step_s
-        size = self.size
         head = self._head
-        v = self.speed + a_dt
-        if self.holding:
-            v = self.speed - a_dt
+        v = self.speed - a_dt if self.holding else self.speed + a_dt
         top = self._top[head]
         if top < v:
             v = top
-        # Every block end ahead within braking reach bounds this step's speed.
-        left = -self.offset
-        a2 = 2.0 * self.accel * BRAKE
-        b_dt = a_dt * BRAKE
-        for j in range(self.count):
-            k = (head + j) % size
-            left += self._length[k]
-            exit_speed = self._entry[(k + 1) % size] if j + 1 < self.count else 0.0
-            brake = self._brake_speed(left, exit_speed)
-            if brake < v:
-                v = brake
-            if a2 * left >= v * v + b_dt * v:
-                break                   # even a stop from v fits before this end
-        floor = self.speed - a_dt
-        if v < floor:
-            v = floor                   # rounding only: the passes leave room to brake
+        a = self.accel * BRAKE
+        b = a * self.step_s
+        c = self._bound[head] - 2.0 * a * (self._base + self.offset)
+        brake = 0.5 * (sqrt(b * b + 4.0 * c) - b) if c > 0.0 else 0.0
+        if brake < v:
+            v = brake
+            if v < self.speed - a_dt:
+                v = self.speed - a_dt   # rounding only: the backward pass leaves room to brake
         if v <= 0.0:
             self.speed = 0.0
             return 0.0
         ds = v * self.step_s
-        total = self.remaining_mm()
-        if ds >= total:
+        left = self._queued - self.offset
+        if ds >= left:
             # The last step: it ends on the queue's end (at most as fast as this one), at rest.
             self.passed = self.count
             self.count = 0
+            self._queued = 0.0
             self.offset = 0.0
             self.speed = 0.0
-            return total
+            return left
         self.speed = v
         # Move along the queue, dropping the blocks passed.
         offset = self.offset + ds
         passed = 0
         while self.count > 1 and offset >= self._length[head]:
-            offset -= self._length[head]
-            head = (head + 1) % size
+            length = self._length[head]
+            offset -= length
+            self._queued -= length
+            self._base += length
+            head = (head + 1) % self.size
             self.count -= 1
             passed += 1
         self._head = head
