@@ -35,11 +35,6 @@ from math import sqrt
 # Blocks the tool ramp plans over: GRBL's look-ahead on an ATmega328P.
 LOOKAHEAD = 16
 
-# Lines brake at this fraction of accel: fixed steps rarely end exactly at rest, and the
-# last one, cut short, may slow by up to 9/8 of a step's speed change (a hold stops
-# between steps and brakes at accel itself).
-BRAKE = 8.0 / 9.0
-
 # A junction turning less than this (cosine of the turn, 1 - 1e-6) is straight on.
 _STRAIGHT = 0.999999
 
@@ -48,47 +43,46 @@ class JointProfile:
     """One synchronized trapezoid, planned by plan(), sampled per step by fraction(s).
 
     After plan(): steps (the move's whole steps), duration_s (the unrounded
-    time-optimal duration), speed (V, the peak of df/dt, 1/s), accel (A, 1/s^2)
-    and ramp_s (the time spent accelerating, and decelerating).
+    time-optimal duration) and ramp_s (the time spent accelerating, and
+    decelerating). The limits are kept inverted, 1/V (s) and 1/A (s^2): a
+    joint's distance divided by its limit, never a limit divided by a distance
+    that may be next to nothing.
     """
 
     def __init__(self):
         self.steps = 0
         self.duration_s = 0.0
-        self.speed = 0.0
-        self.accel = 0.0
         self.ramp_s = 0.0
+        self._inv_speed = 0.0
+        self._inv_accel = 0.0
         self._time_per_step = 0.0
 
     def plan(self, start, goal, vmax, amax, step_s):
         """Plan the move from joint angles start to goal (radians), each joint i within
         vmax[i] (rad/s) and amax[i] (rad/s^2), in steps of step_s seconds; returns steps."""
-        speed = accel = -1.0
+        inv_speed = inv_accel = 0.0
         for i in range(len(start)):
             d = goal[i] - start[i]
             if d < 0.0:
                 d = -d
-            if d > 0.0:
-                v = vmax[i] / d
-                a = amax[i] / d
-                if speed < 0.0 or v < speed:
-                    speed = v
-                if accel < 0.0 or a < accel:
-                    accel = a
-        if speed < 0.0:
+            if d / vmax[i] > inv_speed:
+                inv_speed = d / vmax[i]
+            if d / amax[i] > inv_accel:
+                inv_accel = d / amax[i]
+        if inv_speed <= 0.0:
             self.steps = 0
             self.duration_s = 0.0
             return 0
-        ramp = speed / accel
-        if speed * ramp >= 1.0:
-            # Too short to reach V: accelerate to half way, decelerate from there.
-            ramp = sqrt(1.0 / accel)
-            speed = accel * ramp
-            duration = 2.0 * ramp
+        if inv_accel < inv_speed * inv_speed:
+            ramp = inv_accel / inv_speed            # V / A
+            duration = inv_speed + ramp
         else:
-            duration = 1.0 / speed + ramp
-        self.speed = speed
-        self.accel = accel
+            # Too short to reach V: accelerate to half way, decelerate from there.
+            ramp = sqrt(inv_accel)
+            inv_speed = ramp                        # the peak reached, A * ramp
+            duration = 2.0 * ramp
+        self._inv_speed = inv_speed
+        self._inv_accel = inv_accel
         self.ramp_s = ramp
         self.duration_s = duration
         # Whole steps, rounded up; a float hair over a whole number is not one more step.
@@ -106,11 +100,11 @@ class JointProfile:
         t = s * self._time_per_step
         ramp = self.ramp_s
         if t < ramp:
-            return 0.5 * self.accel * t * t
+            return 0.5 * t * t / self._inv_accel
         left = self.duration_s - t
         if left < ramp:
-            return 1.0 - 0.5 * self.accel * left * left
-        return self.speed * (t - 0.5 * ramp)
+            return 1.0 - 0.5 * left * left / self._inv_accel
+        return (t - 0.5 * ramp) / self._inv_speed
 
 
 def junction_speed(cos_turn, accel, deviation_mm):
@@ -137,13 +131,10 @@ class ToolRamp:
     stop at its last block's end; blocks added while the tool moves are
     planned in (the speed already reached is kept).
 
-    Braking: the steps after this one, each slower by b = BRAKE * accel *
-    step_s, are down to a block's exit speed x by the step that crosses its
-    end R mm ahead (this step and those faster than x end before it) when
-    v^2 + b v <= 2 a R + x^2 + b x, a = BRAKE * accel. With R = end - position
-    every block's bound is one number less 2 a position: the backward pass
-    keeps, per block, the least of its own and those after it, and a step
-    computes one square root whatever the queue holds.
+    Braking is counted in whole steps (brake_speed): the steps are what the
+    arm takes, and a bound that counts them continuously would leave the
+    last one, cut short, or the one that crosses into a slower block, more
+    than one step's speed change from the one before.
     """
 
     def __init__(self, size=LOOKAHEAD):
@@ -152,7 +143,6 @@ class ToolRamp:
         self._top = [0.0] * size        # a block's top speed
         self._limit = [0.0] * size      # the most its entry speed may be (junction, tops)
         self._entry = [0.0] * size      # its entry speed, at most (the backward pass)
-        self._bound = [0.0] * size      # the least braking bound from its end on (class doc)
         self._dir = [0.0] * 3           # the last block's direction (unit)
         self.reset(1.0, 0.0, 0.02)
 
@@ -164,7 +154,6 @@ class ToolRamp:
         self.count = 0
         self._head = 0
         self._queued = 0.0              # mm from the first block's start to the queue's end
-        self._base = 0.0                # mm from where the bounds count to the first block's start
         self.passed = 0                 # blocks the last step() finished
         self.offset = 0.0
         self.speed = 0.0                # this step's speed (distance / step_s), mm/s
@@ -204,31 +193,41 @@ class ToolRamp:
 
     def _plan(self):
         """The backward pass: each block's highest entry speed from which the tool can
-        still stop at the queue's end (and meet every junction's limit on the way),
-        and the braking bounds (class doc), counted from the first block's start.
+        still stop at the queue's end, meeting every junction's limit on the way.
 
         The forward pass is step() itself: each step is at most accel * step_s
         faster than the last, so the speed reached is planned as it is reached.
         """
-        size = self.size
-        a = self.accel * BRAKE
-        b = a * self.step_s
+        a2 = 2.0 * self.accel
         exit_speed = 0.0
-        end = self._queued
-        bound = -1.0
-        for j in range(self.count - 1, -1, -1):
-            k = (self._head + j) % size
-            here = 2.0 * a * end + exit_speed * exit_speed + b * exit_speed
-            if bound < 0.0 or here < bound:
-                bound = here
-            self._bound[k] = bound
-            length = self._length[k]
-            v = sqrt(exit_speed * exit_speed + 2.0 * a * length)
+        for j in range(self.count - 1, 0, -1):
+            k = (self._head + j) % self.size
+            v = sqrt(exit_speed * exit_speed + a2 * self._length[k])
             limit = self._limit[k]
             exit_speed = v if v < limit else limit
             self._entry[k] = exit_speed
-            end -= length
-        self._base = 0.0
+
+    def brake_speed(self, left, exit_speed):
+        """The highest speed of this step from which the steps after it, each slower by
+        b = accel * step_s, are down to exit_speed x by the one that crosses the end
+        left mm ahead. With v in (x + (m-1) b, x + m b] the m steps faster than x end
+        before it: m v - b m (m-1) / 2 <= left / step_s. m is the least whole number
+        with G(m) = m x + b m (m+1) / 2 (the sum at the top of its range) above that."""
+        b = self.accel * self.step_s
+        u = left / self.step_s
+        x = exit_speed
+        if x > u:
+            return x                    # not one step faster than x fits: cross at x
+        w = 2.0 * x + b
+        m = int((sqrt(w * w + 8.0 * b * u) - w) / (2.0 * b)) + 1
+        # The root in floats: settle m by the sums themselves.
+        while m > 1 and (m - 1) * x + b * 0.5 * (m - 1) * m > u:
+            m -= 1
+        while m * x + b * 0.5 * m * (m + 1) <= u:
+            m += 1
+        if (m - 1) * x + b * 0.5 * (m - 1) * m + x > u:
+            return x + (m - 1) * b      # piece m out of reach: the top of piece m - 1
+        return (u + b * 0.5 * m * (m - 1)) / m
 
     def remaining_mm(self):
         """Distance (mm) from the tool to the queue's end."""
@@ -257,26 +256,36 @@ class ToolRamp:
             self.speed = 0.0
             return 0.0
         a_dt = self.accel * self.step_s
+        size = self.size
+        dt = self.step_s
         head = self._head
         v = self.speed - a_dt if self.holding else self.speed + a_dt
         top = self._top[head]
         if top < v:
             v = top
-        a = self.accel * BRAKE
-        b = a * self.step_s
-        c = self._bound[head] - 2.0 * a * (self._base + self.offset)
-        brake = 0.5 * (sqrt(b * b + 4.0 * c) - b) if c > 0.0 else 0.0
-        if brake < v:
-            v = brake
-            if v < self.speed - a_dt:
-                v = self.speed - a_dt   # rounding only: the backward pass leaves room to brake
-        if v <= 0.0:
+        # Every block end within braking reach whose exit is slower bounds this step.
+        end = self._length[head] - self.offset
+        reach = v * v / (2.0 * self.accel) + v * dt     # more than a stop from v takes
+        k = head
+        for j in range(self.count):
+            k = (k + 1) % size
+            exit_speed = self._entry[k] if j + 1 < self.count else 0.0
+            if exit_speed < v:
+                brake = self.brake_speed(end, exit_speed)
+                if brake < v:
+                    v = brake
+            if end >= reach:
+                break                   # none further can bind
+            end += self._length[k]
+        if v < self.speed - a_dt:
+            v = self.speed - a_dt       # rounding only: the backward pass leaves room to brake
+        left = self._queued - self.offset
+        if v <= 0.0 and (self.holding or left > a_dt * dt):
             self.speed = 0.0
             return 0.0
-        ds = v * self.step_s
-        left = self._queued - self.offset
-        if ds >= left:
-            # The last step: it ends on the queue's end (at most as fast as this one), at rest.
+        ds = v * dt
+        if ds >= left or v <= 0.0:
+            # The last step: it ends on the queue's end, at rest (what rounding left of it, too).
             self.passed = self.count
             self.count = 0
             self._queued = 0.0
@@ -291,8 +300,7 @@ class ToolRamp:
             length = self._length[head]
             offset -= length
             self._queued -= length
-            self._base += length
-            head = (head + 1) % self.size
+            head = (head + 1) % size
             self.count -= 1
             passed += 1
         self._head = head
