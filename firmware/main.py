@@ -38,12 +38,9 @@ def _out_of_memory(doing):
 
 try:
     from armfw import board as board_file
-    from armfw import session
     from armfw.compat import getenv
-    from armfw.console import Console
-    from armfw.protocol import Protocol
 except MemoryError:
-    _out_of_memory("loading the console")
+    _out_of_memory("loading the board")
 
 BOARD = "board.json"
 CALIBRATION = "calibration.json"
@@ -94,6 +91,22 @@ def banner(controller):
 
 
 controller, boot_word, boot_error = build()
+# The board file is read once: the code that loads it and starts its driver is
+# let go for the heap it holds. The arm is built before the console's modules
+# load, so that its buffers find whole blocks in a heap that importing has not
+# yet cut into pieces.
+del board_file
+for _loader in ("board", "drivers", "fields"):
+    sys.modules.pop("armfw." + _loader, None)
+    if hasattr(armfw, _loader):
+        delattr(armfw, _loader)
+gc.collect()
+try:
+    from armfw import session
+    from armfw.console import Console
+    from armfw.protocol import Protocol
+except MemoryError:
+    _out_of_memory("loading the console")
 console = Console(sys.stdin.buffer, sys.stdin, sys.stdout.write, None)
 protocol = Protocol(controller, console.write_line, boot_error, console, boot_word)
 if boot_error is not None:

@@ -209,7 +209,7 @@ def test_line_figures(bench):
     line = bench[0]["firmware"]["line"]
     assert isinstance(line, dict), line
     # The protocol bench's 400 mm line in 2 mm steps, kept whole by the check pass where the ring holds it.
-    from armfw.motion import RING_STEPS
+    from armfw.executor import RING_STEPS
     assert 190 <= line["steps"] <= 210 and line["kept_whole"] is (line["steps"] <= RING_STEPS)
     assert positive(line["first_step_ms"]) and positive(line["live_step_us"])
     assert heap(line["live_step_heap_bytes"])

@@ -146,7 +146,7 @@ def _protocol(b=None):
 def _ask(p, replies, line):
     """The final reply to line; a motion it starts is stepped to its end, as the console's session does."""
     p.handle(line.encode())
-    while p.moving:
+    while p.machine.moving:
         if p.controller.step() < 0:
             p.motion_done()
     return replies[-1]

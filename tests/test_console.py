@@ -486,6 +486,6 @@ def test_a_long_check_hears_the_console_status_and_ctrl_x_stop_it_before_anythin
     assert terminal.polls == 5
     assert out[0].startswith("# status state=check joints=")
     assert out[-1].startswith("error ABORTED line step ") and "while checking: nothing moved" in out[-1]
-    assert not p.moving and p.alarm and driver.count == sent
+    assert not p.machine.moving and p.machine.alarm and driver.count == sent
     p.handle(b"line 200 -100 100 180")
     assert out[-1].startswith("error ALARM")

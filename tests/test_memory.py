@@ -71,7 +71,7 @@ def test_a_request_that_runs_out_of_heap_answers_no_memory_and_moves_nothing():
     p.controller.begin = no_heap
     p.handle(b"move 200 0 100 180")
     assert out == ["error NO_MEMORY out of memory in move: nothing moved"]
-    assert not p.moving and driver.count == sent
+    assert not p.machine.moving and driver.count == sent
     p.handle(b"sync after")
     assert out[-1] == "ok after"
 
@@ -79,11 +79,11 @@ def test_a_request_that_runs_out_of_heap_answers_no_memory_and_moves_nothing():
 def test_a_move_that_runs_out_of_heap_stops_at_its_last_checked_step_and_locks():
     p, s, driver, out = _arm5_session()
     p.handle(b"move 200 0 100 180")
-    assert p.moving
+    assert p.machine.moving
     for _ in range(3):
         s._tick()
     step = p.controller.step
-    stepped = [p.controller.steps]
+    stepped = [p.controller.executor.steps]
 
     def no_heap():
         raise MemoryError("memory allocation failed, allocating 64 bytes")
@@ -95,10 +95,10 @@ def test_a_move_that_runs_out_of_heap_stops_at_its_last_checked_step_and_locks()
     except MemoryError:
         s.stop_out_of_memory()
     p.controller.step = step
-    assert not p.moving and driver.count == sent
+    assert not p.machine.moving and driver.count == sent
     assert out[-1].startswith("error NO_MEMORY out of memory during the move at step %d of " % stepped[0])
     p.handle(b"move 150 0 150 180")
     assert out[-1].startswith("error ALARM a move ran out of memory")
     p.handle(b"unlock")
     p.handle(b"move 150 0 150 180")
-    assert p.moving
+    assert p.machine.moving

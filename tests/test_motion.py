@@ -13,9 +13,12 @@ from math import cos, degrees, pi, radians, sin, sqrt
 import pytest
 
 from armctl.sim import Simulator
-from armfw import board, motion, status
+from armfw import board, executor, motion, status
 from armfw.gripper import Gripper
-from armfw.motion import ArmController, GRIP_CLOSE, GRIP_DWELL_MS, GRIP_OPEN, JOINTS, LINE, MOVE, WAIT
+from armfw.clock import StepClock
+from armfw.executor import GRIP_DWELL_MS
+from armfw.motion import ArmController
+from armfw.planner import GRIP_CLOSE, GRIP_OPEN, JOINTS, LINE, MOVE, WAIT
 from armfw.simservo import SimServo
 from conftest import BOARDS
 
@@ -80,7 +83,7 @@ def test_joint_move_splits_evenly_at_the_speed_limit():
     arm.add(JOINTS, [radians(v) for v in (90, 0, 90, 0, 0)])
     assert arm.run()
     # 90 deg at 30 deg/s in 20 ms steps: 0.6 deg per step, 150 steps.
-    assert arm.steps == 150 == len(r.poses)
+    assert arm.executor.steps == 150 == len(r.poses)
     assert max_joint_step(r.poses, start) <= radians(0.6) + 1e-12
     assert abs(r.poses[-1][1][0] - radians(90)) < 1e-12
 
@@ -100,7 +103,7 @@ def test_planar_line_is_straight_and_slows_down_instead_of_jumping(start, end):
     q0 = list(arm.q)
     arm.plan()
     arm.add(LINE, end)
-    assert arm.run(), (arm.fail_status, arm.fail_step)
+    assert arm.run(), (arm.refusal.status, arm.refusal.step)
     limit = radians(90) * STEP_MS / 1000
     assert max_joint_step(r.poses, q0) <= limit + 1e-9
     (x0, y0), (x1, y1) = start, end
@@ -162,8 +165,8 @@ def test_refused_plan_moves_nothing_and_names_the_failing_step():
     # the 160 deg elbow limit is reached at r = 36.94 mm.
     r_limit = sqrt(100 ** 2 + 80 ** 2 + 2 * 100 * 80 * cos(radians(160)))
     assert abs(r_limit - 36.94) < 0.01
-    assert arm.fail_point[0] <= r_limit and arm.fail_point[0] > r_limit - 2.0
-    assert arm.fail_step == round((60 - arm.fail_point[0]) / 2.0)
+    assert arm.refusal.point[0] <= r_limit and arm.refusal.point[0] > r_limit - 2.0
+    assert arm.refusal.step == round((60 - arm.refusal.point[0]) / 2.0)
 
 
 # -- MicroPython simulator, recorded pulses ----------------------------------
@@ -336,9 +339,9 @@ def test_python_calls_refuse_like_the_protocol():
     arm = r.arm
     sent = r.driver.count
     assert not arm.joints([0.0, 0.0, radians(136), 0.0, 0.0])
-    assert (arm.fail_status, arm.fail_reason) == ("JOINT_LIMIT", "outside the joint limits")
+    assert (arm.refusal.status, arm.refusal.reason) == ("JOINT_LIMIT", "outside the joint limits")
     assert not arm.line((600.0, 0.0, 0.0, pi / 2))
-    assert arm.fail_status == "TOO_FAR" and arm.fail_step >= 1    # somewhere along it
+    assert arm.refusal.status == "TOO_FAR" and arm.refusal.step >= 1    # somewhere along it
     assert r.driver.count == sent
     assert arm.move((150, 100, 150, pi)) and arm.pick((150, 100, 50)) and arm.home()
     assert arm.q == arm.solver.home
@@ -363,16 +366,12 @@ def test_real_time_steps_keep_their_cadence_however_long_a_step_computes():
     b = board.load(str(PLANAR))
     now = [1000]
     driver = SlowDriver(now)
-    arm = ArmController(b, driver)
-    clock = arm._clock
-    assert clock is not None            # no virtual clock on this driver: real time
 
     def sleep_ms(ms):
         now[0] += ms
 
-    clock._ticks_ms = lambda: now[0]
-    clock.sleep_ms = sleep_ms
-    arm.sleep_ms = sleep_ms
+    # No virtual clock on this driver: real time, on a step clock reading the test's ms.
+    arm = ArmController(b, driver, sleep_ms=sleep_ms, clock=StepClock(lambda: now[0]))
     arm.park()
     parked = len(driver.sent)
     assert arm.joints([radians(90), radians(-54)])       # elbow 36 deg: 20 steps
@@ -391,7 +390,7 @@ def test_stepping_by_hand_takes_the_steps_run_takes_and_stops_where_told():
     by_hand = Recorder(ARM5)
     arm = by_hand.arm
     assert arm.plan_joints(target) and arm.begin()
-    assert arm.total == len(whole.poses) and arm.steps == 0      # checked whole, nothing sent yet
+    assert arm.executor.total == len(whole.poses) and arm.executor.steps == 0      # checked whole, nothing sent yet
     poses = []
     while True:
         wait = arm.step()
@@ -399,7 +398,7 @@ def test_stepping_by_hand_takes_the_steps_run_takes_and_stops_where_told():
             break
         assert wait == STEP_MS
         poses.append(list(arm.q))
-    assert poses == [q for _, q in whole.poses] and arm.steps == arm.total
+    assert poses == [q for _, q in whole.poses] and arm.executor.steps == arm.executor.total
     # Stopped after 5 steps: the pose of step 5, and no step after it.
     stopped = Recorder(ARM5)
     arm = stopped.arm
@@ -409,18 +408,18 @@ def test_stepping_by_hand_takes_the_steps_run_takes_and_stops_where_told():
     sent = stopped.driver.count
     arm.stop()
     assert arm.step() == -1 and stopped.driver.count == sent
-    assert arm.q == poses[4] and arm.steps == 5
+    assert arm.q == poses[4] and arm.executor.steps == 5
 
 
 def test_relaxed_arm_refuses_to_interpolate_and_joints_sends_at_once():
     r = Recorder(ARM5)
     arm = r.arm
     arm.relax()
-    assert not arm.pose_known() and arm.us == [-1] * 5
+    assert not arm.pose_known() and arm.output.us == [-1] * 5
     assert list(r.driver.records())[-1] == (r.driver.now_ms, -1, 0)     # every output off
     arm.plan()
     arm.add(MOVE, (150.0, 0.0, 150.0, pi))
-    assert not arm.begin() and arm.fail_status == "HOME_FIRST"
+    assert not arm.begin() and arm.refusal.status == "HOME_FIRST"
     sent = r.driver.count
     assert arm.home()
     # One pulse per joint, at once: the home pose by the servo formula.
@@ -429,7 +428,7 @@ def test_relaxed_arm_refuses_to_interpolate_and_joints_sends_at_once():
     assert arm.pose_known() and r.poses == []
 
 
-# -- plans longer than the ring the check pass keeps (motion.RING_STEPS) ------
+# -- plans longer than the ring the check pass keeps (executor.RING_STEPS) ------
 
 class PulseRecorder(Recorder):
     """A Recorder that also keeps every pulse sent, (virtual ms, channel, us)."""
@@ -465,8 +464,8 @@ def test_a_line_keeps_its_own_step_length_to_its_last_step():
         arm.plan()
         arm.add(LINE, b + (pi,), step_mm=step_mm)
         assert arm.begin()
-        assert arm.total == want, (step_mm, arm.total)    # 120 mm in steps of 0.2 mm or the board's 2 mm
-        arm.line_step_mm = 7.0
+        assert arm.executor.total == want, (step_mm, arm.executor.total)    # 120 mm in steps of 0.2 mm or the board's 2 mm
+        arm.planner.line_step_mm = 7.0
         step_by_step(r)
         assert len(r.poses) == want
         prev = a
@@ -488,8 +487,8 @@ def long_plan(arm):
 
 
 def run_long_plan(monkeypatch, ring, refill):
-    monkeypatch.setattr(motion, "RING_STEPS", ring)
-    monkeypatch.setattr(motion, "REFILL_EVENTS", max(refill, 1))
+    monkeypatch.setattr(executor, "RING_STEPS", ring)
+    monkeypatch.setattr(executor, "REFILL_EVENTS", max(refill, 1))
     r = PulseRecorder(ARM5)
     arm = r.arm
     assert arm.move(LONG_START)
@@ -499,7 +498,7 @@ def run_long_plan(monkeypatch, ring, refill):
     q0 = list(arm.q)
     long_plan(arm)
     assert arm.begin()
-    assert arm.steps == 0 and arm._kept_whole == (arm.total + 3 <= ring)
+    assert arm.executor.steps == 0 and arm.executor.kept_whole() == (arm.executor.total + 3 <= ring)
     step_by_step(r, refill > 0)
     return r, q0
 
@@ -552,23 +551,23 @@ def test_a_long_plan_walked_otherwise_the_second_time_stops_before_a_step_it_did
     hair off, it stops the run at the first step (after sending only that checked
     step); made to refuse a step past the ring, the run stops before that step, having
     sent only steps the check pass took."""
-    monkeypatch.setattr(motion, "RING_STEPS", 64)
+    monkeypatch.setattr(executor, "RING_STEPS", 64)
     whole, q0 = run_long_plan(monkeypatch, 100000, 3)
     for when in ("at once", "past the ring"):
-        monkeypatch.setattr(motion, "RING_STEPS", 64)
+        monkeypatch.setattr(executor, "RING_STEPS", 64)
         r = PulseRecorder(ARM5)
         arm = r.arm
         assert arm.move(LONG_START) and arm.set_speed_deg_s(3.0)
         r.poses.clear()
         long_plan(arm)
-        assert arm.begin() and not arm._kept_whole
+        assert arm.begin() and not arm.executor.kept_whole()
         solve = arm.solver.ik
 
         def off_by_a_hair(target, out, current=None, rule=0):
             st = solve(target, out, current, rule)
             if when == "at once":
                 out[0] += 1e-9
-            elif arm._n_walked > 100:
+            elif arm.executor._n_walked > 100:
                 return status.COLLISION     # event 101 of the second walk: refused
             return st
 
@@ -578,13 +577,13 @@ def test_a_long_plan_walked_otherwise_the_second_time_stops_before_a_step_it_did
             step_by_step(r)
         assert not arm.running() and arm.step() == -1
         # Every step that went out is the checked plan's (refill() stops after a step).
-        assert arm.q == whole.poses[arm.steps - 1][1]
-        assert r.poses == whole.poses[:arm.steps]
+        assert arm.q == whole.poses[arm.executor.steps - 1][1]
+        assert r.poses == whole.poses[:arm.executor.steps]
         if when == "at once":
-            assert arm.steps == 1           # the first step went out, then the stop
+            assert arm.executor.steps == 1           # the first step went out, then the stop
         else:
             # The second walk runs at most the ring's 64 events ahead of the live pass.
-            assert 101 - 64 <= arm.steps < 101
+            assert 101 - 64 <= arm.executor.steps < 101
 
 
 def test_a_long_line_sends_in_micropython_the_pulses_it_sends_in_cpython(micropython):
@@ -654,7 +653,7 @@ def test_the_live_console_stops_a_long_line_whose_second_walk_disagrees_with_an_
         solve = arm.solver.ik
 
         def second_walk_refuses(target, out, current=None, rule=0):
-            if sabotage and arm._refilling and arm._n_walked > 300:
+            if sabotage and arm.planner.refilling and arm.executor._n_walked > 300:
                 return status.COLLISION
             return solve(target, out, current, rule)
 
@@ -664,7 +663,7 @@ def test_the_live_console_stops_a_long_line_whose_second_walk_disagrees_with_an_
         p = protocol.Protocol(arm, replies.append)
         p.progress = False
         session.Session(p, ScriptConsole(requests), r.driver).serve()
-        runs[sabotage] = (replies, r.pulses, p.alarm)
+        runs[sabotage] = (replies, r.pulses, p.machine.alarm)
     (whole, whole_pulses, calm), (stopped, stopped_pulses, alarm) = runs[False], runs[True]
     assert [w.split()[0] for w in whole] == ["ok", "ok", "ok"] and not calm
     total = int(whole[-1].split("steps=")[1].split()[0])

@@ -345,7 +345,7 @@ def test_move_solves_its_target_once_and_refuses_with_the_ik_words():
     out = []
     p = protocol.Protocol(arm, out.append)
     p.handle(b"move 200 50 150 150")
-    assert p.moving and out == [] and len(solves) == 1
+    assert p.machine.moving and out == [] and len(solves) == 1
     while arm.step() >= 0:
         pass
     p.motion_done()

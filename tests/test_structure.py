@@ -89,3 +89,25 @@ def test_pca9685_goes_limp_and_sleeps_on_exit():
         assert not chip.channel(0)[3]
     assert all(chip.channel(ch)[3] for ch in range(16))        # every channel full off
     assert chip.regs[0x00] & 0x10                              # MODE1.SLEEP
+
+
+def test_the_machine_state_changes_only_through_its_methods():
+    """moving, held and alarm are one object (armfw.machinestate) that the protocol, the
+    session and the G-code face change by calling it, never by writing its fields."""
+    import re
+    from armctl import FIRMWARE_DIR
+    writes = re.compile(r"\.(moving|held|alarm|alarm_reason)\s*=(?!=)")
+    for path in sorted((FIRMWARE_DIR / "armfw").glob("*.py")):
+        if path.name != "machinestate.py":
+            assert not writes.search(path.read_text()), path.name
+    from armfw.machinestate import MachineState
+    m = MachineState()
+    m.started()
+    m.hold()
+    assert (m.moving, m.held, m.word(False, False)) == (True, True, "hold")
+    assert m.resume() and not m.resume() and m.word(False, False) == "run"
+    m.ended()
+    m.lock("a test")
+    assert m.word(False, True) == "alarm" and m.word(True, False) == "check"
+    m.unlock()
+    assert (m.alarm, m.word(False, True), m.word(False, False)) == (False, "relaxed", "idle")

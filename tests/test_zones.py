@@ -15,7 +15,9 @@ import pytest
 from armctl.sim import Simulator
 from armfw import arm5 as arm5_module, board, fields, kinematics, status, zones
 from armfw.kinematics import MIN_MOTION, PREFER_DOWN, PREFER_UP
-from armfw.motion import JOINTS, LINE, MOVE, RING_STEPS, ArmController
+from armfw.executor import RING_STEPS
+from armfw.motion import ArmController
+from armfw.planner import JOINTS, LINE, MOVE
 from armfw.gripper import Gripper
 from armfw.simservo import SimServo
 from conftest import BOARDS
@@ -197,7 +199,7 @@ def test_random_joint_paths_never_step_into_a_zone(kind):
     rng = np.random.default_rng(1818)
     ran = [rec.judge(arm.joints, list(q)) for q in random_poses(arm.solver, 70, rng)]
     assert ran.count(True) >= 10 and ran.count(False) >= 10, ran
-    assert arm.fail_status == "COLLISION"       # targets inside the limits: only a zone refuses
+    assert arm.refusal.status == "COLLISION"       # targets inside the limits: only a zone refuses
 
 
 @pytest.mark.parametrize("kind", ["arm5", "planar"])
@@ -232,13 +234,13 @@ def test_a_joint_move_between_safe_poses_that_dips_through_the_floor_is_refused(
     assert arm.joints(a)
     rec.poses.clear()
     assert not arm.joints(b)
-    assert arm.fail_status == "COLLISION" and rec.poses == [] and arm.q == pytest.approx(a)
+    assert arm.refusal.status == "COLLISION" and rec.poses == [] and arm.q == pytest.approx(a)
     z = arm.solver.zones
     assert z.zone_names[z.hit_zone] == "floor" and z.link_names[z.hit_link] == "tool"
-    assert 1 < arm.fail_step < arm.steps + 100
+    assert 1 < arm.refusal.step < arm.executor.steps + 100
     # The refusal's tool point is that of the failing step (base at 60 deg, tip within the
     # floor's 5 mm clearance plus the tool's 8 mm radius), not an earlier failure's.
-    x, y, zt = arm.fail_point[:3]
+    x, y, zt = arm.refusal.point[:3]
     assert math.degrees(math.atan2(y, x)) == pytest.approx(60.0, abs=1e-6)
     assert -6.7 < zt < 13.0
 
@@ -250,7 +252,7 @@ def test_pick_whose_descent_enters_the_fixture_is_refused_whole():
     arm = rec.arm
     before = list(arm.q)
     assert not arm.pick((190.0, -20.0, 60.0))
-    assert arm.fail_status == "COLLISION" and arm.fail_op == 2 and arm.fail_step > 1
+    assert arm.refusal.status == "COLLISION" and arm.refusal.op == 2 and arm.refusal.step > 1
     assert rec.poses == [] and arm.q == before and rec.driver.count == rec.booted
 
 
@@ -596,7 +598,7 @@ def test_random_plans_are_refused_at_the_same_step_zone_and_link_with_and_withou
     plain.solver.zones.clear = plain.solver.zones.clear_exact
     arms = [ArmController(x, SimServo(x.driver), None, sleep_ms=lambda ms: None) for x in (b, plain)]
     for a in arms:
-        a.check_only = True
+        a.executor.check_only = True
     rng = np.random.default_rng(77)
     solver = b.solver
     collisions = passed = 0
@@ -614,17 +616,17 @@ def test_random_plans_are_refused_at_the_same_step_zone_and_link_with_and_withou
             target = list(rng.uniform(solver.lo, solver.hi))
         verdicts = []
         for a in arms:
-            assert a.send_pose(start)
+            assert a.output.send_pose(start)
             a.plan()
             a.add(op, target)
             ok = a.begin()
             z = a.solver.zones
-            kept = min(a.total, RING_STEPS) * a.solver.n
+            kept = min(a.executor.total, RING_STEPS) * a.solver.n
             if ok:
-                verdicts.append((ok, a.total, list(a._ring_us[:kept]), list(a.q)))
+                verdicts.append((ok, a.executor.total, list(a.executor._ring_us[:kept]), list(a.q)))
             else:
-                verdicts.append((ok, a.fail_status, a.fail_op, a.fail_step, a.fail_joint, list(a.fail_point),
-                                 (z.hit_zone, z.hit_link) if a.fail_status == "COLLISION" else None))
+                verdicts.append((ok, a.refusal.status, a.refusal.op, a.refusal.step, a.refusal.joint, list(a.refusal.point),
+                                 (z.hit_zone, z.hit_link) if a.refusal.status == "COLLISION" else None))
         assert verdicts[0] == verdicts[1], (k, op, start, target)
         collisions += not verdicts[0][0] and verdicts[0][1] == "COLLISION"
         passed += verdicts[0][0]

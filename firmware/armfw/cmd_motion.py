@@ -4,7 +4,7 @@ joints, path, servo, where, home, relax, grip, pick, place, wait. Each is
 f(protocol, args) -> its final line, or None where a motion starts (its final
 line comes when it ends: armfw.session)."""
 
-from armfw import motion, status
+from armfw import planner, status
 from armfw.numeric import DEG, wrap_angle
 from armfw.protocol import BAD_INPUT, Refused, angles_text, fmt
 from armfw.solver import ELBOW_NAMES, MIN_MOTION, RULES
@@ -44,11 +44,11 @@ def move(p, args):
     p.may_move()
     controller = p.controller
     controller.plan()
-    controller.add(motion.MOVE, p.target, rule, p.roll)
+    controller.add(planner.MOVE, p.target, rule, p.roll)
     # One IK: the check pass solves the target (from the pose and roll _current gives).
     begun = controller.begin()
-    if not begun and controller.fail_reason == motion.REASON_SOLVER:
-        raise p.unsolved(status.code(controller.fail_status), args)
+    if not begun and controller.refusal.reason == planner.REASON_SOLVER:
+        raise p.unsolved(status.code(controller.refusal.status), args)
     _note_branch(p, rule)
     return p.start(True, begun)
 
@@ -59,7 +59,7 @@ def line(p, args, step_mm=0.0):
     p.parse_target(args, False)
     p.may_move()
     p.controller.plan()
-    p.controller.add(motion.LINE, p.target, MIN_MOTION, p.roll, step_mm)
+    p.controller.add(planner.LINE, p.target, MIN_MOTION, p.roll, step_mm)
     return p.start()
 
 
@@ -82,7 +82,7 @@ def jog(p, args):
     if n == 5:
         roll = p.controller.q[4] + v[4] * DEG
     p.controller.plan()
-    p.controller.add(motion.LINE, t, MIN_MOTION, roll)
+    p.controller.add(planner.LINE, t, MIN_MOTION, roll)
     return p.start()
 
 
@@ -115,34 +115,34 @@ def path(p, args):
     if action == "add":
         q = p.parse_joints(args[1:])
         p.check_limits(q)
-        if not controller.path_add(q):
-            if controller.fail_reason == motion.REASON_PATH_FULL:
-                raise Refused(BAD_INPUT, "path full (%d waypoints); run or clear it" % motion.MAX_WAYPOINTS)
-            raise Refused(controller.fail_status, "waypoint %d not added: %s" % (
-                controller.fail_step, p.refusal()))
+        if not controller.planner.path_add(q):
+            if controller.refusal.reason == planner.REASON_PATH_FULL:
+                raise Refused(BAD_INPUT, "path full (%d waypoints); run or clear it" % planner.MAX_WAYPOINTS)
+            raise Refused(controller.refusal.status, "waypoint %d not added: %s" % (
+                controller.refusal.step, p.refusal()))
     elif action == "run":
         p.numbers(args[1:], 0, "none")
-        if controller.path_len == 0:
+        if controller.planner.path_len == 0:
             raise Refused(BAD_INPUT, "the path is empty (path add Q1..QN first)")
         p.may_move()
         controller.plan_path()
         try:
             return p.start()
         except Refused:
-            controller.path_clear()     # a path runs once, or not at all
+            controller.planner.path_clear()     # a path runs once, or not at all
             raise
     elif action == "clear":
         p.numbers(args[1:], 0, "none")
-        controller.path_clear()
+        controller.planner.path_clear()
     elif action:
         raise Refused(BAD_INPUT, "path add Q1..QN | path run | path clear")
-    return "ok %d" % controller.path_len
+    return "ok %d" % controller.planner.path_len
 
 
 def home(p, args):
     p.numbers(args, 0, "none")
     # Homing is the deliberate act that clears an abort's alarm, as in GRBL.
-    p.clear_alarm()
+    p.machine.unlock()
     return p.go_to(p.controller.solver.home)
 
 
@@ -170,7 +170,7 @@ def servo(p, args):
         if not p.checking:
             g.set_us(us)
         return "ok %d %d" % (ch, us)
-    joint = controller.joint_of_channel(ch)
+    joint = controller.output.joint_of_channel(ch)
     if joint < 0:
         raise Refused(BAD_INPUT, "no servo on channel %d" % ch)
     s = controller.servos
@@ -181,9 +181,9 @@ def servo(p, args):
         if p.checking:
             raise Refused(HOME_FIRST, "servos off, pose unknown: check mode starts from a known pose")
         # The other joints' servos are off: only this one gets its pulse, at once.
-        controller.send_joint_pulse(joint, us)
+        controller.output.send_joint_pulse(joint, us)
         return "ok %d %d" % (ch, us)
-    if p.alarm:
+    if p.machine.alarm:
         p.may_move()
     return p.start()
 
@@ -239,5 +239,5 @@ def wait(p, args):
         raise Refused(BAD_INPUT, "wait 0..3600000 ms")
     p.may_move()
     p.controller.plan()
-    p.controller.add(motion.WAIT, (ms,))
+    p.controller.add(planner.WAIT, (ms,))
     return p.start()

@@ -2,7 +2,7 @@
 """The settings and information commands (armfw.commands): speed, progress, echo,
 check, unlock, info, sync, help. Each is f(protocol, args) -> its final line."""
 
-from armfw import motion
+from armfw import planner
 from armfw.compat import const
 from armfw.numeric import DEG
 from armfw.protocol import BAD_INPUT, Refused, fmt
@@ -21,7 +21,7 @@ def _is_token(word):
 
 def unlock(p, args):
     p.numbers(args, 0, "none")
-    p.clear_alarm()
+    p.machine.unlock()
     return "ok"
 
 
@@ -44,8 +44,8 @@ def speed(p, args):
         v = p.numbers(args, 1, "DEG_PER_S")[0]
         if not controller.set_speed_deg_s(v):
             raise Refused(BAD_INPUT, "speed must be %s..%s deg/s" % (
-                fmt(motion.MIN_SPEED_DEG_S), fmt(controller.max_speed_rad_s / DEG)))
-    return "ok %s" % fmt(controller.speed_rad_s / DEG)
+                fmt(planner.MIN_SPEED_DEG_S), fmt(controller.planner.max_speed_rad_s / DEG)))
+    return "ok %s" % fmt(controller.planner.speed_rad_s / DEG)
 
 
 def check(p, args):
@@ -64,7 +64,7 @@ def check(p, args):
                 controller.q[i] = p.real_q[i]
             p.gcode_face().restore_state()
         p.checking = on
-        controller.check_only = on
+        controller.executor.check_only = on
     return "ok check %s" % ("on" if p.checking else "off")
 
 
@@ -75,8 +75,8 @@ def info(p, args):
     z = controller.solver.zones
     return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d line_step_mm=%s zones=%s calibration=%s%s" % (
         b.name, controller.solver.kind, ",".join(controller.solver.names),
-        "none" if controller.gripper is None else controller.gripper.channel, controller.step_ms,
-        fmt(controller.line_step_mm),
+        "none" if controller.gripper is None else controller.gripper.channel, controller.planner.step_ms,
+        fmt(controller.planner.line_step_mm),
         ",".join(z.zone_names) if z is not None and z.n_zones else "none", b.calibration, p.clearance())
 
 

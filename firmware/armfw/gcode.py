@@ -70,13 +70,17 @@ class GCode:
     def save_state(self):
         """Keep the modal state (G90/G91, F) and the alarm while check mode runs a program."""
         p = self.protocol
-        self._saved = (self.relative, self.feed_mm_min, p.alarm, p.alarm_reason)
+        self._saved = (self.relative, self.feed_mm_min, p.machine.alarm, p.machine.alarm_reason)
 
     def restore_state(self):
         """Back to the state save_state kept: a checked program leaves no trace."""
         if self._saved is not None:
-            p = self.protocol
-            self.relative, self.feed_mm_min, p.alarm, p.alarm_reason = self._saved
+            machine = self.protocol.machine
+            self.relative, self.feed_mm_min, alarm, reason = self._saved
+            if alarm:
+                machine.lock(reason)
+            else:
+                machine.unlock()
             self._saved = None
 
     # -- framing ----------------------------------------------------------
@@ -173,8 +177,8 @@ class GCode:
         code = head[0] + str(self._int(head[1:], head[0])) if head[0] in "GM" else head
         args = self._words(words[1:])
         p = self.protocol
-        if code in GCODE_MOTION and p.alarm:
-            raise self.Refused(status.ALARM, "motion locked: %s (M999 or $X unlocks)" % p.alarm_reason)
+        if code in GCODE_MOTION and p.machine.alarm:
+            raise self.Refused(status.ALARM, "motion locked: %s (M999 or $X unlocks)" % p.machine.alarm_reason)
         handler = _CODES.get(code)
         if handler is None:
             raise self.Refused(status.BAD_COMMAND, "unsupported G-code %s" % head[:20])
@@ -183,8 +187,7 @@ class GCode:
         except self.Refused as e:
             if code in GCODE_MOTION and e.word != status.ALARM:
                 # The rest of a stream must not move the arm on from the wrong place.
-                p.alarm = True
-                p.alarm_reason = "%s refused (%s)" % (code, e.word)
+                p.machine.lock("%s refused (%s)" % (code, e.word))
             raise
 
     def _dollar(self, text):
@@ -236,7 +239,7 @@ class GCode:
             self.feed_mm_min = args["F"]
         target = self._target(args)
         # F sets the tool speed of this line, up to the board's own line speed.
-        return p.family("motion").line(p, target, self.feed_mm_min / 60000.0 * p.controller.step_ms)
+        return p.family("motion").line(p, target, self.feed_mm_min / 60000.0 * p.controller.planner.step_ms)
 
     def _dwell(self, args):
         ms = 0.0

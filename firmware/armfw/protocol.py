@@ -15,9 +15,10 @@ cmd_poses) and the G-code face in armfw.gcode, each imported when first used.
 
 from math import isfinite, sin
 
-from armfw import commands, motion, status
+from armfw import commands, planner, status
 from armfw.compat import const
 from armfw.console import MAX_LINE, TOO_LONG
+from armfw.machinestate import ALARM_ABORTED, STATE_ALARM, MachineState
 from armfw.solver import MIN_MOTION, RULES
 from armfw.numeric import DEG, wrap_angle
 from armfw.status import (ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, INTERNAL, NO_CLOSED_FORM,
@@ -25,17 +26,6 @@ from armfw.status import (ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, IN
 from armfw.twolink import SINGULAR_SIN
 
 BAD_INPUT = status.NAMES[status.BAD_INPUT]
-
-ALARM_ABORTED = "a move was aborted"
-ALARM_NO_MEMORY = "a move ran out of memory"
-
-# Console states (the `?` status line).
-IDLE = "idle"
-RUN = "run"
-HOLD = "hold"
-STATE_RELAXED = "relaxed"
-STATE_ALARM = "alarm"
-STATE_CHECK = "check"      # a motion's plan is being checked, nothing has moved yet
 
 _TAB = const(9)
 
@@ -114,10 +104,7 @@ class Protocol:
         self.boot_error = boot_error
         self.boot_word = boot_word      # the reply word of boot_error: BAD_BOARD, or NO_MEMORY
         self.console = console
-        self.moving = False
-        self.held = False
-        self.alarm = False
-        self.alarm_reason = ALARM_ABORTED     # why motion is locked while alarm is set
+        self.machine = MachineState()   # moving, held, alarm: shared with armfw.session
         self.progress = True
         if controller is not None:
             self.n = controller.solver.n
@@ -173,9 +160,9 @@ class Protocol:
             self.write("error %s %s" % (e.word, e.message))
         except MemoryError:
             # Checked before anything moves: a plan that ran out of heap has not started.
-            if self.moving:
+            if self.machine.moving:
                 self.controller.stop()
-            self.moving = self.held = False
+            self.machine.ended()
             self.out_of_memory(doing + ": nothing moved")
         except Exception as e:  # the last line of defence (Ctrl-C is no Exception): an answer, never a traceback
             self.write("error %s %s: %s" % (INTERNAL, type(e).__name__, e))
@@ -209,7 +196,7 @@ class Protocol:
 
     def current(self):
         """The IK's current pose: the commanded one, with the roll a target sets."""
-        return self.controller.with_roll(self.controller.q, self.roll)
+        return self.controller.planner.with_roll(self.controller.q, self.roll)
 
     def parse_target(self, args, allow_elbow):
         """Tool target from X Y [Z PITCH [ROLL]] (mm, deg) into self.target, the roll
@@ -277,39 +264,33 @@ class Protocol:
         if begun is None:
             begun = planned and controller.begin()
         if not begun:
-            self.held = False
-            if controller.fail_reason == motion.REASON_CANCELLED:
+            self.machine.ended()        # a `!` during the check holds nothing now
+            if controller.refusal.reason == planner.REASON_CANCELLED:
                 # Ctrl-X during the check: locked as after any abort.
-                self.alarm = True
-                self.alarm_reason = ALARM_ABORTED
-            raise Refused(controller.fail_status, self.refusal())
-        self.moving = True      # held already where a `!` came during the check
+                self.machine.lock(ALARM_ABORTED)
+            raise Refused(controller.refusal.status, self.refusal())
+        self.machine.started()
         return None
-
-    def clear_alarm(self):
-        """Allow motion again (unlock, home: the deliberate acts, as in GRBL)."""
-        self.alarm = False
-        self.alarm_reason = ALARM_ABORTED
 
     def may_move(self):
         """Refuse motion while the pose is unknown or an abort's alarm holds."""
         if not self.controller.pose_known():
             raise Refused(HOME_FIRST, "servos off, pose unknown: send home (or joints Q1..Qn)")
-        if self.alarm:
-            raise Refused(ALARM, "%s: send unlock (or home) before moving" % self.alarm_reason)
+        if self.machine.alarm:
+            raise Refused(ALARM, "%s: send unlock (or home) before moving" % self.machine.alarm_reason)
 
     def motion_done(self):
         """Final line of the motion that ran to its end."""
-        self.moving = self.held = False
-        self.write(self.pose_reply(" steps=%d" % self.controller.total))
+        self.machine.ended()
+        self.write(self.pose_reply(" steps=%d" % self.controller.executor.total))
 
     def motion_stopped(self, why, word=ABORTED):
         """Final line of a motion stopped before its end (why: what stopped it); the arm stays put."""
         controller = self.controller
         controller.stop()
-        self.moving = self.held = False
+        self.machine.ended()
         self.write("error %s %s at step %d of %d: %s%s" % (
-            word, why, controller.steps, controller.total, angles_text(controller.q, self.n), self.tool_fields()))
+            word, why, controller.executor.steps, controller.executor.total, angles_text(controller.q, self.n), self.tool_fields()))
 
     def out_of_memory(self, doing):
         """The reply to a request or a step that ran out of heap (doing: what it was doing)."""
@@ -320,16 +301,11 @@ class Protocol:
             NO_MEMORY, doing, " (%d bytes free)" % free() if free is not None else ""))
 
     def state(self):
-        """The console state: idle, check, run, hold, relaxed or alarm."""
-        if self.moving:
-            return HOLD if self.held else RUN
-        if self.controller is not None and self.controller.checking_plan:
-            return STATE_CHECK
-        if self.controller is None or self.alarm:
+        """The console state: idle, check, run, hold, relaxed or alarm (armfw.machinestate)."""
+        controller = self.controller
+        if controller is None:
             return STATE_ALARM
-        if not self.controller.pose_known():
-            return STATE_RELAXED
-        return IDLE
+        return self.machine.word(controller.planner.checking, not controller.pose_known())
 
     def status_line(self, kind="status"):
         """`# status ...` (or `# progress ...`): state, commanded joints, tool pose, steps done/total."""
@@ -338,27 +314,27 @@ class Protocol:
         if controller is None:
             return text
         known = controller.pose_known()
-        text += " joints=" + ",".join([fmt(controller.q[i] / DEG) if controller.us[i] >= 0 else "?"
+        text += " joints=" + ",".join([fmt(controller.q[i] / DEG) if controller.output.us[i] >= 0 else "?"
                                        for i in range(self.n)])
         if known:
             text += self.tool_fields()
-        if self.moving:
-            text += " steps=%d/%d" % (controller.steps, controller.total)
+        if self.machine.moving:
+            text += " steps=%d/%d" % (controller.executor.steps, controller.executor.total)
         return text
 
     def refusal(self):
         controller = self.controller
-        if controller.fail_reason == motion.REASON_GRIPPER:
+        if controller.refusal.reason == planner.REASON_GRIPPER:
             return "no gripper on this board"
-        text = "%s step %d" % (motion.OP_NAMES[controller.fail_kind], controller.fail_step)
-        if controller.fail_kind == motion.MOVE or controller.fail_kind == motion.LINE:
-            p = controller.fail_point
+        text = "%s step %d" % (planner.OP_NAMES[controller.refusal.kind], controller.refusal.step)
+        if controller.refusal.kind == planner.MOVE or controller.refusal.kind == planner.LINE:
+            p = controller.refusal.point
             text += " at " + " ".join([fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self.nt)])
-        if controller.fail_joint >= 0:
-            text += " joint %s" % controller.solver.names[controller.fail_joint]
-        if controller.fail_status == status.NAMES[status.COLLISION]:
+        if controller.refusal.joint >= 0:
+            text += " joint %s" % controller.solver.names[controller.refusal.joint]
+        if controller.refusal.status == status.NAMES[status.COLLISION]:
             return text + ": " + self.zone_hit()
-        return text + ": " + controller.fail_reason
+        return text + ": " + controller.refusal.reason
 
     def zone_hit(self):
         """'<link> would enter zone <name>' for the last failed zone check."""
@@ -392,14 +368,14 @@ class Protocol:
         """Joint move to q; with the pose unknown, q is sent at once (nothing to interpolate from)."""
         controller = self.controller
         if controller.pose_known():
-            if self.alarm:
+            if self.machine.alarm:
                 self.may_move()
             return self.start(controller.plan_joints(q))
         if self.checking:
             raise Refused(HOME_FIRST, "servos off, pose unknown: check mode starts from a known pose")
         if not controller.joints(q):
-            raise Refused(controller.fail_status, self.refusal())
-        self.clear_alarm()
+            raise Refused(controller.refusal.status, self.refusal())
+        self.machine.unlock()
         return self.pose_reply(" steps=1")
 
     def on_off(self, args, what):

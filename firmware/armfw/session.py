@@ -23,8 +23,9 @@ Ctrl-C raises KeyboardInterrupt out of serve() into the REPL; serve() again
 """
 
 from armfw import console as con
-from armfw.compat import const, sleep_ms, ticks_ms, ticks_add, ticks_diff
-from armfw.protocol import ALARM_ABORTED, ALARM_NO_MEMORY
+from armfw.clock import StepClock
+from armfw.compat import const, sleep_ms, ticks_ms, ticks_diff
+from armfw.machinestate import ALARM_ABORTED, ALARM_NO_MEMORY
 from armfw.status import ABORTED, DROPPED, INTERNAL, NO_MEMORY, QUEUE_FULL
 
 PROGRESS_MS = const(400)
@@ -54,13 +55,13 @@ class Session:
         # The simulated driver's clock stamps its pulse records; --fast does not wait for real.
         self._advance = getattr(driver, "advance_ms", None)
         self._virtual = self._advance is not None and not driver.realtime
-        self._next = 0
+        self._clock = StepClock()
         self._progress_at = 0
         self._elapsed = 0
         self._drop_after_reply = False
         if protocol.controller is not None:
             # A long plan's check reads the console as it walks: `?` answers, Ctrl-X stops it.
-            protocol.controller.poll = self._poll
+            protocol.controller.planner.poll = self._poll
 
     # -- real-time characters ---------------------------------------------
 
@@ -70,19 +71,18 @@ class Session:
         if c == con.STATUS:
             p.write(p.status_line())
         elif c == con.HOLD:
-            if p.moving or (p.controller is not None and p.controller.checking_plan):
-                p.held = True       # during a check: the motion starts held
+            if p.machine.moving or (p.controller is not None and p.controller.planner.checking):
+                p.machine.hold()        # during a check: the motion starts held
         elif c == con.RESUME:
-            if p.held:
-                p.held = False
-                self._next = ticks_ms()
+            if p.machine.resume():
+                self._clock.start()
         elif c == con.ABORT:
             self.console.clear_typing()
-            if p.moving:
+            if p.machine.moving:
                 self.abort("aborted (Ctrl-X)")
-            elif p.controller is not None and p.controller.checking_plan:
+            elif p.controller is not None and p.controller.planner.checking:
                 # The plan being checked is refused; its reply comes first, then the drops.
-                p.controller.cancel_check()
+                p.controller.planner.cancel()
                 self._drop_after_reply = True
             else:
                 self._drop_queued()
@@ -97,8 +97,7 @@ class Session:
         lock motion (alarm_reason says why) and drop queued lines."""
         p = self.protocol
         p.motion_stopped(why, word)
-        p.alarm = True
-        p.alarm_reason = alarm_reason
+        p.machine.lock(alarm_reason)
         self._drop_queued()
 
     def stop_out_of_memory(self):
@@ -136,11 +135,11 @@ class Session:
     def _serve(self):
         p = self.protocol
         c = self.console
-        if p.moving:
+        if p.machine.moving:
             # Back from the REPL after Ctrl-C in the middle of a motion.
             self.abort("interrupted (Ctrl-C)")
         while True:
-            if p.moving:
+            if p.machine.moving:
                 try:
                     self._tick()
                 except MemoryError:
@@ -154,10 +153,10 @@ class Session:
                 if self._drop_after_reply:
                     self._drop_after_reply = False
                     self._drop_queued()
-                if p.moving:
-                    self._next = ticks_ms()
+                if p.machine.moving:
+                    self._clock.start()
                     self._elapsed = 0
-                    self._progress_at = 0 if self._virtual else self._next
+                    self._progress_at = 0 if self._virtual else ticks_ms()
                 continue
             if c.closed:
                 return
@@ -166,16 +165,16 @@ class Session:
 
     def _long(self):
         controller = self.protocol.controller
-        return self.protocol.progress and controller.total * controller.step_ms > PROGRESS_AFTER_MS
+        return self.protocol.progress and controller.executor.total * controller.planner.step_ms > PROGRESS_AFTER_MS
 
     def _tick(self):
         """One step of the running motion and the wait after it (or a wait while held)."""
         p = self.protocol
         c = self.console
-        if p.held:
+        if p.machine.held:
             c.wait(PROGRESS_MS)
             self._refuse_overflow()
-            if p.held and self._long():
+            if p.machine.held and self._long():
                 p.write(p.status_line("progress"))
             if c.closed:
                 self.abort("input ended")
@@ -186,7 +185,7 @@ class Session:
             return
         p.controller.refill()       # a long plan's ring, in the step's idle time
         self._pause(wait_ms)
-        if p.moving and not p.held and self._long():
+        if p.machine.moving and not p.machine.held and self._long():
             now = self._elapsed if self._virtual else ticks_ms()
             if ticks_diff(now, self._progress_at) >= PROGRESS_MS:
                 self._progress_at = now
@@ -203,23 +202,21 @@ class Session:
             c.wait(0)
             self._refuse_overflow()
             return
-        self._next = ticks_add(self._next, ms)
+        self._clock.due_after(ms)
         while True:
-            left = ticks_diff(self._next, ticks_ms())
+            # More than a step late (a slow step), the clock starts afresh; a
+            # poll's wake-up jitter is caught up on.
+            left = self._clock.left(ms)
             if c.closed and left > 0:
                 c.flush()
                 sleep_ms(left)          # no input left to wait on
                 left = 0
             if left <= 0:
                 c.wait(0)
-                if left < -ms:
-                    # More than a step late (a slow step): start afresh, never rush
-                    # to catch up; a poll's wake-up jitter is caught up on.
-                    self._next = ticks_ms()
             else:
                 c.wait(left)
             self._refuse_overflow()
-            if left <= 0 or not p.moving or p.held:
+            if left <= 0 or not p.machine.moving or p.machine.held:
                 return
 
 

@@ -43,8 +43,6 @@ LINE_TOLERANCE_MM = 0.05
 # ... and, where every step is a waypoint on the servos' pulse grid, this close
 # (whole-microsecond pulses included).
 PULSE_GRID_TOLERANCE_MM = 0.3
-# A line step shorter than this (mm) that still turns a joint too fast is a jump.
-MIN_LINE_STEP_MM = 0.001
 # Decimal places of the joint angles sent (degrees): 1e-6 deg moves a 400 mm arm's tip 7 nm.
 ANGLE_DIGITS = 6
 
@@ -379,10 +377,13 @@ def _as_stored(q):
 
 
 def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
-    """Solve and check a straight line from the pose q0 (radians) to p1 (mm); a LinePlan."""
-    from armfw import motion
-    solver = mover.solver
-    max_waypoints = max_waypoints or motion.MAX_WAYPOINTS
+    """Solve and check a straight line from the pose q0 (radians) to p1 (mm); a LinePlan.
+
+    The line is stepped by the board's own rule (armfw.linestep), with this
+    host's solver at each step."""
+    from armfw.linestep import LineStepper, JUMP
+    from armfw.planner import MAX_WAYPOINTS
+    max_waypoints = max_waypoints or MAX_WAYPOINTS
     max_step = speed_rad_s * mover.step_ms / 1000.0
     p0 = mover.tip(q0)
     length = float(np.linalg.norm(p1 - p0))
@@ -390,30 +391,29 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
         return LinePlan(False, fw_status.name(fw_status.BAD_INPUT), message="target is not finite")
     if length == 0.0:
         return LinePlan(True, "OK", [np.array(q0)], 0, 0.0)
-    dt_nominal = mover.line_step_mm / length
-    dt_floor = MIN_LINE_STEP_MM / length
     poses = [np.array(q0, dtype=float)]
-    q = poses[0]
-    t = 0.0
-    while t < 1.0:
-        dt = dt_nominal
-        while True:
-            tn = min(t + dt, 1.0) if t + dt < 1.0 - 1e-9 else 1.0
-            point = p0 + (p1 - p0) * tn
-            r = numik.solve(mover.board, point, mode=numik.POSITION, seed=q, restarts=0)
-            if not r.ok:
-                return LinePlan(False, r.name, error_mm=r.error_mm, nearest_q=np.asarray(r.q),
-                                message="step at %s: %s (misses by %.3f mm)" % (
-                                    " ".join("%.3f" % v for v in point), r.name, r.error_mm))
-            if float(np.max(np.abs(r.q - q))) <= max_step:
-                break
-            dt = (tn - t) * 0.5
-            if dt < dt_floor:
-                return LinePlan(False, fw_status.name(fw_status.SINGULAR), nearest_q=np.asarray(r.q),
-                                message="joint would jump at %s" % " ".join("%.3f" % v for v in point))
-        q = np.asarray(r.q, dtype=float)
-        poses.append(q)
-        t = tn
+    last = []
+
+    def solve(point, out, current):
+        r = numik.solve(mover.board, np.array(point), mode=numik.POSITION, seed=np.array(current), restarts=0)
+        last[:] = [r]
+        out[:] = [float(v) for v in r.q]
+        return r.status
+
+    line = LineStepper(len(q0), len(p0))
+    q = [float(v) for v in q0]
+    for st in line.walk([float(v) for v in p0], [float(v) for v in p1], length, mover.line_step_mm, q, solve,
+                        max_step):
+        point = " ".join("%.3f" % v for v in line.point)
+        if st == JUMP:
+            return LinePlan(False, fw_status.name(fw_status.SINGULAR), nearest_q=np.asarray(last[0].q),
+                            message="joint would jump at %s" % point)
+        if not fw_status.solved(st):
+            r = last[0]
+            return LinePlan(False, r.name, error_mm=r.error_mm, nearest_q=np.asarray(r.q),
+                            message="step at %s: %s (misses by %.3f mm)" % (point, r.name, r.error_mm))
+        q[:] = line.pose
+        poses.append(np.array(q))
     if len(poses) - 1 <= max_waypoints:
         waypoints, steps, worst = _on_the_pulse_grid(mover, poses, p0, p1, max_step)
         if worst <= PULSE_GRID_TOLERANCE_MM:

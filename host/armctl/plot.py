@@ -31,6 +31,7 @@ import numpy as np                               # noqa: E402
 from armfw import status as fw_status           # noqa: E402
 from armfw import zones as fw_zones             # noqa: E402
 from armfw.kinematics import MIN_MOTION         # noqa: E402
+from armfw.linestep import LineStepper         # noqa: E402
 from armctl import batch, chain as chain_mod   # noqa: E402
 
 STATUS_COLOURS = {
@@ -244,40 +245,44 @@ class LineResult:
         return len(self.failed) == 0
 
 
-def line_points(start, end, step_mm):
-    """Targets from start to end, evenly spaced no more than step_mm apart in position.
-
-    Pitch (arm5, the fourth number) is interpolated along with the position.
-    """
-    start = np.asarray(start, dtype=float)
-    end = np.asarray(end, dtype=float)
-    length = float(np.linalg.norm(end[:3] - start[:3]))
-    steps = max(1, int(math.ceil(length / step_mm - 1e-9)))
-    t = np.linspace(0.0, 1.0, steps + 1)[:, None]
-    return start + (end - start) * t
-
-
 def solve_line(board, start, end, speed_mm_s=None, step_mm=None, current=None):
     """Solve a straight line with armfw at every step (minimum motion); returns a LineResult.
 
-    speed_mm_s: constant tool speed (default: the board's nominal line speed,
+    The steps are the board's (armfw.linestep), at a constant tool speed: no
+    step is shortened for the joints' speed limit, so the joint speeds drawn
+    are the ones the line demands, and the survey goes on past a failing step
+    to mark every one (the board stops at the first).
+
+    speed_mm_s: the tool speed (default: the board's nominal line speed,
     line_step_mm per step_ms). step_mm: default the board's line_step_mm.
     current: the pose before the first step (default home).
     """
     arm = board.solver
     step_mm = step_mm or board.motion["line_step_mm"]
     speed = speed_mm_s or board.motion["line_step_mm"] / (board.motion["step_ms"] / 1000.0)
-    points = line_points(start, end, step_mm)
-    q_prev = list(arm.home if current is None else current)
-    status = np.empty(len(points), dtype=int)
-    q = np.full((len(points), arm.n), np.nan)
-    out = [0.0] * arm.n
-    for i, p in enumerate(points):
-        st = arm.ik([float(v) for v in p], out, q_prev, MIN_MOTION)
-        status[i] = st
+    start = [float(v) for v in start]
+    end = [float(v) for v in end]
+    length = math.dist(start[:3], end[:3])
+    previous = list(arm.home if current is None else current)
+
+    def solve(p, out, current):
+        return arm.ik(p, out, current, MIN_MOTION)
+
+    line = LineStepper(arm.n, len(start))
+    steps = []
+
+    def keep(point, st, pose):
+        steps.append((list(point), st, list(pose)))
         if fw_status.solved(st):
-            q[i] = out
-            q_prev = list(out)
+            previous[:] = pose
+
+    keep(start, solve(start, line.pose, previous), line.pose)
+    if length > 0.0:
+        for st in line.walk(start, end, length, step_mm, previous, solve, math.inf, survey=True):
+            keep(line.point, st, line.pose)
+    points = np.array([p for p, _, _ in steps])
+    status = np.array([st for _, st, _ in steps], dtype=int)
+    q = np.array([pose if fw_status.solved(st) else [np.nan] * arm.n for _, st, pose in steps])
     pos = points[:, :3] if points.shape[1] >= 3 else points
     distance = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(pos, axis=0), axis=1))])
     time_s = distance / speed

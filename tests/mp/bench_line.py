@@ -59,7 +59,7 @@ def first_to_step(controller, repeats=REPEATS):
         gc.collect()
         t0 = time.ticks_us()
         if not controller.begin():
-            raise RuntimeError("the line was refused (%s)" % controller.fail_reason)
+            raise RuntimeError("the line was refused (%s)" % controller.refusal.reason)
         controller.step()
         dt = time.ticks_diff(time.ticks_us(), t0)
         if k == 0 or dt < first:
@@ -106,9 +106,9 @@ def line_figures():
     controller = motion.ArmController(b, NullServos(), None, lambda ms: None)
     controller.park()
     if not controller.move(LINE_START):
-        return "not available: the move to the line start was refused (%s)" % controller.fail_reason
+        return "not available: the move to the line start was refused (%s)" % controller.refusal.reason
     first = first_to_step(controller)
-    steps = controller.total
+    steps = controller.executor.total
     zones = b.solver.zones
     exact = getattr(zones, "clear_exact", None)
     first_exact = exact_checks = None
@@ -163,7 +163,7 @@ def long_figures():
     controller = motion.ArmController(b, NullServos(), None, lambda ms: None)
     controller.park()
     if not controller.move(LINE_START):
-        return "not available: the move to the line start was refused (%s)" % controller.fail_reason
+        return "not available: the move to the line start was refused (%s)" % controller.refusal.reason
     controller.set_speed_deg_s(LONG_SPEED_DEG_S)
     step = controller.step
     refill = getattr(controller, "refill", None)
@@ -174,13 +174,13 @@ def long_figures():
         gc.collect()
         t0 = time.ticks_us()
         if not controller.begin():
-            return "not available: the line was refused (%s)" % controller.fail_reason
+            return "not available: the line was refused (%s)" % controller.refusal.reason
         step()
         dt = time.ticks_diff(time.ticks_us(), t0)
         first = dt if k == 0 or dt < first else first
         if refill is not None:
             refill()
-        steps = controller.total
+        steps = controller.executor.total
         gc.collect()
         if k < 2:
             a = b = 0

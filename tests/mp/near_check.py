@@ -50,7 +50,7 @@ class Side:
         if not zones:
             self.solver.zones = None
         self.controller = motion.ArmController(self.board, NullServos(), None, lambda ms: None)
-        self.controller.check_only = True
+        self.controller.executor.check_only = True
         self.controller.park()
         self.record = []
         self.calls = 0
@@ -82,7 +82,7 @@ class Side:
 
     def start(self, q):
         """Send pose q; False if a pulse is outside its window."""
-        return self.controller.send_pose(q)
+        return self.controller.output.send_pose(q)
 
     def line(self, dp, roll):
         c = self.controller
@@ -96,9 +96,9 @@ class Side:
         c.plan()
         c.add(motion.LINE, p1, kinematics.MIN_MOTION, roll)
         ok = c.begin()
-        point = b"".join(struct.pack("<d", a) for a in c.fail_point)
+        point = b"".join(struct.pack("<d", a) for a in c.refusal.point)
         pose = b"".join(struct.pack("<d", a) for a in c.q)
-        return (ok, c.total, c.fail_status, c.fail_reason, c.fail_step, c.fail_joint, point, pose)
+        return (ok, c.executor.total, c.refusal.status, c.refusal.reason, c.refusal.step, c.refusal.joint, point, pose)
 
     def reset(self):
         self.record = []

@@ -43,7 +43,7 @@ def line(board, q_rad, target, speed_deg_s):
         path.append(controller.tool())
 
     controller = ArmController(board, _SilentDriver(), sleep_ms=record_step)
-    controller.send_pose(list(q_rad))     # the pose the board reported; the recorder takes the pulses
+    controller.output.send_pose(list(q_rad))     # the pose the board reported; the recorder takes the pulses
     if not controller.set_speed_deg_s(speed_deg_s):
         controller.set_speed_deg_s(board.motion["max_speed_deg_s"])
     start = _tool_mm_deg(controller.tool())
@@ -61,9 +61,9 @@ def line(board, q_rad, target, speed_deg_s):
     else:
         result.update(
             points=[],
-            status=controller.fail_status,
-            reason=controller.fail_reason,
-            operation=OP_NAMES[controller.fail_kind],
-            step=controller.fail_step,
-            at=_tool_mm_deg(controller.fail_point))
+            status=controller.refusal.status,
+            reason=controller.refusal.reason,
+            operation=OP_NAMES[controller.refusal.kind],
+            step=controller.refusal.step,
+            at=_tool_mm_deg(controller.refusal.point))
     return result

@@ -1,0 +1,245 @@
+# SPDX-License-Identifier: MIT
+"""The live run of a checked plan: the ring of checked events, replayed one step at a time.
+
+begin() has the planner (armfw.planner) check the whole plan; the check keeps
+what it computed, each step's pulses and pose, in a ring made here once
+(RING_STEPS events), and the live run only sends them: each step of a plan
+that fits is solved once. A longer plan is checked whole all the same; its
+live run refills the ring as it empties, an event or two after each step sent
+(refill()), by walking the plan again from its start through the same code,
+which takes exactly the same steps as the check did (the walk is
+deterministic). A refilled step has passed every check again before it goes
+into the ring, and the walk again must agree with what the check kept (the
+kept steps, the number of events, the final pose): where it did not, step()
+raises instead of sending anything it did not check.
+
+The run is a stepper: each step() sends one event and returns how long to
+wait before the next, so the caller (armfw.session) serves the console
+between steps and may stop at any step (hold, abort); after each step it
+calls refill(), which refills a long plan's ring in the idle time.
+"""
+
+from array import array
+
+from armfw.compat import const
+from armfw.planner import STEP_EVENT, WAIT_EVENT, GRIP_OPEN, REASON_UNKNOWN_POSE
+from armfw.status import HOME_FIRST
+
+# Events (steps, gripper actions, waits) of a plan the ring keeps for the live
+# run: per step the pulses (2 bytes each) and the pose (a float each, 4 bytes
+# where floats are single as on the boards). The size trades heap for a long
+# plan's second walk.
+RING_STEPS = const(128)
+# The ring's pose type: the interpreter's own float, so a kept pose is the walked one bit for bit.
+_POSE_TYPE = "f" if array("f", (1 / 3,))[0] == 1 / 3 else "d"
+# Events the second walk of a long plan reaches per refill() (once per step,
+# the live run sending one): REFILL_EVENTS while it is fewer than REFILL_LEAD
+# events ahead of the live run, then one. Ahead, it leaves the live run an
+# event in hand however a step's work varies (an event is one step's IK, a
+# few where a line slows down), and the work between two steps stays one
+# event but for the first few.
+REFILL_EVENTS = const(2)
+REFILL_LEAD = const(8)
+
+# A hobby-servo gripper takes this long to close on an object before the arm
+# may lift it.
+GRIP_DWELL_MS = const(400)
+
+# What step() raises where a long plan's second walk disagrees with its check.
+_DISAGREE = "the plan walked again is not the plan checked: stopped"
+
+
+class Executor:
+    """Runs the plans of planner (armfw.planner.Planner) on output (armfw.output.ServoOutput),
+    with gripper (armfw.gripper.Gripper or None).
+
+    check_only: plans are checked, never run; the pose they would reach becomes
+    the commanded pose (the caller keeps the real one).
+    """
+
+    def __init__(self, planner, output, gripper):
+        self.planner = planner
+        self.output = output
+        self.gripper = gripper
+        planner.keep = self._keep
+        n = len(output.q)
+        self.check_only = False
+        self.steps = 0                    # steps of the plan begun sent so far
+        self.total = 0                    # steps of the plan begun
+        self._live = None                 # the running plan's events (a generator), or None
+        # Event e in slot e % RING_STEPS; a step's pulses and pose at slot * n.
+        # (zeros: an array made from bytes takes them as raw items)
+        self._ring_us = array("H", bytes(2 * RING_STEPS * n))
+        self._ring_q = array(_POSE_TYPE, bytes((4 if _POSE_TYPE == "f" else 8) * RING_STEPS * n))
+        self._events = bytearray(RING_STEPS)   # STEP_EVENT, a gripper op or a wait
+        self._n_events = 0                # events of the plan (the check counted)
+        self._n_walked = 0                # events the walk under way has reached
+        self._refill = None               # the second walk of a long plan (a generator), or None
+        self._sent = 0                    # events the live run has sent
+        self._end_q = [0.0] * n           # the pose the check ended at
+
+    def begin(self):
+        """Check the whole plan; True if it may run (step() runs it), False if refused
+        (see planner.refusal)."""
+        planner = self.planner
+        output = self.output
+        self._live = None
+        self._refill = None
+        if not output.pose_known():
+            # Interpolating from a pose the servos never got would be fiction.
+            return planner.refuse(HOME_FIRST, REASON_UNKNOWN_POSE, 0, 0)
+        self._n_walked = 0
+        if not planner.check(output.q):
+            return False
+        self._n_events = self._n_walked
+        self.total = planner.steps
+        self.steps = 0
+        end = planner.pose
+        for i in range(len(end)):
+            self._end_q[i] = end[i]
+        if self.check_only:
+            for i in range(len(end)):
+                output.q[i] = end[i]
+            return True
+        if self._n_events > RING_STEPS:
+            self._n_walked = 0          # the second walk has reached nothing yet
+            self._refill = planner.walk(True)
+        self._sent = 0
+        self._live = self._replay()
+        return True
+
+    def kept_whole(self):
+        """True when the ring holds the whole plan begun (it is not walked again)."""
+        return self._n_events <= RING_STEPS
+
+    def step(self):
+        """Send the next event of the plan begun; ms to wait before the next one, -1 when the plan is done."""
+        if self._live is None:
+            return -1
+        try:
+            return next(self._live)
+        except StopIteration:
+            self.stop()
+            return -1
+        except Exception:
+            self.stop()                 # nothing more is sent (see _refill_event)
+            raise
+
+    def refill(self):
+        """Use the idle time after a step: a long plan's second walk refills the ring by
+        one event, or up to REFILL_EVENTS while it is less than REFILL_LEAD ahead (into
+        slots the live run has sent). True while it has more to do. Raises as step()
+        does where the walk disagrees with the check."""
+        if self._refill is None:
+            return False
+        budget = REFILL_EVENTS if self._n_walked < self._sent + REFILL_LEAD else 1
+        self.planner.track(True)
+        try:
+            while budget and self._refill is not None and self._n_walked < self._sent + RING_STEPS:
+                self._refill_event()
+                budget -= 1
+        except Exception:
+            self.stop()
+            raise
+        finally:
+            self.planner.track(False)
+        return self._refill is not None
+
+    def running(self):
+        """True while a plan begun has steps left."""
+        return self._live is not None
+
+    def stop(self):
+        """Drop the rest of the running plan; the arm stays at the last step sent."""
+        if self._live is not None:
+            self.planner.ended()
+        self._live = None
+        self._refill = None
+
+    def _keep(self, event, q, us):
+        """Keep the walk's next event (a step: its pose q and pulses us) in the ring.
+
+        The check keeps the first RING_STEPS and counts the rest; the second
+        walk of a long plan keeps the later ones in the slots the live run has
+        sent (refill() sees they are), and raises where it does not agree with
+        what the check kept.
+        """
+        e = self._n_walked
+        self._n_walked = e + 1
+        refilling = self.planner.refilling
+        if e >= RING_STEPS and not refilling:
+            return
+        slot = e % RING_STEPS
+        agree = e < RING_STEPS and refilling
+        events = self._events
+        if agree and events[slot] != event:
+            raise RuntimeError(_DISAGREE)
+        events[slot] = event
+        if q is None:
+            return
+        n = len(q)
+        j = slot * n
+        ring_us = self._ring_us
+        ring_q = self._ring_q
+        if agree:
+            for i in range(n):
+                if ring_us[j + i] != us[i] or ring_q[j + i] != q[i]:
+                    raise RuntimeError(_DISAGREE)
+            return
+        for i in range(n):
+            ring_us[j + i] = us[i]
+            ring_q[j + i] = q[i]
+
+    def _refill_event(self):
+        """Let the second walk of a long plan reach one more event; raise where it ends
+        otherwise than the check did (refused, fewer or more events, another pose)."""
+        try:
+            next(self._refill)
+            return
+        except StopIteration as e:
+            ended = e.value
+        self._refill = None
+        if ended and self._n_walked == self._n_events:
+            end = self.planner.pose
+            for i in range(len(end)):
+                if end[i] != self._end_q[i]:
+                    break
+            else:
+                return
+        raise RuntimeError(_DISAGREE)
+
+    def _replay(self):
+        """The live run: send each event of the ring (a step's pulses, recording its pose;
+        a gripper action; a wait); nothing is solved or checked again. An event the
+        second walk has not reached yet is walked first (nothing is sent unwalked).
+        A generator: it yields after each event the ms to wait before the next."""
+        output = self.output
+        us = output.next_us
+        q = output.q
+        n = len(q)
+        ring_us = self._ring_us
+        ring_q = self._ring_q
+        events = self._events
+        for e in range(self._n_events):
+            slot = e % RING_STEPS
+            while e >= RING_STEPS and self._n_walked <= e:
+                self._refill_event()    # not reached yet (the walk ran slow): now, before it is sent
+            event = events[slot]
+            if event == STEP_EVENT:
+                j = slot * n
+                for i in range(n):
+                    us[i] = ring_us[j + i]
+                    q[i] = ring_q[j + i]
+                output.send()
+                self.steps += 1
+                wait = self.planner.step_ms
+            elif event >= WAIT_EVENT:
+                wait = self.planner.wait_ms(event)
+            else:
+                if event == GRIP_OPEN:
+                    self.gripper.open()
+                else:
+                    self.gripper.close()
+                wait = GRIP_DWELL_MS
+            self._sent = e + 1          # its slot may take event e + RING_STEPS
+            yield wait

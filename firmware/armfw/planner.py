@@ -1,0 +1,455 @@
+# SPDX-License-Identifier: MIT
+"""Plans and their check: the operations of a motion, the walk that checks every step, and why a plan was refused.
+
+A plan is a short list of operations (joint moves, tool moves, straight tool
+lines, a joint path, gripper actions, waits) that run one after another. The
+walk goes through the whole plan from the pose it starts from, touching
+nothing: every step's IK status, zone check and servo pulses. It hands each
+event it reaches (a step with its pose and pulses, a gripper action, a wait)
+to keep(), the executor's (armfw.executor), and stops at the first step that
+fails, with the reason in refusal.
+
+The walk is deterministic: walked again from the same start it reaches the
+same events, bit for bit. The executor relies on that to refill a long plan's
+ring as it runs.
+
+Speed: no joint turns more than speed * step_ms in one step. Joint moves are
+split evenly (_joint_steps and _joint_fraction are the seam a motion profile
+fills); lines are stepped by armfw.linestep.
+"""
+
+from array import array
+from math import sqrt, sin, cos
+
+from armfw.compat import const
+from armfw.solver import MIN_MOTION
+from armfw.linestep import LineStepper, JUMP
+from armfw.numeric import DEG, finite, wrap_angle
+from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, ABORTED, solved, name
+
+# Plan operations.
+JOINTS = const(0)          # joint interpolation to the angles of the target (radians)
+MOVE = const(1)            # joint interpolation to the IK solution of a tool target
+LINE = const(2)            # straight tool line, IK at every step
+GRIP_OPEN = const(3)
+GRIP_CLOSE = const(4)
+PATH = const(5)            # joint interpolation through the waypoints of the path buffer
+WAIT = const(6)            # a dwell (G4): target[0] ms, the arm holds still
+OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path", "wait")
+
+MAX_OPS = const(6)
+
+# Joint waypoints a path may hold (the host's straight lines on arms the board
+# cannot solve). float32 storage: 4 bytes per joint per waypoint, allocated once.
+MAX_WAYPOINTS = const(128)
+
+# Events the walk hands to keep(): a step, a gripper op (GRIP_OPEN, GRIP_CLOSE)
+# or a wait (WAIT_EVENT + the plan index of its WAIT operation).
+STEP_EVENT = const(255)
+WAIT_EVENT = const(200)
+
+# Slower than this a half-turn move takes minutes and looks like a hang.
+MIN_SPEED_DEG_S = 1.0
+
+# The walk calls poll() after every this many steps, so that a long check
+# still hears the console's real-time characters (`?`, Ctrl-X).
+POLL_STEPS = const(8)
+
+# Reasons a plan is refused besides the solver's status.
+REASON_SOLVER = "unreachable"
+REASON_PULSE = "pulse outside the servo window"
+REASON_JUMP = "joint would jump"
+REASON_GRIPPER = "no gripper"
+REASON_LIMITS = "outside the joint limits"
+REASON_PATH_FULL = "path full"
+REASON_UNKNOWN_POSE = "servos off, pose unknown: home first"
+REASON_ZONE = "would enter a zone"     # which zone and link: solver.zones.hit_zone, hit_link
+REASON_CANCELLED = "aborted (Ctrl-X) while checking: nothing moved"
+
+
+class Refusal:
+    """Why the last plan was refused, and where; nt: the number of tool coordinates."""
+
+    def __init__(self, nt):
+        self.status = name(OK)      # a status word (armfw.status), e.g. "TOO_FAR"
+        self.reason = ""
+        self.op = 0                 # index into the plan
+        self.kind = JOINTS          # that operation's kind
+        self.step = 0               # step of that operation (1 = its first)
+        self.point = [0.0] * nt     # tool target of the failing step (mm; arm5 pitch in radians)
+        self.joint = -1             # the joint whose pulse left its window, or -1
+
+
+class Planner:
+    """The plan of the next motion and its checking walk, for board (armfw.board.Board)
+    with gripper (armfw.gripper.Gripper or None).
+
+    Speeds: speed_rad_s, the current joint speed limit (rad/s); max_speed_rad_s,
+    the board's ceiling; step_ms, a step's period (ms); line_step_mm, a line's
+    travel per step (mm).
+    """
+
+    def __init__(self, board, gripper):
+        solver = board.solver
+        self.solver = solver
+        self.servos = board.servos
+        self.gripper = gripper
+        m = board.motion
+        self.step_ms = int(m["step_ms"])
+        self.line_step_mm = float(m["line_step_mm"])
+        self.max_speed_rad_s = float(m["max_speed_deg_s"]) * DEG
+        self.speed_rad_s = self.max_speed_rad_s
+        n = solver.n
+        nt = len(solver.targets)
+        self.refusal = Refusal(nt)
+        # keep(event, q, us): the executor's, called for each event the walk reaches.
+        self.keep = None
+        # poll(): called during a long check walk (armfw.session reads the console in
+        # it); cancel() makes the walk stop, refused with ABORTED.
+        self.poll = None
+        self.checking = False           # True while the check walk runs
+        self.refilling = False          # True: the walk under way walks a checked plan again
+        self.steps = 0                  # steps the check walk has reached
+        self._cancelled = False
+        # The plan. A target is tool coordinates (MOVE, LINE) or joint angles (JOINTS).
+        self._ops = [0] * MAX_OPS
+        self._tools = [[0.0] * nt for _ in range(MAX_OPS)]
+        self._angles = [[0.0] * n for _ in range(MAX_OPS)]
+        self._rules = [MIN_MOTION] * MAX_OPS
+        self._rolls = [None] * MAX_OPS
+        self._waits = [0] * MAX_OPS          # WAIT: ms
+        self._line_steps = [0.0] * MAX_OPS   # LINE: mm per step
+        self._n_ops = 0
+        # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
+        self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
+        self.path_len = 0
+        # The walk's scratch, allocated once.
+        self.pose = [0.0] * n           # the pose the walk has reached
+        self._start = [0.0] * n         # the pose the walk starts from
+        self._from = [0.0] * n          # start of a joint interpolation
+        self._goal = [0.0] * n          # end of a joint move
+        self._rolled = [0.0] * n        # a pose with a commanded wrist roll
+        self._pulses = [0] * n
+        self._p0 = [0.0] * nt           # a line's start
+        self._line = LineStepper(n, nt)
+        self._line_roll0 = 0.0
+        self._line_roll1 = 0.0
+
+    # -- the plan ---------------------------------------------------------
+
+    def plan(self):
+        """Start a new plan."""
+        self._n_ops = 0
+
+    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0):
+        """Append an operation; target: joint angles (JOINTS, radians), tool coordinates
+        (MOVE, LINE: mm, arm5 pitch in radians) or [ms] (WAIT); roll: the arm5 wrist roll
+        a MOVE or LINE ends at (radians; None: unchanged); step_mm: a LINE's tool travel
+        per step, at most line_step_mm (0: line_step_mm)."""
+        k = self._n_ops
+        if k >= MAX_OPS:
+            raise ValueError("plan too long")
+        self._ops[k] = op
+        self._rules[k] = rule
+        self._rolls[k] = roll
+        # Kept with the operation: a long plan's live pass walks it again.
+        self._line_steps[k] = step_mm if 0.0 < step_mm < self.line_step_mm else self.line_step_mm
+        if op == WAIT:
+            self._waits[k] = target[0]
+        elif target is not None:
+            t = self._angles[k] if op == JOINTS else self._tools[k]
+            for i in range(len(t)):
+                t[i] = target[i]
+        self._n_ops = k + 1
+
+    def first_op(self):
+        """The first operation's kind, or -1 for an empty plan."""
+        return self._ops[0] if self._n_ops else -1
+
+    def wait_ms(self, event):
+        """The dwell (ms) of a WAIT event."""
+        return int(self._waits[event - WAIT_EVENT])
+
+    def ended(self):
+        """The plan ran or was stopped: a path runs once, and is not run again from elsewhere."""
+        if self.first_op() == PATH:
+            self.path_len = 0
+
+    # -- the joint path ---------------------------------------------------
+
+    def path_clear(self):
+        """Empty the joint path."""
+        self.path_len = 0
+
+    def path_add(self, q):
+        """Append waypoint q (radians) to the path; False (nothing stored, see refusal) if the
+        buffer is full, an angle is outside its joint limits or its pulse outside its window."""
+        n = self.solver.n
+        self.plan()
+        self.add(PATH)
+        if self.path_len >= MAX_WAYPOINTS:
+            return self.refuse(BAD_INPUT, REASON_PATH_FULL, 0, self.path_len + 1)
+        base = self.path_len * n
+        path = self.path
+        goal = self._goal
+        for i in range(n):
+            path[base + i] = q[i]
+            goal[i] = path[base + i]        # judged as stored (float32)
+        if not self.solver.within_limits(goal):
+            return self.refuse(JOINT_LIMIT, REASON_LIMITS, 0, self.path_len + 1)
+        zones = self.solver.zones
+        if zones is not None and not zones.clear(goal):
+            return self.refuse(COLLISION, REASON_ZONE, 0, self.path_len + 1)
+        bad = self.servos.pulses(goal, self._pulses)
+        if bad >= 0:
+            return self.refuse(JOINT_LIMIT, REASON_PULSE, 0, self.path_len + 1, None, bad)
+        self.path_len += 1
+        return True
+
+    # -- refusals ---------------------------------------------------------
+
+    def refuse(self, status, reason, op, step, point=None, joint=-1):
+        """Record why the plan is refused (status: a solver status, or a protocol word); False."""
+        r = self.refusal
+        r.status = status if isinstance(status, str) else name(status)
+        r.reason = reason
+        r.op = op
+        r.kind = self._ops[op]
+        r.step = step
+        r.joint = joint
+        if point is not None:
+            for i in range(len(r.point)):
+                r.point[i] = point[i]
+        return False
+
+    def cancel(self):
+        """Stop the check walk under way (from poll(): Ctrl-X); it is refused with ABORTED."""
+        if self.checking:
+            self._cancelled = True
+
+    # -- the walk ---------------------------------------------------------
+
+    def check(self, start):
+        """Walk the whole plan from pose start (radians), checking every step; True if it passed
+        (pose: where it ends; steps: how many it has), False if refused (see refusal)."""
+        for i in range(len(start)):
+            self._start[i] = start[i]
+        walk = self.walk(False)
+        self.track(True)
+        self.checking = True
+        self._cancelled = False
+        try:
+            next(walk)              # the check walk never yields
+        except StopIteration as e:
+            return bool(e.value)
+        finally:
+            self.checking = False
+            self.track(False)
+
+    def walk(self, refill):
+        """Walk the plan from the pose check() started it at, handing each event to keep();
+        refill: walk the checked plan again (steps are not counted, the console is not polled).
+
+        A generator: the check walk never yields; walked again it yields after
+        each event (the executor takes a few at a time). It returns True when
+        the plan passed, False when refused.
+        """
+        self.refilling = refill
+        q = self.pose
+        for i in range(len(q)):
+            q[i] = self._start[i]
+        if not refill:
+            self.steps = 0
+        for k in range(self._n_ops):
+            op = self._ops[k]
+            if op == GRIP_OPEN or op == GRIP_CLOSE or op == WAIT:
+                if op != WAIT and self.gripper is None:
+                    return self.refuse(BAD_INPUT, REASON_GRIPPER, k, 0)
+                self.keep(op if op != WAIT else WAIT_EVENT + k, None, None)
+                if refill:
+                    yield
+                continue
+            if op == LINE:
+                if not (yield from self._walk_line(k, q, refill)):
+                    return False
+                continue
+            if op == PATH:
+                if not (yield from self._walk_path(k, q, refill)):
+                    return False
+                continue
+            goal = self._goal
+            if op == MOVE:
+                st = self.solver.ik(self._tools[k], goal, self.with_roll(q, self._rolls[k]), self._rules[k])
+                if not solved(st):
+                    return self.refuse(st, REASON_SOLVER, k, 1, self._tools[k])
+            else:
+                t = self._angles[k]
+                for i in range(len(goal)):
+                    goal[i] = t[i]
+            if not (yield from self._walk_joints(k, q, goal, refill)):
+                return False
+        return True
+
+    def track(self, on):
+        """Tell the zones (armfw.zones.Zones.track) a walk's poses follow (on) or no longer."""
+        zones = self.solver.zones
+        if zones is not None:
+            zones.track(on)
+
+    def with_roll(self, q, roll):
+        """q, or a copy of it with the wrist roll set (what IK keeps as the roll)."""
+        if roll is None:
+            return q
+        c = self._rolled
+        for i in range(len(c)):
+            c[i] = q[i]
+        c[4] = roll
+        return c
+
+    def tool_of(self, q, out):
+        """Tool coordinates (mm; arm5 pitch in radians, in (-pi, pi]) of joints q (radians), into out.
+
+        The pitch is the one the protocol speaks: measured in the direction
+        the tool reaches, so a base turned half a turn reports it unchanged.
+        """
+        self.solver.fk(q, out)
+        if len(out) == 4:
+            # A base turned half a turn and leaning back reaches forward with pitch -a4.
+            if out[0] * cos(q[0]) + out[1] * sin(q[0]) < 0.0:
+                out[3] = -out[3]
+            out[3] = wrap_angle(out[3])
+        return out
+
+    def _max_step(self):
+        return self.speed_rad_s * self.step_ms / 1000.0
+
+    def _check_step(self, k, step, q, point=None, zones_checked=False):
+        """One step to pose q: check its zones and pulses and keep it.
+
+        zones_checked: q is the solver's answer, whose branch choice checked this
+        very pose against the zones.
+        """
+        if not zones_checked:
+            zones = self.solver.zones
+            if zones is not None and not zones.clear(q):
+                return self.refuse(COLLISION, REASON_ZONE, k, step, self._failing_point(q, point))
+        bad = self.servos.pulses(q, self._pulses)
+        if bad >= 0:
+            return self.refuse(JOINT_LIMIT, REASON_PULSE, k, step, self._failing_point(q, point), bad)
+        if not self.refilling:
+            self.steps += 1
+            if self.poll is not None and self.steps % POLL_STEPS == 0:
+                self.poll()
+                if self._cancelled:
+                    return self.refuse(ABORTED, REASON_CANCELLED, k, step, self._failing_point(q, point))
+        self.keep(STEP_EVENT, q, self._pulses)
+        return True
+
+    def _failing_point(self, q, point):
+        """The tool target of a refused step: the line's point, or for a joint-interpolated
+        step the tool where pose q puts it (so a refusal never reports an older failure's)."""
+        return point if point is not None else self.tool_of(q, self.refusal.point)
+
+    # The seam of motion timing: how many steps a joint move takes, and how far
+    # along the move each step is. Constant speed: the joint that moves furthest
+    # moves max_step every step.
+
+    def _joint_steps(self, start, goal):
+        biggest = 0.0
+        for i in range(len(goal)):
+            d = abs(goal[i] - start[i])
+            if d > biggest:
+                biggest = d
+        # Whole steps, rounded up; a float hair over a whole number is not one more step.
+        return int(biggest / self._max_step() + 1.0 - 1e-9)
+
+    def _joint_fraction(self, s, steps):
+        return s / steps
+
+    def _walk_joints(self, k, q, goal, refill):
+        start = self._from
+        for i in range(len(q)):
+            start[i] = q[i]
+        steps = self._joint_steps(start, goal)
+        for s in range(1, steps + 1):
+            f = self._joint_fraction(s, steps)
+            for i in range(len(q)):
+                q[i] = start[i] + (goal[i] - start[i]) * f
+            if not self._check_step(k, s, q):
+                return False
+            if refill:
+                yield
+        return True
+
+    def _walk_path(self, k, q, refill):
+        goal = self._goal
+        path = self.path
+        n = len(q)
+        for w in range(self.path_len):
+            base = w * n
+            for i in range(n):
+                goal[i] = path[base + i]
+            if not (yield from self._walk_joints(k, q, goal, refill)):
+                return False
+        return True
+
+    def _line_length(self, p0, p1, roll0, roll1):
+        """A line's travel (mm): the tool's distance, the pitch's and the roll's turn on the tool."""
+        nt = len(p0)
+        dist = 0.0
+        for i in range(3 if nt == 4 else nt):
+            d = p1[i] - p0[i]
+            dist += d * d
+        dist = sqrt(dist)
+        if nt != 4:
+            return dist
+        # The pitch turns the wrist point on the tool's length (the solver's tool, as it is now).
+        tool = getattr(self.solver, "tool", (0.0, 0.0, 0.0))
+        offset_mm = sqrt(tool[0] * tool[0] + tool[1] * tool[1] + tool[2] * tool[2])
+        # The roll turns the tool offset (and the jaws): a turn counts as travel.
+        return dist + (self.solver.l3 + offset_mm) * abs(p1[3] - p0[3]) + (offset_mm + 10.0) * abs(roll1 - roll0)
+
+    def _rolled_at(self, t):
+        """The walk's pose with the wrist roll a rolling line has at its fraction t."""
+        roll0 = self._line_roll0
+        return self.with_roll(self.pose, roll0 + (self._line_roll1 - roll0) * t)
+
+    def _walk_line(self, k, q, refill):
+        p0 = self._p0
+        p1 = self._tools[k]
+        self.tool_of(q, p0)
+        if len(p0) == 4:
+            p0[3] = p1[3] + wrap_angle(p0[3] - p1[3])
+        roll0 = q[4] if len(p0) == 4 else 0.0
+        roll1 = self._rolls[k]
+        if roll1 is None:
+            roll1 = roll0
+        length = self._line_length(p0, p1, roll0, roll1)
+        if not finite(length):
+            # Coordinates so large their squares overflow: far outside any arm.
+            st = self.solver.ik(p1, self._goal, q, MIN_MOTION)
+            return self.refuse(BAD_INPUT if solved(st) else st, REASON_SOLVER, k, 1, p1)
+        if length <= 0.0:
+            return True
+        self._line_roll0 = roll0
+        self._line_roll1 = roll1
+        line = self._line
+        # Each step's target is near the last one's: the solver continues its answer
+        # (ik's own answer to the bit, proven cheaply or solved in full).
+        steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
+                          self._rolled_at if roll1 != roll0 else None)
+        step = 0
+        for st in steps:
+            step += 1
+            if st == JUMP:
+                return self.refuse(SINGULAR, REASON_JUMP, k, step, line.point)
+            if st > SINGULAR:
+                return self.refuse(st, REASON_SOLVER, k, step, line.point)
+            pose = line.pose
+            for i in range(len(q)):
+                q[i] = pose[i]
+            if not self._check_step(k, step, q, line.point, True):
+                return False
+            if refill:
+                yield
+        return True
