@@ -13,9 +13,12 @@ The walk is deterministic: walked again from the same start it reaches the
 same events, bit for bit. The executor relies on that to refill a long plan's
 ring as it runs.
 
-Speed: no joint turns more than speed * step_ms in one step. Joint moves are
-split evenly (_joint_steps and _joint_fraction are the seam a motion profile
-fills); lines are stepped by armfw.linestep.
+Timing (armfw.profile): a joint move is one synchronized trapezoid, every
+joint starting and stopping together within its speed (the lesser of its
+own and `speed`) and its acceleration; a line ramps the tool's speed up and
+down within the tool's acceleration, stepped by armfw.linestep. A profile
+changes only how far along its path each step ends: the path, and every
+step's check, are those of the walk; walked again the profile is the same.
 """
 
 from array import array
@@ -24,6 +27,7 @@ from math import sqrt, sin, cos
 from armfw.compat import const
 from armfw.solver import MIN_MOTION
 from armfw.linestep import LineStepper, JUMP
+from armfw.profile import JointProfile, ToolRamp
 from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, ABORTED, solved, name
 
@@ -100,6 +104,16 @@ class Planner:
         self.max_speed_rad_s = float(m["max_speed_deg_s"]) * DEG
         self.speed_rad_s = self.max_speed_rad_s
         n = solver.n
+        # Each joint's own speed and acceleration (rad/s, rad/s^2; board.py's servo classes),
+        # and the tool's (mm/s, mm/s^2).
+        self.joint_speed = [float(v) * DEG for v in m["joint_speed_deg_s"]]
+        self.joint_accel = [float(v) * DEG for v in m["joint_accel_deg_s2"]]
+        self.tool_speed = float(m["tool_speed_mm_s"])
+        self.tool_accel = float(m["tool_accel_mm_s2"])
+        self.junction_deviation_mm = float(m["junction_deviation_mm"])
+        self._vmax = [0.0] * n          # a joint move's speed limits (the lesser of the two)
+        self._profile = JointProfile()
+        self._ramp = ToolRamp(1)
         nt = len(solver.targets)
         self.refusal = Refusal(nt)
         # keep(event, q, us): the executor's, called for each event the walk reaches.
@@ -350,21 +364,19 @@ class Planner:
         step the tool where pose q puts it (so a refusal never reports an older failure's)."""
         return point if point is not None else self.tool_of(q, self.refusal.point)
 
-    # The seam of motion timing: how many steps a joint move takes, and how far
-    # along the move each step is. Constant speed: the joint that moves furthest
-    # moves max_step every step.
+    # Motion timing: how many steps a joint move takes, and how far along the move
+    # each step is (armfw.profile.JointProfile).
 
     def _joint_steps(self, start, goal):
-        biggest = 0.0
-        for i in range(len(goal)):
-            d = abs(goal[i] - start[i])
-            if d > biggest:
-                biggest = d
-        # Whole steps, rounded up; a float hair over a whole number is not one more step.
-        return int(biggest / self._max_step() + 1.0 - 1e-9)
+        vmax = self._vmax
+        speed = self.speed_rad_s
+        for i in range(len(vmax)):
+            v = self.joint_speed[i]
+            vmax[i] = v if v < speed else speed
+        return self._profile.plan(start, goal, vmax, self.joint_accel, self.step_ms / 1000.0)
 
     def _joint_fraction(self, s, steps):
-        return s / steps
+        return self._profile.fraction(s)
 
     def _walk_joints(self, k, q, goal, refill):
         start = self._from
@@ -436,8 +448,15 @@ class Planner:
         line = self._line
         # Each step's target is near the last one's: the solver continues its answer
         # (ik's own answer to the bit, proven cheaply or solved in full).
+        # The tool's speed ramps up from rest and back down to it, within the tool's
+        # acceleration; no faster than line_step_mm (the op's own, for G1 F) per step.
+        step_s = self.step_ms / 1000.0
+        top = self._line_steps[k] / step_s
+        ramp = self._ramp
+        ramp.reset(self.tool_accel, self.junction_deviation_mm, step_s)
+        ramp.add(length, top if top < self.tool_speed else self.tool_speed, 0.0, 0.0, 0.0)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
-                          self._rolled_at if roll1 != roll0 else None)
+                          self._rolled_at if roll1 != roll0 else None, ramp=ramp)
         step = 0
         for st in steps:
             step += 1

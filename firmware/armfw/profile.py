@@ -156,6 +156,7 @@ class ToolRamp:
         self._queued = 0.0              # mm from the first block's start to the queue's end
         self.passed = 0                 # blocks the last step() finished
         self.offset = 0.0
+        self._from = 0.0                # the offset the last step started at
         self.speed = 0.0                # this step's speed (distance / step_s), mm/s
         self.holding = False
         self._dir[0] = self._dir[1] = self._dir[2] = 0.0
@@ -249,9 +250,19 @@ class ToolRamp:
         """Accelerate again from where the hold stopped."""
         self.holding = False
 
+    def took(self, ds):
+        """The last step covered only ds mm (its caller shortened it): the tool is there,
+        at that speed. For a step that passed no block end but the queue's last."""
+        if self.count == 0:
+            self.count = 1              # it had ended the queue: its last block is back
+            self._queued = self._length[self._head]
+        self.offset = self._from + ds
+        self.speed = ds / self.step_s
+
     def step(self):
         """The distance (mm) the next step covers; 0.0 at rest (the queue done, or held)."""
         self.passed = 0
+        self._from = self.offset
         if self.count == 0:
             self.speed = 0.0
             return 0.0
