@@ -89,7 +89,8 @@ def arm5_mapping():
 @pytest.mark.parametrize("target", [
     (60, 10, 70, 20, 0),            # the base moves furthest
     (-30, -20, 100, -40, 90),       # the elbow, the roll close behind
-    (5, 0, 8, 0, 0),                # too short to reach the speed limit: a triangle
+    (5, 0, 98, 0, 0),               # 8 deg from home (0 0 90 0 0): too short to reach the
+                                    # speed limit (22.5 deg), a triangle
 ])
 def test_a_joint_move_in_micropython_keeps_every_joints_acceleration_and_ruckigs_time(micropython, report, target):
     signs, offsets = arm5_mapping()

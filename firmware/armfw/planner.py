@@ -133,6 +133,7 @@ class Planner:
         self._rolls = [None] * MAX_OPS
         self._waits = [0] * MAX_OPS          # WAIT: ms
         self._line_steps = [0.0] * MAX_OPS   # LINE: mm per step
+        self._ramped = [True] * MAX_OPS      # LINE: its tool speed ramps (see add)
         self._n_ops = 0
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
         self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
@@ -155,11 +156,13 @@ class Planner:
         """Start a new plan."""
         self._n_ops = 0
 
-    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0):
+    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0, ramped=True):
         """Append an operation; target: joint angles (JOINTS, radians), tool coordinates
         (MOVE, LINE: mm, arm5 pitch in radians) or [ms] (WAIT); roll: the arm5 wrist roll
         a MOVE or LINE ends at (radians; None: unchanged); step_mm: a LINE's tool travel
-        per step, at most line_step_mm (0: line_step_mm)."""
+        per step, at most line_step_mm (0: line_step_mm); ramped: a LINE's tool speed
+        ramps up from rest and down to it (False: G-code's G1, which runs at its speed
+        from end to end until consecutive G1 lines are planned together)."""
         k = self._n_ops
         if k >= MAX_OPS:
             raise ValueError("plan too long")
@@ -168,6 +171,7 @@ class Planner:
         self._rolls[k] = roll
         # Kept with the operation: a long plan's live pass walks it again.
         self._line_steps[k] = step_mm if 0.0 < step_mm < self.line_step_mm else self.line_step_mm
+        self._ramped[k] = ramped
         if op == WAIT:
             self._waits[k] = target[0]
         elif target is not None:
@@ -450,11 +454,13 @@ class Planner:
         # (ik's own answer to the bit, proven cheaply or solved in full).
         # The tool's speed ramps up from rest and back down to it, within the tool's
         # acceleration; no faster than line_step_mm (the op's own, for G1 F) per step.
-        step_s = self.step_ms / 1000.0
-        top = self._line_steps[k] / step_s
-        ramp = self._ramp
-        ramp.reset(self.tool_accel, self.junction_deviation_mm, step_s)
-        ramp.add(length, top if top < self.tool_speed else self.tool_speed, 0.0, 0.0, 0.0)
+        ramp = None
+        if self._ramped[k]:
+            step_s = self.step_ms / 1000.0
+            top = self._line_steps[k] / step_s
+            ramp = self._ramp
+            ramp.reset(self.tool_accel, self.junction_deviation_mm, step_s)
+            ramp.add(length, top if top < self.tool_speed else self.tool_speed, 0.0, 0.0, 0.0)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
                           self._rolled_at if roll1 != roll0 else None, ramp=ramp)
         step = 0
