@@ -369,26 +369,36 @@ class Planner:
         return point if point is not None else self.tool_of(q, self.refusal.point)
 
     # Motion timing: how many steps a joint move takes, and how far along the move
-    # each step is (armfw.profile.JointProfile).
+    # each step is. A move alone is a synchronized trapezoid (armfw.profile.JointProfile);
+    # a path's legs keep constant speed, each step on its waypoint where the host spaced
+    # them a step apart, until a path is planned as one motion through its waypoints.
 
-    def _joint_steps(self, start, goal):
-        vmax = self._vmax
-        speed = self.speed_rad_s
-        for i in range(len(vmax)):
-            v = self.joint_speed[i]
-            vmax[i] = v if v < speed else speed
-        return self._profile.plan(start, goal, vmax, self.joint_accel, self.step_ms / 1000.0)
+    def _joint_steps(self, start, goal, profiled):
+        if profiled:
+            vmax = self._vmax
+            speed = self.speed_rad_s
+            for i in range(len(vmax)):
+                v = self.joint_speed[i]
+                vmax[i] = v if v < speed else speed
+            return self._profile.plan(start, goal, vmax, self.joint_accel, self.step_ms / 1000.0)
+        biggest = 0.0
+        for i in range(len(goal)):
+            d = abs(goal[i] - start[i])
+            if d > biggest:
+                biggest = d
+        # Whole steps, rounded up; a float hair over a whole number is not one more step.
+        return int(biggest / self._max_step() + 1.0 - 1e-9)
 
-    def _joint_fraction(self, s, steps):
-        return self._profile.fraction(s)
+    def _joint_fraction(self, s, steps, profiled):
+        return self._profile.fraction(s) if profiled else s / steps
 
-    def _walk_joints(self, k, q, goal, refill):
+    def _walk_joints(self, k, q, goal, refill, profiled=True):
         start = self._from
         for i in range(len(q)):
             start[i] = q[i]
-        steps = self._joint_steps(start, goal)
+        steps = self._joint_steps(start, goal, profiled)
         for s in range(1, steps + 1):
-            f = self._joint_fraction(s, steps)
+            f = self._joint_fraction(s, steps, profiled)
             for i in range(len(q)):
                 q[i] = start[i] + (goal[i] - start[i]) * f
             if not self._check_step(k, s, q):
@@ -405,7 +415,7 @@ class Planner:
             base = w * n
             for i in range(n):
                 goal[i] = path[base + i]
-            if not (yield from self._walk_joints(k, q, goal, refill)):
+            if not (yield from self._walk_joints(k, q, goal, refill, False)):
                 return False
         return True
 
