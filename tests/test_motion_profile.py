@@ -11,7 +11,7 @@ that they stay small beside the limits."""
 from math import radians, sqrt
 
 import pytest
-from ruckig import InputParameter, Ruckig, Synchronization, Trajectory
+from ruckig import Synchronization
 
 from armctl.sim import Simulator
 from armfw import board
@@ -19,6 +19,7 @@ from armfw.motion import ArmController
 from armfw.planner import LINE, MOVE
 from armfw.simservo import SimServo
 from conftest import BOARDS
+from test_profile import ruckig_duration
 
 ARM5 = BOARDS / "sim_arm5.json"
 US_PER_RAD = 424.448
@@ -67,20 +68,6 @@ def derivatives(samples, joint, window=1):
     return v, acc
 
 
-def ruckig_duration(start, goal, vmax, amax):
-    n = len(start)
-    inp = InputParameter(n)
-    inp.current_position = list(start)
-    inp.target_position = list(goal)
-    inp.max_velocity = list(vmax)
-    inp.max_acceleration = list(amax)
-    inp.max_jerk = [1e7] * n
-    inp.synchronization = Synchronization.Time
-    traj = Trajectory(n)
-    Ruckig(n).calculate(inp, traj)
-    return traj.duration
-
-
 def arm5_mapping():
     b = board.load(str(ARM5))
     return b.servos.signs, b.servos.offsets
@@ -114,7 +101,7 @@ def test_a_joint_move_in_micropython_keeps_every_joints_acceleration_and_ruckigs
         assert max(abs(b - a) for a, b in zip(v, v[1:])) <= ACCEL * STEP_S + 2 * QUANTUM / STEP_S, j
     # Every joint starts and stops together: the furthest one's time, Ruckig's optimum for the
     # same limits (one class for every joint: the straight line is the per-axis optimum).
-    optimal = ruckig_duration(start, goal, [SPEED] * 5, [ACCEL] * 5)
+    optimal = ruckig_duration(start, goal, [SPEED] * 5, [ACCEL] * 5, Synchronization.Time)
     assert optimal <= steps * STEP_S < optimal + STEP_S + 1e-9
     if optimal >= 20 * STEP_S:
         assert steps * STEP_S <= 1.05 * optimal

@@ -13,6 +13,9 @@ from ruckig import InputParameter, Ruckig, Synchronization, Trajectory
 from armfw.profile import LOOKAHEAD, JointProfile, ToolRamp, junction_speed
 from conftest import MP_SCRIPTS, ROOT
 
+sys.path.append(str(MP_SCRIPTS))
+from profile_run import circle, run_ramp  # noqa: E402  (the MicroPython script's own)
+
 DEG = math.pi / 180
 STEP_S = 0.02
 # Float rounding in a comparison of limits (the profiles meet theirs exactly).
@@ -208,17 +211,6 @@ def test_junction_speed_is_the_arc_through_the_corners_deviation():
     assert junction_speed(-1.0, a, deviation) == 0.0         # straight back: stop
 
 
-def run_blocks(ramp, blocks):
-    """Stream blocks (length, top, dx, dy) into the ramp as room frees; each step's distance."""
-    out = []
-    for length, top, dx, dy in blocks:
-        while not ramp.add(length, top, dx, dy, 0.0):
-            out.append(ramp.step())
-    while ramp.count:
-        out.append(ramp.step())
-    return out
-
-
 def check_tops(out, blocks, step_s=STEP_S):
     """No step is faster than the top of any block it covers a part of."""
     starts = [sum(b[0] for b in blocks[:j]) for j in range(len(blocks))]
@@ -250,32 +242,22 @@ def test_one_line_ramps_up_cruises_and_brakes_in_the_hand_computed_steps():
     # trapezoid: 1 s + 0.2 s).
     r = ToolRamp()
     r.reset(500.0, 0.05, STEP_S)
-    out = run_blocks(r, [(100.0, 100.0, 1.0, 0.0)])
+    out = run_ramp(r, [(100.0, 100.0, 1.0, 0.0)])
     speeds = check_ramp(out, 500.0, 100.0)
     assert speeds == pytest.approx([10.0 * k for k in range(1, 11)] + [100.0] * 40
                                    + [10.0 * k for k in range(9, 0, -1)])
-
-
-def circle(radius, n, top):
-    out = []
-    for k in range(n):
-        a0, a1 = 2 * math.pi * k / n, 2 * math.pi * (k + 1) / n
-        dx, dy = radius * (math.cos(a1) - math.cos(a0)), radius * (math.sin(a1) - math.sin(a0))
-        length = math.hypot(dx, dy)
-        out.append((length, top, dx / length, dy / length))
-    return out
 
 
 def test_a_circle_of_72_lines_blends_three_times_faster_than_stopping_at_each_end(report):
     blocks = circle(20.0, 72, 100.0)
     r = ToolRamp()
     r.reset(500.0, 0.05, STEP_S)
-    blended = run_blocks(r, blocks)
+    blended = run_ramp(r, blocks)
     check_ramp(blended, 500.0, sum(b[0] for b in blocks))
     stopping = 0
     for block in blocks:
         r.reset(500.0, 0.05, STEP_S)
-        one = run_blocks(r, [block])
+        one = run_ramp(r, [block])
         check_ramp(one, 500.0, block[0])
         stopping += len(one)
     assert 3 * len(blended) <= stopping
@@ -286,7 +268,7 @@ def test_a_circle_of_72_lines_blends_three_times_faster_than_stopping_at_each_en
 def test_a_corner_is_passed_no_faster_than_its_junction_speed():
     r = ToolRamp()
     r.reset(500.0, 0.05, STEP_S)
-    out = run_blocks(r, [(50.0, 100.0, 1.0, 0.0), (50.0, 100.0, 0.0, 1.0)])
+    out = run_ramp(r, [(50.0, 100.0, 1.0, 0.0), (50.0, 100.0, 0.0, 1.0)])
     check_ramp(out, 500.0, 100.0)
     corner = junction_speed(0.0, 500.0, 0.05)
     position = 0.0
@@ -306,7 +288,7 @@ def test_a_stretch_the_joints_need_slower_is_entered_already_slow():
     r = ToolRamp()
     r.reset(500.0, 0.05, STEP_S)
     blocks = [(40.0, 100.0, 1.0, 0.0), (20.0, 25.0, 1.0, 0.0), (40.0, 100.0, 1.0, 0.0)]
-    out = run_blocks(r, blocks)
+    out = run_ramp(r, blocks)
     check_ramp(out, 500.0, 100.0)
     check_tops(out, blocks)
     assert max(out) / STEP_S == pytest.approx(100.0)
@@ -322,7 +304,7 @@ def test_every_polyline_keeps_the_acceleration_and_each_blocks_top_speed(raw, ac
     blocks = [(length, top, math.cos(a), math.sin(a)) for length, top, a in raw]
     r = ToolRamp()
     r.reset(accel, deviation, STEP_S)
-    out = run_blocks(r, blocks)
+    out = run_ramp(r, blocks)
     check_ramp(out, accel, sum(b[0] for b in blocks))
     check_tops(out, blocks)
 

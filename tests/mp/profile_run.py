@@ -19,7 +19,7 @@ JOINT_CASES = (
 )
 
 
-def polyline(r, n, top):
+def circle(r, n, top):
     """n chords of a circle of radius r mm, as (length, top, dx, dy) blocks."""
     from math import cos, sin, sqrt
     out = []
@@ -52,7 +52,7 @@ def main():
     r = ToolRamp()
     for accel, top, radius in ((500.0, 100.0, 20.0), (1000.0, 300.0, 20.0), (500.0, 100.0, 2.0)):
         r.reset(accel, 0.05, STEP_S)
-        d = run_ramp(r, polyline(radius, 72, top))
+        d = run_ramp(r, circle(radius, 72, top))
         print("ramp %d %s" % (len(d), " ".join(repr(x) for x in d)))
     r.reset(500.0, 0.05, STEP_S)
     r.add(200.0, 100.0, 1.0, 0.0, 0.0)
@@ -76,7 +76,7 @@ def main():
             p.fraction(s)
         per_fraction = (gc.mem_alloc() - before) / n
         r.reset(500.0, 0.05, STEP_S)
-        for length, top, dx, dy in polyline(20.0, 72, 100.0)[:16]:
+        for length, top, dx, dy in circle(20.0, 72, 100.0)[:16]:
             r.add(length, top, dx, dy, 0.0)
         gc.collect()
         before = gc.mem_alloc()
@@ -87,4 +87,5 @@ def main():
         print("alloc %d %d" % (per_fraction, (gc.mem_alloc() - before) / steps))
 
 
-main()
+if __name__ == "__main__":
+    main()
