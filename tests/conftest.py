@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: MIT
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -8,6 +10,29 @@ ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "tests" / "vectors"
 BOARDS = ROOT / "boards"
 MP_SCRIPTS = ROOT / "tests" / "mp"
+
+# A deadline for a process to end, not how long it takes: only a hung one waits it out.
+EXIT_S = 60.0
+
+# A terminal gives the command it runs Ctrl-C's default action. A script's background
+# job (`pytest &`), a CI step or a service may start the suite with SIGINT ignored, and
+# an ignored signal stays ignored through fork and exec: every armctl these tests start
+# would shrug off the Ctrl-C they send it, and wait out their deadline. The suite takes
+# the default back; its children start with it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def stop(proc, timeout=EXIT_S):
+    """End proc if it still runs and wait for it: SIGTERM first (`armctl sim` closes its
+    simulator on it, leaving no interpreter behind), SIGKILL if it outlives timeout."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +81,21 @@ def solver_only(board_name):
     return board_without_zones(board_name).solver
 
 
+def bus_board(kind, **driver):
+    """pico_pca9685's arm on bus servos of kind (sts, dynamixel): IDs 1..5, the gripper 6,
+    windows in ticks; driver: settings to add or change."""
+    import json
+    d = json.loads((BOARDS / "pico_pca9685.json").read_text())
+    d["name"] = "pico_" + kind
+    d["driver"] = dict({"kind": kind, "uart_id": 1, "tx": 4, "rx": 5, "baud": 1000000,
+                        "ticks_per_rev": 4096}, **driver)
+    for i, j in enumerate(d["joints"]):
+        j.update(channel=i + 1, center_us=2048, us_per_rad=4096 / (2 * 3.141592653589793),
+                 min_us=600, max_us=3500)
+    d["gripper"] = {"channel": 6, "open_us": 1500, "close_us": 2500, "min_us": 1000, "max_us": 3000}
+    return d
+
+
 _SUMMARY = []
 
 
@@ -76,49 +116,54 @@ class OnATerminal:
     """A command run on a pseudo-terminal, as a person runs it: type keys, read the screen."""
 
     def __init__(self, argv, env=None):
-        import os
-        import subprocess
         self.master, slave = os.openpty()
         self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env)
         os.close(slave)
         self.screen = b""       # everything shown so far
         self._unread = b""
 
-    def until(self, marker, timeout=20):
-        """The screen from where the last call stopped up to marker (AssertionError on timeout)."""
-        import os
+    def _read(self, wait):
+        """What the screen shows within wait seconds (b"" if nothing; None once it is closed)."""
         import select
+        if not select.select([self.master], [], [], wait)[0]:
+            return b""
+        try:
+            chunk = os.read(self.master, 4096)
+        except OSError:         # EIO: every holder of the terminal has closed it
+            return None
+        self.screen += chunk
+        self._unread += chunk
+        return chunk or None
+
+    def until(self, marker, timeout=60):
+        """The screen from where the last call stopped up to marker (AssertionError on timeout)."""
         import time
         deadline = time.monotonic() + timeout
         while marker not in self._unread:
             assert time.monotonic() < deadline, "no %r in %r" % (marker, self._unread[-500:])
-            if select.select([self.master], [], [], 0.1)[0]:
-                chunk = os.read(self.master, 4096)
-                self.screen += chunk
-                self._unread += chunk
+            self._read(0.1)
         got, _, self._unread = self._unread.partition(marker)
         return got + marker
 
     def type(self, keys):
-        import os
         os.write(self.master, keys)
 
-    def finish(self, timeout=30):
-        """The exit code, once everything it printed is on the screen."""
-        import os
-        code = self.proc.wait(timeout=timeout)
-        try:
-            while True:
-                chunk = os.read(self.master, 4096)
-                if not chunk:
-                    break
-                self.screen += chunk
-        except OSError:
+    def finish(self, timeout=EXIT_S):
+        """The exit code, once everything it printed is on the screen.
+
+        The screen is read while waiting: a terminal nobody reads fills, and stops its writer."""
+        import time
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None:
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(self.proc.args, timeout)
+            if self._read(0.05) is None:
+                time.sleep(0.05)
+        while self._read(0) not in (b"", None):
             pass
-        return code
+        return self.proc.returncode
 
     def close(self):
-        import os
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()

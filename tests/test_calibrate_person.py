@@ -111,7 +111,7 @@ def touch_poses(tool, board_path=BOARDS / "sim_arm5.json", count=6, point=(200.0
     pitch/roll grid that its limits and zones allow."""
     from test_tcp import _touch_joints
     bare = boardlib.load(str(board_path)).solver
-    assert bare.tool == [0.0, 0.0, 0.0]
+    assert bare.tool == (0.0, 0.0, 0.0)
     poses = [_touch_joints(bare, np.array(tool), np.array(point), p * RAD, r * RAD)
              for p in range(lowest_pitch, 180, 15) for r in range(-90, 91, 45)]
     poses_deg = [[v / RAD for v in q] for q in poses if q is not None]

@@ -250,7 +250,9 @@ def test_chain_board_checks(tmp_path):
 def test_zones_check_every_link_of_a_chain_arm():
     """A chain arm's links (joint origin to joint origin, the last to the tip) go through armfw.zones."""
     data = json.loads(AL5D.read_text())
-    assert data["workspace"] == {"floor": {"height_mm": 0.0, "clearance_mm": 5.0}}   # armctl board import's table
+    # armctl board import's table and base column.
+    assert data["workspace"]["floor"] == {"height_mm": 0.0, "clearance_mm": 5.0}
+    assert [z["name"] for z in data["workspace"]["zones"]] == ["base"]
     del data["workspace"]
     assert board.from_dict(data).solver.zones.n_zones == 0      # no default zones for a chain
     data["workspace"] = {"floor": {"height_mm": 0.0, "clearance_mm": 5.0}, "link_radius_mm": {"link4": 10.0}}
@@ -259,7 +261,7 @@ def test_zones_check_every_link_of_a_chain_arm():
     assert z.link_names == ("link1", "link2", "link3", "link4") and z.radii == [10.0] * 4
     case = DOC["cases"][7]
     q = [math.radians(a) for a in case["q_deg"]]
-    assert np.allclose(np.reshape(z.points(q), (-1, 3)), case["origins_mm"] + [case["tip_mm"]], atol=1e-6)
+    assert np.allclose(np.reshape(b.solver.joint_points(q), (-1, 3)), case["origins_mm"] + [case["tip_mm"]], atol=1e-6)
     # Reaching down past the table (Robotics Toolbox's tip below 5 mm clearance + 10 mm radius).
     low = min(DOC["cases"], key=lambda c: c["tip_mm"][2])
     assert low["tip_mm"][2] < 15.0

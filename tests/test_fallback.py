@@ -10,6 +10,7 @@ arm reaching FK-made targets, and refusals that move nothing.
 
 import json
 import math
+import signal
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from armctl.fallback import Mover, PULSE_GRID_TOLERANCE_MM
 from armctl.link import Link
 from armctl.sim import Simulator
 from armfw import board, status
-from conftest import BOARDS, ROOT
+from conftest import BOARDS, EXIT_S, ROOT, stop
 
 ARM5 = BOARDS / "sim_arm5.json"
 AL5D = BOARDS / "sim_al5d.json"
@@ -240,9 +241,10 @@ def test_al5d_end_to_end_with_armctl_sim(micropython, tmp_path):
         with Link(str(link)) as conn:
             where = conn.request("where")
         assert np.linalg.norm(np.array([where.fields[k] for k in ("x", "y", "z")]) - end) < 0.1
+        sim.send_signal(signal.SIGINT)
+        assert sim.wait(EXIT_S) == 0
     finally:
-        sim.send_signal(2)
-        assert sim.wait(10) == 0
+        stop(sim)
 
 
 class _LinkCut:
@@ -409,3 +411,17 @@ def test_move_with_the_calibration_the_board_runs(micropython, tmp_path, capsys)
                          "150", "0", "150"]) == 2
         with Link(sim.port) as link:
             assert link.request("where").fields == where.fields
+
+
+def test_the_error_figure_is_formatted_once_for_replies_and_the_page():
+    """Outcome.figure (armctl move's replies, the page's log) and Outcome.error_mm (the page's
+    preview) are one figure: mm to four places, the line's named off_line_mm."""
+    from armctl.fallback import Outcome
+    from armctl.link import parse
+    move = Outcome(True, "OK", "host-dls", fk_error_mm=0.0123456)
+    line = Outcome(True, "OK", "host-dls", fk_error_mm=0.00005001, waypoints=3)
+    assert move.figure() == " fk_err_mm=0.0123" and move.error_mm() == 0.0123
+    assert line.figure() == " off_line_mm=0.0001" and line.error_mm() == 0.0001
+    for o, key in ((move, "fk_err_mm"), (line, "off_line_mm")):
+        assert parse(["ok OK" + o.figure()]).fields[key] == o.error_mm()
+    assert Outcome(False, "TOO_FAR", "host-dls").figure() == "" and Outcome(False, "TOO_FAR", "host-dls").error_mm() is None

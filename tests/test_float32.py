@@ -641,3 +641,26 @@ def test_board_float32_grid_never_nan_and_honest(boardlike_upy, tmp_path, report
     assert judged > 3900
     report("float32 on the board-like interpreter: 4000 grid targets, no NaN, %d statuses as in double, the "
            "rest at a threshold" % judged)
+
+
+def test_float32_answers_on_a_limit_are_inside_every_limit_check(single):
+    """One joint-limit tolerance: a float32 answer for a pose on a limit, which float32 moves
+    past it, is inside the limits for the firmware's check (joints, pose set, path add,
+    the solver) and for the host's chain of the same arm (its fallback and numik)."""
+    from armctl import chain as chain_mod
+    from conftest import solver_only
+    geom = derive.Geometry("sim_arm5.json")
+    arm = single["arm5"]
+    fw = solver_only("sim_arm5.json")
+    host = chain_mod.from_board(fw)
+    out = [0.0] * 5
+    past = 0
+    for q, joint, tip, pitch in poses_on_a_limit(geom, np.random.default_rng(12), tries=60):
+        target = [F32(tip[0]), F32(tip[1]), F32(tip[2]), F32(pitch)]
+        if arm.ik(target, out, [F32(v) for v in q], kinematics.MIN_MOTION) != status.OK:
+            continue
+        answer = [float(F32(v)) for v in out]
+        assert fw.within_limits(answer), answer
+        assert host.within_limits(answer), answer
+        past += not fw.lo[joint] <= answer[joint] <= fw.hi[joint]
+    assert past > 10       # answers past the limit itself, which a stricter check refused

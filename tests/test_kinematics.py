@@ -184,11 +184,11 @@ def test_status_and_rule_names():
         kinematics.rule_code("sideways")
 
 
-def test_twolink_solve_and_forward_agree():
+def test_twolink_solve_right_angle():
+    # (100, 80) with links 100, 80: the first link along x, the second at 90 degrees.
     out = [0.0, 0.0]
     assert twolink.solve(100.0, 80.0, 100.0, 80.0, 1, out) == status.OK
     assert [math.degrees(a) for a in out] == pytest.approx([0.0, 90.0], abs=1e-9)
-    assert twolink.forward(100.0, 80.0, out[0], out[1], [0.0, 0.0]) == pytest.approx([100.0, 80.0], abs=1e-9)
     assert numeric.finite(1, 2.5) and not numeric.finite(1, math.nan) and not numeric.finite("1")
 
 
@@ -549,3 +549,24 @@ def test_whole_turn_shortcuts_answer_as_fit_angle():
                     if want is not None:
                         want *= sign
                     assert solver._refit(i, v, sign) == want, (solver.kind, i, v, sign)
+
+
+def test_tool_pose_reports_the_pitch_in_the_direction_the_tool_reaches():
+    """Arm5Solver.tool_pose, the protocol's pitch rule: the pitch in the vertical plane
+    through the tip (numpy FK here), so a base turned half a turn and leaning back
+    reports it unchanged; wrapped into (-pi, pi], half a turn itself as +pi."""
+    rng = np.random.default_rng(26)
+    out = [0.0] * 4
+    for q in rng.uniform(ARM5.lo, ARM5.hi, (500, 5)):
+        q[4] = 0.0
+        want = arm5_target(q)
+        got = ARM5.tool_pose(q.tolist(), out)
+        assert got[:3] == pytest.approx(want[:3], abs=1e-9)
+        assert abs(math.remainder(got[3] - want[3], 2 * math.pi)) < 1e-12
+        assert -math.pi < got[3] <= math.pi
+    # Upper arm and tool horizontal, the tool pointing straight down: FK's pitch is
+    # pi reaching forward and -pi leaning back; both report +pi.
+    assert ARM5.tool_pose([0.0, math.pi / 2, 0.0, math.pi / 2, 0.0], out)[3] == math.pi
+    assert ARM5.tool_pose([0.0, -math.pi / 2, 0.0, -math.pi / 2, 0.0], out)[3] == math.pi
+    # The planar arm speaks its FK's coordinates as they are.
+    assert PLANAR.tool_pose([0.0, math.pi / 2], [0.0, 0.0]) == PLANAR.fk([0.0, math.pi / 2], [0.0, 0.0])

@@ -113,6 +113,17 @@ def backends(b, monkeypatch):
             us = fake.pwms[ch].pulse_us()
             return us, window[0] <= us <= window[1], 0.0
         out.append(("pwm", drv, decode_pwm))
+    if kind == "sts":
+        from fake_uart import FakeSTSBus
+        from armfw.servobus import Bus
+        from armfw.sts import STSServos
+        bus = FakeSTSBus(drivers.channels(b))
+        drv = STSServos(Bus(bus), drivers.channels(b), b.driver["ticks_per_rev"])
+
+        def decode_sts(ch, window):
+            goal = bus.servo(ch).goal       # what the servo took, from its goal register
+            return goal, window[0] <= goal <= window[1], 0.0
+        out.append(("sts", drv, decode_sts))
     if kind == "sim":
         drv = drivers.make(b)
         assert isinstance(drv, SimServo)

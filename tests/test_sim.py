@@ -18,7 +18,7 @@ import serial
 
 from armctl.link import Link
 from armctl.sim import Simulator, SimulatorError
-from conftest import BOARDS, ROOT
+from conftest import BOARDS, EXIT_S, ROOT, stop
 
 ARM5 = BOARDS / "sim_arm5.json"
 ARMCTL = [sys.executable, "-m", "armctl.cli"]
@@ -159,7 +159,7 @@ def test_cli_pty_prints_its_port_and_stops_on_ctrl_c(micropython, tmp_path):
     proc = subprocess.Popen(ARMCTL + ["sim", "--board", str(ARM5), "--pty", "--fast", "--link", str(link)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
-        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        ready, _, _ = select.select([proc.stdout], [], [], ANSWER_S)
         assert ready
         first = proc.stdout.readline()
         assert first.startswith("/dev/pts/")
@@ -167,9 +167,10 @@ def test_cli_pty_prints_its_port_and_stops_on_ctrl_c(micropython, tmp_path):
         assert os.path.realpath(link) == port
         with Link(str(link), timeout=5) as conn:
             assert conn.request("info").fields["name"] == "sim_arm5"
-    finally:
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(10) == 0
+        assert proc.wait(EXIT_S) == 0
+    finally:
+        stop(proc)
     assert not link.exists()
 
 

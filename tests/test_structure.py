@@ -26,7 +26,8 @@ def test_every_reply_word_is_a_status_to_the_link():
     assert status.WORDS == status.NAMES + (status.BAD_COMMAND, status.BAD_BOARD, status.INTERNAL, status.FLASH,
                                            status.HOME_FIRST, status.ALARM, status.ABORTED, status.DROPPED,
                                            status.QUEUE_FULL, status.RELAXED, status.NO_CLOSED_FORM,
-                                           status.NO_MEMORY)
+                                           status.NO_MEMORY, status.BLOCKED, status.OVERHEAT, status.VOLTAGE,
+                                           status.BUS_ERROR)
     for word in status.WORDS:
         reply = link.parse(["error %s something went wrong" % word])
         assert (reply.status, reply.message) == (word, "something went wrong")

@@ -66,8 +66,7 @@ def test_zones_check_the_tool_link_to_the_offset_tip():
     """The tool link of an arm with a tool offset ends at the real tip (the FK's), not at the l3 tip."""
     from armfw import board as boardlib
     b = boardlib.load(str(BOARDS / "sim_arm5_tool.json"))
-    zones = b.solver.zones
     q = [0.0, 1.2, 1.2, 0.5, 0.0]          # reaching forward and down
-    pts = zones.points(q)
-    tip = b.solver.fk(q, [0.0] * 4)
-    assert pts[9:12] == pytest.approx(tip[:3], abs=1e-9)
+    pts = list(b.solver.joint_points(q))
+    tip, _ = derive.fk_chain(derive.Geometry("sim_arm5_tool.json"), np.array(q))
+    assert pts[9:12] == pytest.approx(list(tip), abs=1e-9)

@@ -227,3 +227,45 @@ def test_the_teaching_arm_urdf_becomes_the_arm5_kind(tmp_path):
     # The analytic board solves the worked example on the board itself.
     q = [0.0] * 5
     assert b.solver.ik((157.3, 0.0, 342.4, math.radians(90)), q) <= 1
+
+
+def test_a_chain_arm_gets_the_table_and_the_base_column_its_first_link_gives(tmp_path):
+    """The root link runs from the table (z = 0) to the first joint (60 mm up, off the origin):
+    the board gets the floor there and a keep-out column about the first joint's axis up to
+    it, which the forearm and the last link may not enter (judged here by sampling the
+    host chain's links against the cylinder written out)."""
+    path = _urdf(tmp_path, [
+        ("yaw", "revolute", "world", "l1", "0.01 0.02 0.06", "0 0 0", "0 0 1", ("-2.3", "2.3")),
+        ("shoulder", "revolute", "l1", "l2", "0 0 0.03", "0 0 0", "0 1 0", ("-2.3", "2.3")),
+        ("elbow", "revolute", "l2", "l3", "0 0 0.12", "0 0 0", "0 1 0", ("-2.3", "2.3")),
+        ("wrist", "revolute", "l3", "l4", "0 0 0.1", "0 0 0", "0 1 0", ("-2.3", "2.3")),
+        ("tool", "fixed", "l4", "tip", "0 0 0.05", "0 0 0", None, None),
+    ], "column")
+    data, b = _import(path, tmp_path)
+    assert data["arm"]["kind"] == "chain"
+    ws = data["workspace"]
+    assert ws["floor"] == {"height_mm": 0.0, "clearance_mm": urdf.FLOOR_CLEARANCE_MM}
+    (column,) = ws["zones"]
+    assert column["kind"] == "cylinder" and column["links"] == ["link3", "link4"]
+    assert [column[k] for k in ("x_mm", "y_mm", "bottom_mm", "top_mm")] == pytest.approx([10.0, 20.0, 0.0, 60.0])
+    # Poses the column refuses: exactly those where a sample of link 3 or 4 (grown by its
+    # radius) lies inside it, away from the edges by a margin for the sampling.
+    c = chain_mod.from_board(b)
+    zones = b.solver.zones
+    radius = zones.radii[2]
+    grown = column["radius_mm"] + radius
+    refused = 0
+    for q in c.random_poses(3000, np.random.default_rng(7)):
+        pts = c.joint_points(q)
+        f = np.linspace(0.0, 1.0, 200)[:, None]
+        samples = np.concatenate([pts[k] + (pts[k + 1] - pts[k]) * f for k in (2, 3)])
+        across = np.hypot(samples[:, 0] - 10.0, samples[:, 1] - 20.0) - grown
+        above = samples[:, 2] - (60.0 + radius)
+        depth = np.max(np.minimum(-across, -above))          # > 0: inside the grown column
+        clear = zones.clear(q.tolist())
+        if not clear and zones.zone_names[zones.hit_zone] == "base":
+            refused += 1
+            assert depth > -0.5, q
+        elif depth > 0.5:
+            assert not clear, q
+    assert refused > 5

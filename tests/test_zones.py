@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from armctl.sim import Simulator
-from armfw import arm5 as arm5_module, board, fields, kinematics, status, zones
+from armfw import board, fields, kinematics, status, zones
 from armfw.kinematics import MIN_MOTION, PREFER_DOWN, PREFER_UP
 from armfw.executor import RING_STEPS
 from armfw.motion import ArmController
@@ -313,8 +313,6 @@ def test_float32_a_pose_a_hundredth_of_a_mm_inside_is_refused(monkeypatch):
     from test_float32 import F32, Libm32, arm32
     libm = Libm32(seed=18)
     libm.install(monkeypatch)
-    for name in ("sin", "cos"):
-        monkeypatch.setattr(zones, name, getattr(arm5_module, name))
     arm = arm32("sim_arm5.json")
     z = zones.from_description(copy.deepcopy(ARM5_WORKSPACE), arm, "f32", fields.number, fields.BoardError)
     L1, L2, L3, BASE = 126.14, 126.14, 150.6, 189.0
@@ -631,3 +629,41 @@ def test_random_plans_are_refused_at_the_same_step_zone_and_link_with_and_withou
         collisions += not verdicts[0][0] and verdicts[0][1] == "COLLISION"
         passed += verdicts[0][0]
     assert collisions > 20 and passed > 20, (collisions, passed)
+
+
+# --- a tool offset changed at run time --------------------------------------
+
+def test_a_tool_offset_set_at_run_time_is_followed_by_fk_ik_and_the_zones():
+    """solver.tool set on a running arm: FK, IK and every zone check (the skip's box
+    too) answer as an arm built with that offset does, nothing copied before the change."""
+    tool = (6.0, 9.0, 70.0)
+    data = board_data("arm5")
+    changed = board.from_dict(copy.deepcopy(data), "changed").solver
+    data["arm"]["tool_mm"] = list(tool)
+    built = board.from_dict(data, "built").solver
+    plain = board.from_dict(board_data("arm5"), "plain").solver
+    rng = np.random.default_rng(26)
+    # A walk with the skip making its box for the offset-free arm first.
+    changed.zones.track(True)
+    for q in next(joint_walks(changed, rng, 2, 40)):
+        changed.zones.clear(q.tolist())
+    changed.tool = tool
+    # Standing straight up, base and roll at 0: the tip is the offset above the l3 tip.
+    up = changed.fk([0.0] * 5, [0.0] * 4)
+    assert up[:3] == [6.0, 9.0, changed.base + changed.l1 + changed.l2 + changed.l3 + 70.0]
+    # The skip's bound on how far a joint moves a point grows with the offset.
+    assert changed.zones.joint_reach == built.zones.joint_reach != plain.zones.joint_reach
+    built.zones.track(True)
+    differ = 0
+    for walk in joint_walks(changed, rng, 6, 60):
+        for q in walk.tolist():
+            assert changed.fk(q, [0.0] * 4) == built.fk(q, [0.0] * 4)
+            assert changed.zones.clear(q) == built.zones.clear(q), q
+            target = built.fk(q, [0.0] * 4)
+            a = [0.0] * 5
+            b = [0.0] * 5
+            assert changed.ik(target, a, q) == built.ik(target, b, q)
+            assert a == b
+            differ += built.zones.clear(q) != plain.zones.clear(q)
+    # The offset matters to the zones on these walks: the test would see a stale copy.
+    assert differ > 0

@@ -10,6 +10,7 @@ pitch in radians from vertical (pi/2 = horizontal, pointing away from the base).
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
+from armfw.numeric import wrap_angle
 from armfw.solver import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN, NEAR_RATIO, NEAR_FLOOR, Solver
 from armfw.status import SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, NEAR_AXIS
 
@@ -55,10 +56,10 @@ class Arm5Solver(Solver):
         self.l2 = l2
         self.l3 = l3
         self.base = base    # height of the J2 axis above the base plane, mm
-        self.reach = l1 + l2
-        self.tool = [0.0, 0.0, 0.0] if tool is None else [tool[0], tool[1], tool[2]]
-        self._offset = self.tool[0] != 0.0 or self.tool[1] != 0.0 or self.tool[2] != 0.0
+        self.reach = l1 + l2    # mm, the farthest the wrist gets from the J2 axis
+        self.tool = (0.0, 0.0, 0.0) if tool is None else tool
         self._v = [0.0, 0.0, 0.0]       # the offset in the arm's plane frame
+        self._points = [0.0] * 12       # joint_points' answer
         self._links = twolink.TwoLink(l1, l2)
         Solver.__init__(self, names, lo, hi, home)
         self._elbow[0] = UP
@@ -69,11 +70,21 @@ class Arm5Solver(Solver):
         # are inside exactly when the facing one's are.
         self._symmetric = all(self._neg_lo_eps[i] == self._lo_eps[i] and self._neg_hi_eps[i] == self._hi_eps[i]
                               for i in (1, 2, 3))
-        # What ik reads of the arm on every solve, as tuples: one attribute lookup
-        # each, where every name is a dictionary lookup of its own and a method two
-        # or three (solve_pair and the choice bound once here).
-        self._wrist = (l3, base, self._links.solve_pair)
-        self._pick = (self._cheapest, self._pose)
+
+    @property
+    def tool(self):
+        """The tool offset (mm, a tuple; see the class doc)."""
+        return self._tool
+
+    @tool.setter
+    def tool(self, tool):
+        # The one place the offset changes: what depends on it (_offset here, the
+        # zones' joint reach) follows it here, never a copy taken earlier.
+        t = (tool[0], tool[1], tool[2])
+        self._tool = t
+        self._offset = t[0] != 0.0 or t[1] != 0.0 or t[2] != 0.0
+        if self.zones is not None:
+            self.zones.arm_changed()
 
     def ik(self, target, out, current=None, rule=MIN_MOTION):
         """Solve target (x, y, z mm, pitch rad) into out (radians); returns the status.
@@ -82,9 +93,7 @@ class Arm5Solver(Solver):
         the wrist roll to keep, or None. rule: MIN_MOTION, PREFER_UP or
         PREFER_DOWN. On a failing status out is left untouched.
         """
-        # Finite numbers only, unrolled (a loop costs as much as the checks), each
-        # read once (a subscript costs about what an isfinite call does),
-        # isfinite looked up once for its ten calls.
+        # Finite numbers only, each coordinate read once into a named local.
         fin = isfinite
         try:
             x, y, z, pitch = target
@@ -97,8 +106,8 @@ class Arm5Solver(Solver):
                     return BAD_INPUT
         except (TypeError, ValueError):     # not numbers, or not 4 (5) of them
             return BAD_INPUT
-        # The candidates here rather than in a method of their own: a method call
-        # costs more than most of the lines below.
+        # The candidates are built here, not in a method of their own: this is
+        # the solver's hot path (docs/BENCHMARKS.md, section 1).
         sp = sin(pitch)
         cp = cos(pitch)
         # Whole turns off the pitch first: q4 = pitch - q2 - q3 must not lose
@@ -106,7 +115,7 @@ class Arm5Solver(Solver):
         if not -pi < pitch <= pi:
             pitch = atan2(sp, cp)
         r = sqrt(x * x + y * y)
-        status, qs, pair, lo, hi, elbow = self._buffers
+        status = self._status
         if not fin(r):
             # x*x + y*y overflowed (from 1e154 mm in double, 2e19 in float32):
             # a finite target farther than any reach, not bad input.
@@ -116,6 +125,8 @@ class Arm5Solver(Solver):
         if self._offset:
             self._candidates_offset(target, current, atan2(sp, cp), roll, r)
             return self._choose(current, rule, out)
+        lo = self._lo_eps
+        hi = self._hi_eps
         if not lo[4] <= roll <= hi[4]:
             roll = self._refit(4, roll, 1)     # None: no turn fits, no candidate either
         if r < AXIS_EPS:
@@ -124,8 +135,9 @@ class Arm5Solver(Solver):
             yaw = atan2(y, x)
         # Wrist point in the arm's vertical plane, relative to the J2 axis; the
         # planar solver's x axis is vertical here, its y axis horizontal.
-        l3, base, solve_pair = self._wrist
-        st = solve_pair(z - base - l3 * cp, r - l3 * sp, pair)
+        l3 = self.l3
+        pair = self._pair
+        st = self._links.solve_pair(z - self.base - l3 * cp, r - l3 * sp, pair)
         if st > SINGULAR:
             for c in range(4):
                 status[c] = st
@@ -152,6 +164,7 @@ class Arm5Solver(Solver):
             nhi = self._neg_hi_eps
             nlo1, nlo2, nlo3 = nlo[1], nlo[2], nlo[3]
             nhi1, nhi2, nhi3 = nhi[1], nhi[2], nhi[3]
+        qs = self._q
         for e in range(2):
             a1 = pair[2 * e]
             a2 = pair[2 * e + 1]
@@ -182,12 +195,11 @@ class Arm5Solver(Solver):
         if self.zones is not None:
             return self._choose(current, rule, out)
         # No zones: _choose's work without the call to it.
-        cheapest, pose = self._pick
-        best = cheapest(current, rule)
+        best = self._cheapest(current, rule)
         if best < 0:
             return self._verdict()
-        pose(best, out)
-        self.elbow = elbow[best]
+        self._pose(best, out)
+        self.elbow = self._elbow[best]
         return status[best]
 
     def _pose(self, c, out):
@@ -219,7 +231,9 @@ class Arm5Solver(Solver):
         terms are >= 0 and a float sum of them never shrinks below any of them,
         so it cannot win).
         """
-        status, qs, pair, lo, hi, elbow = self._buffers
+        status = self._status
+        qs = self._q
+        elbow = self._elbow
         valid = 0
         first = -1
         for c in range(4):
@@ -312,7 +326,7 @@ class Arm5Solver(Solver):
     def _plane_offset(self, a4, roll, v):
         """The tool offset Ry(a4) Rz(roll) t in the arm's plane frame: v = [along the
         reach, lateral, up]."""
-        t = self.tool
+        t = self._tool
         cr = cos(roll)
         sr = sin(roll)
         u = t[0] * cr - t[1] * sr
@@ -335,7 +349,7 @@ class Arm5Solver(Solver):
         trigonometry, the lateral offset (the same on both), the reach, the fits.
         """
         status = self._status
-        t = self.tool
+        t = self._tool
         cr = cos(roll)
         sr = sin(roll)
         across = t[0] * cr - t[1] * sr
@@ -395,42 +409,84 @@ class Arm5Solver(Solver):
             self._store(2, back, pair[2], pair[3], a4 - pair[2] - pair[3], roll, st)
             self._store(3, back, pair[0], pair[1], a4 - pair[0] - pair[1], roll, st)
 
-    def fk(self, q, out):
-        """Tool (x, y, z mm, pitch rad) for joints q (radians), into out.
-
-        The pitch is the tool's angle from vertical in the plane the base faces.
-        """
+    def joint_points(self, q):
+        """The J2 axis (on the base axis, base above the base plane), elbow, wrist and
+        tool tip of joints q (radians), x y z mm each, in the solver's own list
+        (refilled by every call and by fk)."""
+        p = self._points
+        l1 = self.l1
+        l2 = self.l2
+        l3 = self.l3
+        base = self.base
         a2 = q[1]
         a3 = a2 + q[2]
         a4 = a3 + q[3]
-        s = self.l1 * sin(a2) + self.l2 * sin(a3) + self.l3 * sin(a4)
-        z = self.base + self.l1 * cos(a2) + self.l2 * cos(a3) + self.l3 * cos(a4)
+        cy = cos(q[0])
+        sy = sin(q[0])
+        # Each point's distance from the base axis (r) and height (z), link by link.
+        r1 = l1 * sin(a2)
+        z1 = base + l1 * cos(a2)
+        r2 = r1 + l2 * sin(a3)
+        z2 = z1 + l2 * cos(a3)
+        r3 = r2 + l3 * sin(a4)
+        z3 = z2 + l3 * cos(a4)
+        p[2] = base
+        p[3] = r1 * cy
+        p[4] = r1 * sy
+        p[5] = z1
+        p[6] = r2 * cy
+        p[7] = r2 * sy
+        p[8] = z2
         if self._offset:
+            # The tip is the offset on from the l3 tip, in the rolled tool frame.
             v = self._plane_offset(a4, q[4], self._v)
-            s += v[0]
-            z += v[2]
-            c = cos(q[0])
-            sn = sin(q[0])
-            out[0] = s * c - v[1] * sn
-            out[1] = s * sn + v[1] * c
+            r3 += v[0]
+            z3 += v[2]
+            p[9] = r3 * cy - v[1] * sy
+            p[10] = r3 * sy + v[1] * cy
         else:
-            out[0] = s * cos(q[0])
-            out[1] = s * sin(q[0])
-        out[2] = z
-        out[3] = a4
+            p[9] = r3 * cy
+            p[10] = r3 * sy
+        p[11] = z3
+        return p
+
+    def fk(self, q, out):
+        """Tool (x, y, z mm, pitch rad) for joints q (radians), into out: the tip of
+        joint_points (whose list it refills).
+
+        The pitch is the tool's angle from vertical in the plane the base faces.
+        """
+        p = self.joint_points(q)
+        out[0] = p[9]
+        out[1] = p[10]
+        out[2] = p[11]
+        out[3] = q[1] + q[2] + q[3]
+        return out
+
+    def tool_pose(self, q, out):
+        """Tool (x, y, z mm, pitch rad in (-pi, pi]) of joints q (radians) as the protocol
+        speaks it, into out: fk's point, and the pitch measured in the direction the
+        tool reaches, so a base turned half a turn and leaning back over itself
+        reports it unchanged (fk gives it in the plane the base faces: -pitch there)."""
+        self.fk(q, out)
+        if out[0] * cos(q[0]) + out[1] * sin(q[0]) < 0.0:
+            out[3] = -out[3]
+        out[3] = wrap_angle(out[3])
         return out
 
     def fk_error(self, target, q, current=None):
-        p = self.fk(q, [0.0, 0.0, 0.0, 0.0])
+        # With a tool offset the base need not face the tip: the pitch is compared
+        # as the protocol reports it; without one, as FK gives it (see below).
+        p = [0.0, 0.0, 0.0, 0.0]
+        if self._offset:
+            self.tool_pose(q, p)
+        else:
+            self.fk(q, p)
         dx = p[0] - target[0]
         dy = p[1] - target[1]
         dz = p[2] - target[2]
         if self._offset:
-            # With a tool offset the base need not face the tip: the pitch is read
-            # in the plane the base faces, negated when the arm leans back over itself.
-            along = p[0] * cos(q[0]) + p[1] * sin(q[0])
-            want = target[3] if along >= 0.0 else -target[3]
-            d = p[3] - want
+            d = p[3] - target[3]
             return sqrt(dx * dx + dy * dy + dz * dz), abs(atan2(sin(d), cos(d)))
         # Compare tool directions, not pitch numbers: a base turned half a turn
         # reaches the same tool direction with the opposite pitch.
@@ -504,8 +560,8 @@ class Arm5Solver(Solver):
             else:
                 yaw = atan2(y, x)
             pair = self._pair
-            l3, base, solve_pair = self._wrist
-            st = solve_pair(z - base - l3 * cp, r - l3 * sp, pair)
+            l3 = self.l3
+            st = self._links.solve_pair(z - self.base - l3 * cp, r - l3 * sp, pair)
             if st > SINGULAR:
                 return self.ik(target, out, current, MIN_MOTION)
             back = yaw - pi if yaw > 0 else yaw + pi
@@ -513,7 +569,7 @@ class Arm5Solver(Solver):
             if lo[0] <= back <= hi[0]:
                 turned = back
             else:
-                # Solver._refit's first answer inline (a call costs more): no turn fits.
+                # Solver._refit's first answer inline: no turn fits.
                 t = self._turns[0]
                 turned = None if t[0] < back < t[1] or t[2] < back < t[3] else self._refit(0, back, 1)
             # The continued half turn: its yaw, the other's (None: those candidates

@@ -117,6 +117,11 @@ class ChainSolver(Solver):
     targets = ("x", "y", "z")
     n_candidates = 0
     closed_form = False
+    # Joints a position-only target leaves where they are (indexes; the board
+    # file's arm.hold names them): a wrist roll whose tool offset moves the tip
+    # would otherwise be spent on the target, a different roll for each
+    # neighbouring point. A target that gives the roll sets it instead.
+    held = ()
 
     def __init__(self, joints, tool_xyz_mm, tool_rotation, tool_axis, names, lo, hi, home):
         Solver.__init__(self, names, lo, hi, home)
@@ -258,6 +263,12 @@ class ChainSolver(Solver):
         out[1] = py
         out[2] = pz
         return out
+
+    def joint_points(self, q):
+        """Every joint origin and the tip of joints q (radians), x y z mm each: fk's
+        self.origins (refilled by every call and by fk)."""
+        self.fk(q, self._tip)
+        return self.origins
 
     def ik(self, target, out, current=None, rule=0):
         """No closed form: the host solves a chain (the protocol answers NO_CLOSED_FORM).

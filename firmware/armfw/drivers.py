@@ -8,7 +8,8 @@ A driver module has:
     check(settings, mcu, where, outputs)
                                    checks them and every output channel
                                    (outputs: [(field name, channel)]); returns
-                                   the PWM period in microseconds
+                                   the PWM period in microseconds (a bus driver:
+                                   its ticks per turn, and a LIMIT saying so)
     make(board)                    the driver for a loaded board
 
 and every driver has the same small interface, so the motion code never
@@ -20,10 +21,17 @@ knows which one it drives:
                           the simulated driver also refuses 0 and the full
                           period, which no servo pulse is and which its record
                           would confuse with "off")
+    set_many(channels, pulses)
+                          pulses[i] to channels[i] for every i (checked as set_us,
+                          all before any is sent); a bus driver sends them in one packet
     off(channel=None)     stop pulses on one channel (None: all); the servo goes limp
     deinit()              stop every pulse and release the hardware
 
-and is a context manager whose exit calls deinit(), so a script that drives
+A bus servo driver (armfw.sts, armfw.dynamixel) takes a goal in the servo's
+ticks where the others take microseconds (armfw.servobus), and also reads the
+servos back: positions(out), status(i) (armfw.feedback compares them).
+
+Every driver is a context manager whose exit calls deinit(), so a script that drives
 servos leaves them limp however it ends:
 
     with drivers.make(board) as driver:
@@ -33,7 +41,8 @@ servos leaves them limp however it ends:
 from armfw.fields import BoardError, known_keys
 
 # Driver kind (a board file's driver.kind) -> its module in armfw.
-MODULES = {"sim": "simservo", "pca9685": "pca9685", "pwm": "pwmservo"}
+MODULES = {"sim": "simservo", "pca9685": "pca9685", "pwm": "pwmservo", "sts": "sts",
+           "dynamixel": "dynamixel"}
 KINDS = tuple(sorted(MODULES))
 
 
@@ -59,7 +68,12 @@ def check(settings, mcu, where, outputs, longest_us):
     known_keys(settings, m.FIELDS, dw, settings["kind"])
     period = m.check(settings, mcu, dw, outputs)
     if longest_us >= period:
-        raise BoardError("%s.freq_hz: a %d us pulse does not fit the %d us period" % (dw, longest_us, period))
+        field, why = getattr(m, "LIMIT", _PWM_LIMIT)
+        raise BoardError("%s.%s: %s" % (dw, field, why % (longest_us, period)))
+
+
+# The bound of a PWM driver's pulses (a bus driver has its own: armfw.servobus.LIMIT).
+_PWM_LIMIT = ("freq_hz", "a %d us pulse does not fit the %d us period")
 
 
 def make(board):

@@ -78,11 +78,15 @@ class ArmController:
         """Tool coordinates of the commanded pose (mm; arm5 pitch in radians)."""
         if out is None:
             out = [0.0] * len(self.solver.targets)
-        return self.planner.tool_of(self.q, out)
+        return self.solver.tool_pose(self.q, out)
 
     def tool_of(self, q, out):
-        """Tool coordinates (mm; arm5 pitch in radians, in (-pi, pi]) of joints q (radians), into out."""
-        return self.planner.tool_of(q, out)
+        """Tool coordinates (mm; arm5 pitch in radians, in (-pi, pi]) of joints q (radians), into out.
+
+        The pitch is the one the protocol speaks: measured in the direction
+        the tool reaches, so a base turned half a turn reports it unchanged.
+        """
+        return self.solver.tool_pose(q, out)
 
     def set_speed_deg_s(self, deg_s):
         """Joint speed limit in deg/s, MIN_SPEED_DEG_S..the board's max_speed_deg_s; False if refused."""

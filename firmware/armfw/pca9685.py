@@ -88,7 +88,8 @@ def prescale_for(freq_hz, osc_hz=OSC_HZ):
 
 
 class PCA9685:
-    """A PCA9685 as a servo driver: set_us(channel, us), off(channel=None), deinit().
+    """A PCA9685 as a servo driver: set_us(channel, us), set_many(channels, pulses),
+    off(channel=None), deinit().
 
     i2c: a machine.I2C (or anything with writeto_mem/readfrom_mem_into);
     address: 7-bit I2C address (0x40 + A5..A0); freq_hz: servo frame rate;
@@ -153,10 +154,25 @@ class PCA9685:
         0 us (or a pulse shorter than half a count) is full off; a whole
         period is full on, since ON and OFF must never be equal.
         """
+        self._check(channel, us)
+        self._set(channel, us)
+
+    def set_many(self, channels, pulses):
+        """pulses[i] on channels[i] for every i (all checked before any is written)."""
+        if len(pulses) != len(channels):
+            raise ValueError("one pulse per channel")
+        for i in range(len(channels)):
+            self._check(channels[i], pulses[i])
+        for i in range(len(channels)):
+            self._set(channels[i], pulses[i])
+
+    def _check(self, channel, us):
         if type(channel) is not int or channel < 0 or channel >= CHANNELS:
             raise ValueError("channel must be an int 0..15")
         if type(us) is not int or us < 0 or us > self.period_us:
             raise ValueError("pulse must be an int 0..period_us microseconds")
+
+    def _set(self, channel, us):
         n = self.count(us)
         if n == 0:
             self.pwm(channel, 0, _FULL << 8)

@@ -2,7 +2,7 @@
 """The two-link planar arm: target (x, y) in mm; joints t1, t2 in radians from
 the x axis, counter-clockwise (armfw.solver has what all solvers share)."""
 
-from math import sqrt, isfinite
+from math import cos, sin, sqrt, isfinite
 
 from armfw import twolink
 from armfw.solver import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN, NEAR_RATIO, NEAR_FLOOR, Solver
@@ -21,10 +21,9 @@ class PlanarSolver(Solver):
     def __init__(self, l1, l2, names, lo, hi, home):
         self.l1 = l1
         self.l2 = l2
-        self.reach = l1 + l2
+        self.reach = l1 + l2    # mm, the farthest the tip gets from the shoulder
         self._links = twolink.TwoLink(l1, l2)
-        # Bound once: self._links.solve_pair costs three dictionary lookups a call.
-        self._solve_pair = self._links.solve_pair
+        self._points = [0.0] * 9        # joint_points' answer
         Solver.__init__(self, names, lo, hi, home)
         # Elbow up (the elbow above the line to a target on +x) is t2 <= 0.
         self._elbow[0] = UP
@@ -49,8 +48,12 @@ class PlanarSolver(Solver):
                     return BAD_INPUT
         except (TypeError, ValueError):     # not numbers, or not 2 of them
             return BAD_INPUT
-        status, qs, pair, lo, hi, elbow = self._buffers
-        st = self._solve_pair(x, y, pair)
+        status = self._status
+        qs = self._q
+        pair = self._pair
+        lo = self._lo_eps
+        hi = self._hi_eps
+        st = self._links.solve_pair(x, y, pair)
         if st > SINGULAR:
             status[0] = st
             status[1] = st
@@ -67,7 +70,7 @@ class PlanarSolver(Solver):
             else:
                 status[c] = JOINT_LIMIT
         # The valid candidate of least cost (the first of equals; see Solver),
-        # here rather than in a _cheapest method: a call costs ~5 % of this ik.
+        # chosen here, not in a _cheapest method: this is the solver's hot path.
         zones = self.zones
         while True:
             if status[0] > SINGULAR:
@@ -103,12 +106,32 @@ class PlanarSolver(Solver):
         q = qs[best]
         out[0] = q[0]
         out[1] = q[1]
-        self.elbow = elbow[best]
+        self.elbow = self._elbow[best]
         return status[best]
 
+    def joint_points(self, q):
+        """The shoulder, elbow and tool tip of joints q (radians) in the solver's own
+        list (refilled by every call and by fk), x 0 y mm each: the plane's x and y
+        as the zones' x and z (armfw.zones), the shoulder at the origin."""
+        p = self._points
+        l1 = self.l1
+        t1 = q[0]
+        t12 = t1 + q[1]
+        x1 = l1 * cos(t1)
+        y1 = l1 * sin(t1)
+        p[3] = x1
+        p[5] = y1
+        p[6] = x1 + self.l2 * cos(t12)
+        p[8] = y1 + self.l2 * sin(t12)
+        return p
+
     def fk(self, q, out):
-        """Tool (x, y) in mm for joints q (radians), into out."""
-        return twolink.forward(self.l1, self.l2, q[0], q[1], out)
+        """Tool (x, y) in mm for joints q (radians), into out: the tip of joint_points
+        (whose list it refills)."""
+        p = self.joint_points(q)
+        out[0] = p[6]
+        out[1] = p[8]
+        return out
 
     def fk_error(self, target, q, current=None):
         p = self.fk(q, [0.0, 0.0])
@@ -135,7 +158,7 @@ class PlanarSolver(Solver):
             # NaN and inf in target fail the two-link solve, in current the
             # comparisons below: ik answers them.
             pair = self._pair
-            st = self._solve_pair(x, y, pair)
+            st = self._links.solve_pair(x, y, pair)
             if st > SINGULAR:
                 return self.ik(target, out, current, MIN_MOTION)
             lo = self._lo_eps

@@ -22,7 +22,7 @@ step's check, are those of the walk; walked again the profile is the same.
 """
 
 from array import array
-from math import sqrt, sin, cos
+from math import sqrt
 
 from armfw.compat import const
 from armfw.solver import MIN_MOTION
@@ -324,20 +324,6 @@ class Planner:
         c[4] = roll
         return c
 
-    def tool_of(self, q, out):
-        """Tool coordinates (mm; arm5 pitch in radians, in (-pi, pi]) of joints q (radians), into out.
-
-        The pitch is the one the protocol speaks: measured in the direction
-        the tool reaches, so a base turned half a turn reports it unchanged.
-        """
-        self.solver.fk(q, out)
-        if len(out) == 4:
-            # A base turned half a turn and leaning back reaches forward with pitch -a4.
-            if out[0] * cos(q[0]) + out[1] * sin(q[0]) < 0.0:
-                out[3] = -out[3]
-            out[3] = wrap_angle(out[3])
-        return out
-
     def _max_step(self):
         return self.speed_rad_s * self.step_ms / 1000.0
 
@@ -366,7 +352,7 @@ class Planner:
     def _failing_point(self, q, point):
         """The tool target of a refused step: the line's point, or for a joint-interpolated
         step the tool where pose q puts it (so a refusal never reports an older failure's)."""
-        return point if point is not None else self.tool_of(q, self.refusal.point)
+        return point if point is not None else self.solver.tool_pose(q, self.refusal.point)
 
     # Motion timing: how many steps a joint move takes, and how far along the move
     # each step is. A move alone is a synchronized trapezoid (armfw.profile.JointProfile);
@@ -443,7 +429,7 @@ class Planner:
     def _walk_line(self, k, q, refill):
         p0 = self._p0
         p1 = self._tools[k]
-        self.tool_of(q, p0)
+        self.solver.tool_pose(q, p0)
         if len(p0) == 4:
             p0[3] = p1[3] + wrap_angle(p0[3] - p1[3])
         roll0 = q[4] if len(p0) == 4 else 0.0

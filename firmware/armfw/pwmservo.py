@@ -33,7 +33,7 @@ def _machine_pwm(pin, freq_hz):
 
 
 class PWMServos:
-    """Servo pulses on GPIO pins: set_us(pin, us), off(pin=None), deinit().
+    """Servo pulses on GPIO pins: set_us(pin, us), set_many(pins, pulses), off(pin=None), deinit().
 
     pins: the GPIO numbers to drive (a board's joint and gripper channels);
     freq_hz: the frame rate (whole Hz); make_pwm(pin, freq_hz): builds one
@@ -69,11 +69,26 @@ class PWMServos:
             raise ValueError("no PWM output on that pin")
         return pwm
 
-    def set_us(self, pin, us):
-        """Pulse of us microseconds (int, 0..period_us) on pin, every frame."""
+    def _checked(self, pin, us):
         pwm = self._pwm(pin)
         if type(us) is not int or us < 0 or us > self.period_us:
             raise ValueError("pulse must be an int 0..period_us microseconds")
+        return pwm
+
+    def set_us(self, pin, us):
+        """Pulse of us microseconds (int, 0..period_us) on pin, every frame."""
+        self._duty(self._checked(pin, us), us)
+
+    def set_many(self, pins, pulses):
+        """pulses[i] on pins[i] for every i (all checked before any is set)."""
+        if len(pulses) != len(pins):
+            raise ValueError("one pulse per pin")
+        for i in range(len(pins)):
+            self._checked(pins[i], pulses[i])
+        for i in range(len(pins)):
+            self._duty(self._pwms[pins[i]], pulses[i])
+
+    def _duty(self, pwm, us):
         if self._ns:
             pwm.duty_ns(us * 1000)
         else:

@@ -2,7 +2,7 @@
 """The simulated servo driver: records pulses instead of driving pins.
 
 Same interface as every driver (see armfw.drivers): set_us(channel, us),
-off(channel=None), deinit(). It also keeps a virtual clock, so the motion
+set_many(channels, pulses), off(channel=None), deinit(). It also keeps a virtual clock, so the motion
 code can step a long move in no real time while every pulse still carries
 the time a board would have sent it:
 
@@ -59,11 +59,23 @@ class SimServo:
         if self._log is not None:
             self._log.write("%d %d %d\n" % (self.now_ms, channel, us))
 
-    def set_us(self, channel, us):
-        """Record a pulse of us (int microseconds, 0 < us < period) on channel."""
+    def _check(self, us):
         if type(us) is not int or us <= 0 or us >= self.period_us:
             raise ValueError("pulse must be an int 1..%d us, got %r" % (self.period_us - 1, us))
+
+    def set_us(self, channel, us):
+        """Record a pulse of us (int microseconds, 0 < us < period) on channel."""
+        self._check(us)
         self._record(channel, us)
+
+    def set_many(self, channels, pulses):
+        """Record pulses[i] on channels[i] for every i (all checked before any is recorded)."""
+        if len(pulses) != len(channels):
+            raise ValueError("one pulse per channel")
+        for us in pulses:
+            self._check(us)
+        for i in range(len(channels)):
+            self._record(channels[i], pulses[i])
 
     def off(self, channel=None):
         """Record that channel (None: every channel) stopped pulsing."""

@@ -28,9 +28,11 @@ DOWN = const(3)
 ELBOW_NAMES = {UP: "up", DOWN: "down"}
 
 # Angles this far (radians, ~0.0006 deg, 0.004 us of a 270-degree servo) past
-# a joint limit still count as inside: a pose exactly on a limit must survive
-# float32 rounding, which moves the solved angles by up to ~3e-6 rad away from
-# full stretch (tests/test_float32.py); 1e-6 refused 0.6% of such poses.
+# a joint limit still count as inside, for every check of a joint limit (the
+# solver's, joints, pose set, path add, the host's chains): a pose exactly on a
+# limit must survive float32 rounding, which moves the solved angles by a few
+# 1e-6 rad away from full stretch (tests/test_float32.py), and an angle ik
+# answers must be accepted back.
 LIMIT_EPS = 1e-5
 
 # How far (radians) Solver._refit's shortcuts keep from the edges of their
@@ -124,9 +126,6 @@ class Solver:
                 t = (0.0,) * 8
             self._turns.append(t)
             self._turns_neg.append((-t[1], -t[0], -t[3], -t[2], -t[7], -t[6], -t[5], -t[4]))
-        # What ik reads on every call, in one tuple: each attribute is a
-        # dictionary lookup, an unpacked tuple one lookup for all.
-        self._buffers = (self._status, self._q, self._pair, self._lo_eps, self._hi_eps, self._elbow)
 
     def within_limits(self, q):
         """True when every angle of q lies inside its joint limits."""
@@ -210,6 +209,18 @@ class Solver:
                 if status[c] == forbidden:
                     return forbidden
         return status[0]
+
+    def tool_pose(self, q, out):
+        """Tool coordinates of joints q (radians) as the protocol speaks them, into out:
+        fk's, except where an arm kind's protocol reads them otherwise (Arm5Solver's pitch)."""
+        return self.fk(q, out)
+
+    def joint_points(self, q):
+        """The arm's joint points for pose q (radians): x y z mm each, base first, the
+        tool tip last, in a list the solver owns and refills on every call and on
+        every fk (whose tip is the last point). The keep-out check (armfw.zones)
+        tests the links between them; the host draws them."""
+        raise NotImplementedError
 
     def fk_error(self, target, q, current=None):
         """How far FK of q misses target: (position error mm, pitch error rad).

@@ -48,8 +48,13 @@ QUEUE_FULL = "QUEUE_FULL"       # a line sent during a move that the queue had n
 RELAXED = "RELAXED"             # ok RELAXED: servos off, no pose to report (relax, where)
 NO_CLOSED_FORM = "NO_CLOSED_FORM"   # this arm (kind chain) has no IK on the board: the host solves it
 NO_MEMORY = "NO_MEMORY"         # the heap ran out: the request did nothing, or the move stopped at a checked step
+# Bus servos that report back (armfw.feedback): each stops a motion and names the joint.
+BLOCKED = "BLOCKED"             # a joint lags its goal past max_lag, or its load passes max_load
+OVERHEAT = "OVERHEAT"           # a servo is over max_temp_c, or reports overheating
+VOLTAGE = "VOLTAGE"             # a servo's supply is outside min_volts..max_volts, or it reports so
+BUS_ERROR = "BUS_ERROR"         # a servo did not answer, or answered with a bad packet
 PROTOCOL_WORDS = (BAD_COMMAND, BAD_BOARD, INTERNAL, FLASH, HOME_FIRST, ALARM, ABORTED, DROPPED,
-                  QUEUE_FULL, RELAXED, NO_CLOSED_FORM, NO_MEMORY)
+                  QUEUE_FULL, RELAXED, NO_CLOSED_FORM, NO_MEMORY, BLOCKED, OVERHEAT, VOLTAGE, BUS_ERROR)
 
 WORDS = NAMES + PROTOCOL_WORDS
 

@@ -11,7 +11,7 @@ before any trigonometry, clamps only as belt and braces after that check, uses
 atan2 throughout and flags near-singular poses.
 """
 
-from math import atan2, cos, sin, sqrt, isfinite
+from math import atan2, sqrt, isfinite
 
 from armfw.compat import const
 from armfw.status import OK, SINGULAR, TOO_FAR, TOO_CLOSE, BAD_INPUT
@@ -54,8 +54,6 @@ class TwoLink:
         # the square root (a relative 1e-9 clear of the rounding at the edges).
         self._surely_near_enough = self._far * self._far * (1.0 - 1e-9)
         self._surely_far_enough = self._near * self._near * (1.0 + 1e-9) if self._near > 0.0 else -1.0
-        self._k = (self._surely_far_enough, self._surely_near_enough, self._sum_sq,
-                   self._twice_l1_l2, self._l1_over_l2)
 
     def solve_pair(self, x, y, out):
         """Solve for the tool at (x, y) on both branches at once; returns the status.
@@ -70,10 +68,8 @@ class TwoLink:
                 return BAD_INPUT
         except TypeError:
             return BAD_INPUT
-        # The constants in one tuple: one attribute lookup instead of five.
-        surely_far_enough, surely_near_enough, sum_sq, twice_l1_l2, l1_over_l2 = self._k
         r2 = x * x + y * y
-        if not surely_far_enough < r2 < surely_near_enough:
+        if not self._surely_far_enough < r2 < self._surely_near_enough:
             r = sqrt(r2)
             if r > self._far:
                 return TOO_FAR
@@ -81,7 +77,7 @@ class TwoLink:
                 return TOO_CLOSE
         # The law of cosines. Near the annulus edges sin t2 goes with the square root
         # of cos t2's rounding: the numpy twin (armctl.batch) computes it the same way.
-        c2 = (r2 - sum_sq) / twice_l1_l2
+        c2 = (r2 - self._sum_sq) / self._twice_l1_l2
         # Inside the margin only: keeps the square root below from seeing a negative.
         if c2 > 1.0:
             c2 = 1.0
@@ -89,7 +85,7 @@ class TwoLink:
             c2 = -1.0
         s2 = sqrt(1.0 - c2 * c2)
         phi = atan2(y, x)
-        beta = atan2(s2, l1_over_l2 + c2)
+        beta = atan2(s2, self._l1_over_l2 + c2)
         gamma = atan2(s2, c2)
         out[0] = phi - beta
         out[1] = gamma
@@ -137,11 +133,3 @@ def solve(l1, l2, x, y, t2_sign, out):
         out[0] = _pair[k]
         out[1] = _pair[k + 1]
     return st
-
-
-def forward(l1, l2, t1, t2, out):
-    """Tool position for joint angles t1, t2 (radians) into out[0], out[1] (mm)."""
-    t12 = t1 + t2
-    out[0] = l1 * cos(t1) + l2 * cos(t12)
-    out[1] = l1 * sin(t1) + l2 * sin(t12)
-    return out

@@ -6,7 +6,8 @@ the base stands on. Planar - the arm's vertical plane, x horizontal, y up, the
 shoulder at the origin; its points are handled as (x, 0, y), so one set of
 3-D tests serves both kinds (a planar "cylinder" is the strip |x - x0| < r).
 
-Links are capsules: the segment between two joint points and a radius.
+Links are capsules: the segment between two joint points (the solver's
+joint_points, the same points its FK ends in) and a radius.
   arm5:   upper_arm (J2 axis - elbow), forearm (elbow - wrist), tool (wrist - tool tip)
   planar: upper_arm (shoulder - elbow), forearm (elbow - tool tip)
 A segment crossing a zone counts, not only its end points.
@@ -24,7 +25,7 @@ A zone may apply to some links only ("links"): the base column does not
 apply to the upper arm, which is bolted to it and kept off it by the
 shoulder's joint limits.
 
-Cost: clear(q) is the joint points (the trigonometry of one FK) plus a few
+Cost: clear(q) is the joint points (one FK) plus a few
 comparisons and multiplications per link and zone; all storage is allocated
 in the constructor, nothing per call.
 
@@ -41,10 +42,10 @@ skip is comparisons only: no float arithmetic, nothing on the heap. Any
 other pose is checked exactly, so the first refused pose and its zone and
 link are found as without the skip. Measuring the gap and making the box
 costs about what the exact check does, so it is done only while a caller
-says the poses follow a path (track(); armfw.motion's walks do).
+says the poses follow a path (track(); armfw.planner's walks do).
 """
 
-from math import sin, cos, sqrt
+from math import sqrt
 
 from armfw.compat import const
 
@@ -55,8 +56,7 @@ TOOL_BOX = const(3)
 
 LINKS = {"planar": ("upper_arm", "forearm"), "arm5": ("upper_arm", "forearm", "tool")}
 # A chain arm (armfw.chain) has one link per joint: link<i> runs from joint i's
-# origin to the next joint's (the last to the tool tip), the points its FK
-# leaves in solver.origins.
+# origin to the next joint's (the last to the tool tip).
 CHAIN_LINK_RADIUS_MM = 10.0
 
 
@@ -218,33 +218,16 @@ class Zones:
         # check makes, zone by zone.
         self._pairs = [(z, l, 3 * l, self.zone_kinds[z], self._grown[z][l]) for z in range(self.n_zones)
                        for l in range(nl) if self._grown[z][l] is not None]
-        # Joint points, x y z each: arm5 J2 axis, elbow, wrist, tip; planar shoulder, elbow, tip.
-        # The first point (and the planar arm's depth) does not move: written here,
-        # not on every check.
-        self._pts = [0.0] * (3 * (nl + 1))
-        if self.kind == "arm5":
-            self._pts[2] = solver.base
-        # What points() reads of the arm on every check, as one tuple: one attribute
-        # lookup where each name is one of its own (getattr, a builtin, several
-        # times that). The solver's
-        # lengths and tool are set when it is built and never change.
-        if self.kind == "chain":
-            self._arm = None
-        else:
-            self._arm = (self.kind == "arm5", solver.l1, solver.l2, getattr(solver, "l3", 0.0),
-                         getattr(solver, "base", 0.0), getattr(solver, "_offset", False))
-        # What clear_exact reads of the instance, as one tuple (the same lookups).
-        self._exact = (self.points, self._pairs, 3 * nl)
-        self._tip = [0.0] * 3             # chain FK scratch
-        self._tool_tip = [0.0, 0.0, 0.0, 0.0]     # the tool tip of an arm with a tool offset
+        # The solver's joint points (Solver.joint_points), the list it refills on
+        # every call: what the last exact check tested, for the skip's gap.
+        self._pts = solver.joint_points(solver.home)
         self.hit_zone = -1
         self.hit_link = -1
         # The skip (see the module doc): a box in joint space around the last pose
         # checked exactly and found clear, inside which every pose is clear.
-        self.reach = joint_reach(solver)
         self._n_joints = solver.n
-        # Per joint the open interval (_lo[j], _hi[j]); two lists, not one of pairs:
-        # the skip's test reads them per joint, and index arithmetic costs as much as a read.
+        # Per joint the open interval (_lo[j], _hi[j]); two lists, not one of pairs,
+        # so the skip's test reads each bound by the joint's index.
         self._lo = [0.0] * solver.n
         self._hi = [0.0] * solver.n
         self._near = False                     # True: the box holds
@@ -257,69 +240,21 @@ class Zones:
         self._turn_free = [self.kind == "arm5" and (
             z[1] == FLOOR or (z[1] == CYLINDER and z[2][0] == 0.0 and z[2][1] == 0.0)) for z in zones]
         self._gaps = [0.0, 0.0]         # _gap's answer: turn-free zones, the others
-        if self.reach is not None:
-            # 1 / reach per joint (0: a joint that moves no point); how many joints
-            # move points, and how many of those after the first.
-            self._per_reach = [1.0 / r if r > 0.0 else 0.0 for r in self.reach]
-            self._moving = len([r for r in self.reach if r > 0.0])
-            self._rest_moving = len([r for r in self.reach[1:] if r > 0.0])
         self.nearest_zone = -1
         self.nearest_link = -1
+        self.arm_changed()
 
-    # -- joint points -----------------------------------------------------
-
-    def points(self, q):
-        """Joint points of pose q (radians) into the preallocated list (x, y, z per point)."""
-        p = self._pts
-        arm = self._arm
-        if arm is None:     # a chain arm
-            a = self.solver
-            a.fk(q, self._tip)
-            o = a.origins
-            for i in range(len(p)):
-                p[i] = o[i]
-            return p
-        arm5, l1, l2, l3, base, offset = arm
-        # sin and cos looked up once each (a module global is a dictionary lookup a use).
-        s = sin
-        c = cos
-        if arm5:
-            a2 = q[1]
-            a3 = a2 + q[2]
-            a4 = a3 + q[3]
-            yaw = q[0]
-            cy = c(yaw)
-            sy = s(yaw)
-            r1 = l1 * s(a2)
-            z1 = base + l1 * c(a2)
-            r2 = r1 + l2 * s(a3)
-            z2 = z1 + l2 * c(a3)
-            r3 = r2 + l3 * s(a4)
-            p[3] = r1 * cy
-            p[4] = r1 * sy
-            p[5] = z1
-            p[6] = r2 * cy
-            p[7] = r2 * sy
-            p[8] = z2
-            p[9] = r3 * cy
-            p[10] = r3 * sy
-            p[11] = z2 + l3 * c(a4)
-            if offset:
-                # A tool offset: the tool link ends at the real tip.
-                tip = self.solver.fk(q, self._tool_tip)
-                p[9] = tip[0]
-                p[10] = tip[1]
-                p[11] = tip[2]
-        else:
-            t1 = q[0]
-            t12 = t1 + q[1]
-            x1 = l1 * c(t1)
-            y1 = l1 * s(t1)
-            p[3] = x1
-            p[5] = y1
-            p[6] = x1 + l2 * c(t12)
-            p[8] = y1 + l2 * s(t12)
-        return p
+    def arm_changed(self):
+        """The solver's geometry changed (its tool offset: Arm5Solver.tool): the joint
+        reach follows, and the skip's box, made for the old geometry, is dropped."""
+        self.joint_reach = joint_reach(self.solver)
+        self._near = False
+        if self.joint_reach is not None:
+            # 1 / reach per joint (0: a joint that moves no point); how many joints
+            # move points, and how many of those after the first.
+            self._per_reach = [1.0 / r if r > 0.0 else 0.0 for r in self.joint_reach]
+            self._moving = len([r for r in self.joint_reach if r > 0.0])
+            self._rest_moving = len([r for r in self.joint_reach[1:] if r > 0.0])
 
     # -- the check --------------------------------------------------------
 
@@ -349,7 +284,7 @@ class Zones:
         motion's walk), so each exact check also makes the skip's box; off: unrelated
         poses (an ik request), where making it would only cost time. The box made
         stays (the skip still tries it: comparisons only)."""
-        self._tracking = on and self.reach is not None
+        self._tracking = on and self.joint_reach is not None
 
     def _keep_box(self, q, gaps):
         """Make the skip's box around pose q from its gaps (mm): gaps[0] to the zones the
@@ -379,11 +314,11 @@ class Zones:
             m = self._moving
             rest = other
         ref = self._ref
-        reach = self.reach
+        reach = self.joint_reach
         moved = self._moved
         total = 0.0
         for j in range(first, n):
-            a = q[j]        # each subscript read once: a read costs about a float operation
+            a = q[j]
             d = a - ref[j]
             d = (d if d >= 0.0 else -d) * reach[j]
             moved[j] = d
@@ -420,9 +355,9 @@ class Zones:
         """clear() without the skip: every link against every zone."""
         if self.n_zones == 0:
             return True
-        points, pairs, tip = self._exact
-        p = points(q)
-        for z, l, i, kind, g in pairs:
+        p = self.solver.joint_points(q)
+        tip = 3 * self.n_links
+        for z, l, i, kind, g in self._pairs:
             if kind == FLOOR:
                 floor = g[0]
                 hit = p[i + 2] < floor or p[i + 5] < floor
@@ -433,8 +368,8 @@ class Zones:
                 # A link nowhere near the zone, the usual case: the segment lies wholly
                 # on the far side of a face of the zone's margin box g[6:9] - g[9:12].
                 # Comparisons only, no arithmetic, so no float results on the heap;
-                # here rather than in a function of its own: a call costs about what
-                # the test does.
+                # inline, not a function of its own: it runs for every link and zone
+                # on every check.
                 for k in range(3):
                     j = i + k
                     a = p[j]
@@ -463,8 +398,7 @@ class Zones:
         across it (the segment's least distance from the axis less the grown
         radius). Tool box: how deep the tip is inside it.
         """
-        # The two least gaps kept in locals and stored once: a list subscript or an
-        # attribute read costs about what a float operation does.
+        # The two least gaps kept in locals and stored once.
         free_gap = 1e30
         other_gap = 1e30
         tip = 3 * self.n_links
@@ -526,7 +460,7 @@ class Zones:
         Sets nearest_zone, nearest_link. For where/info, not the per-step check:
         segments are sampled every few mm. inf when there are no zones.
         """
-        p = self.points(q)
+        p = self.solver.joint_points(q)
         best = 1e30
         self.nearest_zone = -1
         self.nearest_link = -1

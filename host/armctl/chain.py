@@ -22,6 +22,20 @@ Two ways to build one:
 
 FK works on any leading batch shape: q of shape (..., n) gives positions of
 shape (..., 3), so thousands of poses cost one numpy pass per joint.
+
+Why this is a second chain FK beside the firmware's (armfw.chain.ChainSolver),
+and not built on it: the firmware's runs one pose at a time in plain floats
+(math.sin of one number, a Python loop over rows), which is what a board
+can run; a batch of poses (the plot's workspace maps, armctl.batch, the
+bench) would pay that loop per pose, where numpy turns each joint of the
+whole batch in one pass. The chain is described once (the same joint
+transforms and axes feed both: plain_solver builds the firmware's from a
+Chain, from_board a Chain from the firmware's), single poses go through the
+firmware's FK and its joint axes (armctl.numik's DLS, via plain_solver), and
+tests/test_chain.py holds the two equal. For the closed-form arms the
+firmware's own joint points (Solver.joint_points) are what the host draws
+(armctl.ui.geometry); the transforms from_board writes for them describe
+the same links for the numerical solvers' Jacobian.
 """
 
 import math
@@ -29,6 +43,7 @@ import math
 import numpy as np
 
 from armfw.chain import ChainSolver
+from armfw.solver import LIMIT_EPS
 
 # An origin closer than this (mm) to an earlier joint's axis lies on it.
 ON_AXIS_MM = 1e-9
@@ -197,10 +212,11 @@ class Chain:
         direction = end[..., :3, :3] @ self.tool_axis
         return np.swapaxes(jac, -1, -2), tip, direction
 
-    def within_limits(self, q, eps=1e-9):
-        """Boolean (...) : every joint of q inside its limits."""
+    def within_limits(self, q):
+        """Boolean (...) : every joint of q inside its limits, as the firmware's
+        Solver.within_limits counts them (LIMIT_EPS past a limit is inside)."""
         q = np.asarray(q)
-        return np.all((q >= self.lo - eps) & (q <= self.hi + eps), axis=-1)
+        return np.all((q >= self.lo - LIMIT_EPS) & (q <= self.hi + LIMIT_EPS), axis=-1)
 
     def random_poses(self, count, rng):
         """count poses (count, n) drawn uniformly inside the joint limits."""
@@ -236,7 +252,7 @@ def from_board(board):
         tool_axis = arm.tool_axis
     else:
         raise ValueError("chain: unknown arm kind %r" % arm.kind)
-    held = (4,) if arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0))) else ()
+    held = (4,) if arm.kind == "arm5" and any(getattr(arm, "tool", (0.0, 0.0, 0.0))) else tuple(getattr(arm, "held", ()))
     return Chain(fixed, axes, tool, arm.lo, arm.hi, arm.home, arm.names, tool_axis,
                  kind=arm.kind, solver=arm, held=held)
 

@@ -48,6 +48,8 @@ ANGLE_DIGITS = 6
 
 SOLVER_BOARD = "board"
 SOLVER_HOST = "host-dls"
+# The error figure's decimal places (mm), in replies and on the page alike (Outcome.error_mm).
+ERROR_PLACES = 4
 
 
 class Outcome:
@@ -73,12 +75,17 @@ class Outcome:
         self.waypoints = waypoints
         self.nearest = nearest      # tool position (mm) of the nearest pose found, for a refusal
 
+    def error_mm(self):
+        """The error figure (mm to ERROR_PLACES places; None if none): what figure() writes."""
+        return None if self.fk_error_mm is None else round(self.fk_error_mm, ERROR_PLACES)
+
     def figure(self):
         """The figure for a reply: fk_err_mm=E (a move) or off_line_mm=E (a line), space first; "" if none."""
-        if self.fk_error_mm is None:
+        e = self.error_mm()
+        if e is None:
             return ""
         # A line's figure is the farthest any pose the board commands strays from the line.
-        return " %s=%.4f" % ("off_line_mm" if self.waypoints else "fk_err_mm", self.fk_error_mm)
+        return " %s=%.*f" % ("off_line_mm" if self.waypoints else "fk_err_mm", ERROR_PLACES, e)
 
     def describe(self):
         """Lines for a person: solver, status, FK error, pose reached or the refusal."""
@@ -243,8 +250,7 @@ class Mover:
             q[4] = math.radians(roll_deg)
         if not result.ok:
             return None, None, q0, Outcome(False, result.name, SOLVER_HOST, result.error_mm, np.degrees(q),
-                                           message="%s: no pose within %.3f mm (nearest misses by %.3f mm)"
-                                           % (result.name, numik.TOL_MM, result.error_mm), nearest=self.tip(q))
+                                           message=self._miss(result, q), nearest=self.tip(q))
         # The firmware's FK is the judge of the host's answer.
         err = float(np.linalg.norm(self.tip(q) - target))
         if err > FK_TOLERANCE_MM or not self.solver.within_limits(list(q)) or not self._pulses_ok(q):
@@ -252,6 +258,15 @@ class Mover:
             return None, None, q0, Outcome(False, fw_status.name(status), SOLVER_HOST, err, np.degrees(q),
                                            message="the firmware refuses the host's answer", nearest=self.tip(q))
         return q, err, q0, None
+
+    def _miss(self, result, q):
+        """Why the host's nearest pose q is no answer: out of reach, or on the target but in a zone."""
+        zones = getattr(self.solver, "zones", None)
+        if result.status == fw_status.COLLISION and zones is not None and not zones.clear([float(a) for a in q]):
+            return "%s: reaches it (within %.3f mm), but the %s would enter zone %s" % (
+                result.name, result.error_mm, zones.link_names[zones.hit_link], zones.zone_names[zones.hit_zone])
+        return "%s: no pose within %.3f mm (nearest misses by %.3f mm)" % (result.name, numik.TOL_MM,
+                                                                           result.error_mm)
 
     def _send_joints(self, q, solver, err, q0):
         steps = float(np.max(np.abs(q - q0))) / (self.speed_rad_s() * self.step_ms / 1000.0)
@@ -454,7 +469,7 @@ def _on_the_pulse_grid(mover, poses, p0, p1, max_step):
     for q in poses[1:-1]:
         us = np.floor(zero + slope * q)[None, :] + corners
         grid = (us - zero) / slope
-        ok = np.all((us >= lo_us) & (us <= hi_us), axis=1) & twin.within_limits(grid, eps=1e-9)
+        ok = np.all((us >= lo_us) & (us <= hi_us), axis=1) & twin.within_limits(grid)
         tips = twin.fk(grid)
         ab = p1 - p0
         t = np.clip((tips - p0) @ ab / float(ab @ ab), 0.0, 1.0)

@@ -24,13 +24,19 @@ channels 0, 1, 2, ... in chain order, a 270-degree servo per joint
 (1500 us at the joint's zero, 424.448 us/rad, window 500..2500 us, sign +1,
 offset 0), home at zero (or the limit nearest to it), the simulated driver.
 
-Table: a chain arm gets a floor in its workspace, the plane z = 0 of the
-URDF's root frame (where a robot description puts the surface the base
-stands on) with FLOOR_CLEARANCE_MM, so the board refuses a pose or a path
-that would put a link into the table (the analytic kinds have their own
+Table and base: a chain arm gets a floor in its workspace, the plane z = 0
+of the URDF's root frame (where a robot description puts the surface the
+base stands on) with FLOOR_CLEARANCE_MM, so the board refuses a pose or a
+path that would put a link into the table (the analytic kinds have their own
 default workspace). Where the home pose already reaches below that plane
-the root frame is not the table: no floor, and a note says so.
---no-floor leaves it out.
+the root frame is not the table: no floor, and a note says so. With the
+floor comes the base: the root link runs from the table up to the first
+joint, so where that joint turns about a vertical axis above the table, a
+keep-out cylinder of BASE_RADIUS_MM (armfw.zones' default for the arm5's
+column: meshes are never loaded) stands on the floor around that axis, up
+to the first joint's origin, for every link from the third on (the first
+turns on top of it, the second is the upper arm hinged to it, as on the
+arm5). --no-floor leaves both out.
 """
 
 import math
@@ -38,6 +44,7 @@ import math
 import numpy as np
 
 from armctl import chain as chain_mod
+from armfw.zones import BASE_RADIUS_MM
 
 SERVO = {"center_us": 1500, "us_per_rad": 424.448, "min_us": 500, "max_us": 2500}
 SERVO_RANGE_DEG = 135.0       # what the default window reaches either side of centre
@@ -219,8 +226,8 @@ def board_dict(model, name, title=None, tip=None, seed=0, floor=True):
             return analytic_board, notes
     notes.append("a serial chain of %d joints: kind chain (IK on the host)" % c.n)
     if floor:
-        with_floor = dict(chain_board, workspace={
-            "floor": {"height_mm": 0.0, "clearance_mm": FLOOR_CLEARANCE_MM}})
+        workspace = {"floor": {"height_mm": 0.0, "clearance_mm": FLOOR_CLEARANCE_MM}}
+        with_floor = dict(chain_board, workspace=workspace)
         try:
             fw_board.from_dict(with_floor, name)
         except fw_board.BoardError as e:
@@ -228,8 +235,32 @@ def board_dict(model, name, title=None, tip=None, seed=0, floor=True):
         else:
             notes.append("floor at z = 0 of the root frame, links %g mm clear of it (--no-floor: none)"
                          % FLOOR_CLEARANCE_MM)
+            column = _base_column(c, 0.0)
+            if column is not None:
+                workspace["zones"] = [column]
+                try:
+                    fw_board.from_dict(with_floor, name)
+                except fw_board.BoardError as e:
+                    del workspace["zones"]
+                    notes.append("no base column: %s" % e)
+                else:
+                    notes.append("base column: radius %g mm about the first joint's axis, up to its origin "
+                                 "%g mm above the floor" % (column["radius_mm"], column["top_mm"]))
             return with_floor, notes
     return chain_board, notes
+
+
+def _base_column(c, floor_mm):
+    """The keep-out cylinder of the root link (see the module doc) for chain c, or None where
+    its first joint does not turn about a vertical axis above the floor (or it has < 3 links)."""
+    joints, _ = c.frames(c.home)
+    origin = joints[0, :3, 3]
+    axis = joints[0, :3, :3] @ c.axes[0]
+    if c.n < 3 or abs(abs(float(axis[2])) - 1.0) > 1e-9 or not origin[2] > floor_mm:
+        return None
+    return {"name": "base", "kind": "cylinder", "x_mm": _clean(float(origin[0])), "y_mm": _clean(float(origin[1])),
+            "radius_mm": BASE_RADIUS_MM, "bottom_mm": floor_mm, "top_mm": _clean(float(origin[2])),
+            "links": ["link%d" % (i + 1) for i in range(2, c.n)]}
 
 
 def import_file(path, name=None, tip=None, floor=True):

@@ -41,7 +41,7 @@ import json
 import sys
 import time
 import micropython
-from math import acos, atan, atan2, cos, sin, sqrt, pi, isfinite
+from math import acos, atan, atan2, cos, sin, sqrt, isfinite
 
 import armfw
 from armfw import board, kinematics, numeric, twolink
@@ -92,14 +92,6 @@ class Lcg:
         return lo + (hi - lo) * self.state / 0x7FFFFFFF
 
 
-def wrap(a):
-    while a > pi:
-        a -= 2.0 * pi
-    while a <= -pi:
-        a += 2.0 * pi
-    return a
-
-
 def make_targets(arm, n, seed, targets=None, poses=None):
     """n reachable targets of arm (and the poses that reach them), into targets and
     poses (lists of n, made here when None)."""
@@ -118,13 +110,7 @@ def make_targets(arm, n, seed, targets=None, poses=None):
             q[i] = rnd.uniform(arm.lo[i], arm.hi[i])
         if arm.kind == "arm5":
             q[4] = 0.0
-        arm.fk(q, p)
-        if arm.kind == "arm5":
-            # Target pitch is measured in the plane through the target; FK
-            # gives it in the plane the base faces (flipped when leaning back).
-            if p[0] * cos(q[0]) + p[1] * sin(q[0]) < 0:
-                p[3] = -p[3]
-            p[3] = wrap(p[3])
+        arm.tool_pose(q, p)      # the pitch in the direction the tool reaches
         t = tuple(p)
         if arm.ik(t, out, None, MIN_MOTION) <= 1:
             targets[found] = t

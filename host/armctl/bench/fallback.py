@@ -40,7 +40,7 @@ def _timed_moves(board_file, targets, move):
     from armctl.fallback import Mover
     from armctl.link import Link
     from armctl.sim import Simulator
-    from armfw import board as fw_board, motion
+    from armfw import board as fw_board
     b = fw_board.load(str(board_file))
     times = []
     moved = refused = 0
@@ -66,14 +66,14 @@ def _clear_poses(b, chain, count, rng, roll=None):
     return poses[keep][:count]
 
 
-def _protocol_pitch_deg(controller, q):
-    """The pitch the protocol speaks for pose q (the firmware's own rule, ArmController.tool_of)."""
-    return float(np.degrees(controller.tool_of([float(v) for v in q], [0.0] * 4)[3]))
+def _protocol_pitch_deg(solver, q):
+    """The pitch the protocol speaks for pose q (the firmware's own rule, Arm5Solver.tool_pose)."""
+    return float(np.degrees(solver.tool_pose([float(v) for v in q], [0.0] * 4)[3]))
 
 
 def run(short=False):
     from armctl import chain as chain_mod
-    from armfw import board as fw_board, motion
+    from armfw import board as fw_board
     count = SHORT_TARGETS if short else TARGETS
     rng = np.random.default_rng(7)
     al5d = BOARDS_DIR / "sim_al5d.json"
@@ -86,8 +86,7 @@ def run(short=False):
     # 5-joint targets with their pitch.
     q5 = _clear_poses(b5, c5, count, rng, roll=0.0)
     tips = c5.fk(q5)
-    controller = motion.ArmController(b5, driver=None)
-    pitches = [_protocol_pitch_deg(controller, q) for q in q5]
+    pitches = [_protocol_pitch_deg(b5.solver, q) for q in q5]
     chain_ms, chain_moved, chain_refused = _timed_moves(al5d, chain_targets, lambda m, t: m.move(t))
     free_ms, free_moved, free_refused = _timed_moves(arm5, tips, lambda m, t: m.move(t))
     board_ms, board_moved, board_refused = _timed_moves(

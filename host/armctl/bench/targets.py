@@ -29,10 +29,9 @@ def load(name):
 def reachable(arm, count, seed):
     """(targets (count, k), poses (count, n)): FK of uniform poses within the limits.
 
-    arm5 poses keep wrist roll 0. Their target pitch is measured in the plane
-    through the target (armfw's target convention), while FK gives it in the
-    plane the base faces: a pose leaning back over the base flips its sign.
-    It is wrapped into (-pi, pi].
+    arm5 poses keep wrist roll 0. Targets are the tool pose as the protocol
+    speaks it (the solver's tool_pose: the pitch in the direction the tool
+    reaches, in (-pi, pi]).
     """
     rng = np.random.default_rng(seed)
     poses = arm.lo + (np.array(arm.hi) - arm.lo) * rng.random((count, arm.n))
@@ -41,11 +40,7 @@ def reachable(arm, count, seed):
     out = [0.0] * len(arm.targets)
     targets = np.empty((count, len(arm.targets)))
     for i in range(count):
-        targets[i] = arm.fk(poses[i].tolist(), out)
-    if arm.kind == "arm5":
-        behind = targets[:, 0] * np.cos(poses[:, 0]) + targets[:, 1] * np.sin(poses[:, 0]) < 0
-        targets[:, 3] = np.where(behind, -targets[:, 3], targets[:, 3])
-        targets[:, 3] = (targets[:, 3] + math.pi) % (2 * math.pi) - math.pi
+        targets[i] = arm.tool_pose(poses[i].tolist(), out)
     return targets, poses
 
 

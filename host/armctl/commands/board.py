@@ -53,7 +53,8 @@ def add_arguments(parser):
     p.add_argument("--name", help="board name (default: the robot's name in the URDF)")
     p.add_argument("--tip", metavar="LINK", help="tip link, where the URDF branches (e.g. gripper fingers)")
     p.add_argument("--no-floor", dest="floor", action="store_false",
-                   help="a chain arm's workspace without the table at z = 0 of the URDF's root frame")
+                   help="a chain arm's workspace without the table at z = 0 of the URDF's root frame "
+                        "and the base column on it")
     w = sub.add_parser("wiring", help="draw a board's wiring as an SVG picture", epilog=WIRING_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     w.add_argument("board", metavar="NAME", help="a shipped board's name (armctl boards) or a board file")

@@ -18,12 +18,10 @@ WORKSPACE_CELLS = 121
 def link_points(solver, q):
     """Joint origins and tool tip of pose q (radians) as [[x, y, z], ...] mm, base first.
 
-    solver: a loaded board's (armfw.board.load gives every solver its zones).
-
-    They are the firmware's own joint points (armfw.zones.Zones.points, what
-    its zone check tests), whose tip is its forward kinematics.
+    They are the firmware's own joint points (Solver.joint_points: what its
+    zone check tests, whose tip is its forward kinematics).
     """
-    flat = solver.zones.points(q)
+    flat = solver.joint_points(q)
     points = [[flat[i], flat[i + 1], flat[i + 2]] for i in range(0, len(flat), 3)]
     if solver.kind == "arm5":
         points.insert(0, [0.0, 0.0, 0.0])     # the base plate under the shoulder axis

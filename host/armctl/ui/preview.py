@@ -21,7 +21,7 @@ class _SilentDriver:
         pass
 
 
-def _tool_mm_deg(target):
+def _tool_pose_deg(target):
     """Tool coordinates as the protocol speaks them: mm, arm5 pitch in degrees."""
     out = list(target)
     if len(out) == 4:
@@ -46,7 +46,7 @@ def line(board, q_rad, target, speed_deg_s):
     controller.output.send_pose(list(q_rad))     # the pose the board reported; the recorder takes the pulses
     if not controller.set_speed_deg_s(speed_deg_s):
         controller.set_speed_deg_s(board.motion["max_speed_deg_s"])
-    start = _tool_mm_deg(controller.tool())
+    start = _tool_pose_deg(controller.tool())
     goal = list(target)
     if len(goal) == 4:
         goal[3] *= DEG
@@ -57,7 +57,7 @@ def line(board, q_rad, target, speed_deg_s):
         points = path[::stride]
         if path and points[-1] is not path[-1]:
             points.append(path[-1])
-        result["points"] = [_tool_mm_deg(p) for p in points]
+        result["points"] = [_tool_pose_deg(p) for p in points]
     else:
         result.update(
             points=[],
@@ -65,5 +65,5 @@ def line(board, q_rad, target, speed_deg_s):
             reason=controller.refusal.reason,
             operation=OP_NAMES[controller.refusal.kind],
             step=controller.refusal.step,
-            at=_tool_mm_deg(controller.refusal.point))
+            at=_tool_pose_deg(controller.refusal.point))
     return result

@@ -452,7 +452,7 @@ class UiSession:
                  else _outcome_reply(outcome).final)
         self._log("#", "host preview: " + final, "host")
         out = {"final": final, "ok": ok, "status": outcome.status, "solver": outcome.solver, "elbow": None,
-               "err_mm": None if outcome.fk_error_mm is None else round(outcome.fk_error_mm, 4)}
+               "err_mm": outcome.error_mm()}
         if ok:
             q = [math.radians(v) for v in outcome.q_deg]
             out.update(q_deg=[float(v) for v in outcome.q_deg], pulses=geometry.pulses(self.board, q),

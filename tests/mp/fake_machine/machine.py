@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # A `machine` module for the MicroPython Unix port, which has no I2C: on
 # MICROPYPATH ahead of the built-in one (with tests/ for fake_i2c), it lets
-# main.py boot a PCA9685 board file against the register-level fake chip
+# main.py boot a PCA9685 board file against the register-level fake chip, and a
+# bus servo board (UART) against fake STS3215 servos
 # (armctl.memory.FAKE_MACHINE_PATH).
 #
 #     ARMCTL_FAKE_I2C=0x41   the chip's address (default 0x40); "none": no chip
@@ -46,3 +47,14 @@ def I2C(i2c_id, sda=None, scl=None, freq=400000):
         return _EmptyBus()
     # No write log: it would grow with every pulse of a long run.
     return FakePCA9685(address, record=False)
+
+
+def UART(uart_id, baudrate=115200, tx=None, rx=None, timeout=0, timeout_char=0):
+    """A UART with STS3215 servos on it (tests/fake_uart.py), at the IDs of
+    ARMCTL_FAKE_BUS ("1,2,3,4,5,6" by default: the SO-101's), stepped in virtual time."""
+    from armfw import servobus
+    from fake_uart import FakeSTSBus
+    servobus.BusServos.realtime = False
+    servobus.BusServos.advance_ms = lambda self, ms: None
+    text = os.getenv("ARMCTL_FAKE_BUS") or "1,2,3,4,5,6"
+    return FakeSTSBus([int(t) for t in text.split(",") if t])
