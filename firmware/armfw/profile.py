@@ -221,14 +221,17 @@ class ToolRamp:
             return x                    # not one step faster than x fits: cross at x
         w = 2.0 * x + b
         m = int((sqrt(w * w + 8.0 * b * u) - w) / (2.0 * b)) + 1
-        # The root in floats: settle m by the sums themselves.
-        while m > 1 and (m - 1) * x + b * 0.5 * (m - 1) * m > u:
+        # The root in floats: settle m by the sums themselves (G(m-1) <= u < G(m)).
+        below = (m - 1) * (x + 0.5 * b * m)
+        while m > 1 and below > u:
             m -= 1
-        while m * x + b * 0.5 * m * (m + 1) <= u:
+            below = (m - 1) * (x + 0.5 * b * m)
+        while m * (x + 0.5 * b * (m + 1)) <= u:
             m += 1
-        if (m - 1) * x + b * 0.5 * (m - 1) * m + x > u:
+            below = (m - 1) * (x + 0.5 * b * m)
+        if below + x > u:
             return x + (m - 1) * b      # piece m out of reach: the top of piece m - 1
-        return (u + b * 0.5 * m * (m - 1)) / m
+        return (u + 0.5 * b * m * (m - 1)) / m
 
     def remaining_mm(self):
         """Distance (mm) from the tool to the queue's end."""
@@ -279,14 +282,14 @@ class ToolRamp:
         reach = v * v / (2.0 * self.accel) + v * dt     # more than a stop from v takes
         k = head
         for j in range(self.count):
+            if end >= reach:
+                break                   # a stop from v fits before this end: it, and those after, do not bind
             k = (k + 1) % size
             exit_speed = self._entry[k] if j + 1 < self.count else 0.0
             if exit_speed < v:
                 brake = self.brake_speed(end, exit_speed)
                 if brake < v:
                     v = brake
-            if end >= reach:
-                break                   # none further can bind
             end += self._length[k]
         if v < self.speed - a_dt:
             v = self.speed - a_dt       # rounding only: the backward pass leaves room to brake
