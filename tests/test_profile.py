@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from ruckig import InputParameter, Ruckig, Synchronization, Trajectory
 
-from armfw.profile import LOOKAHEAD, JointProfile, ToolRamp, junction_speed
+from armfw.profile import JointProfile, ToolRamp, junction_speed
 from conftest import MP_SCRIPTS, ROOT
 
 sys.path.append(str(MP_SCRIPTS))
@@ -295,7 +295,7 @@ def test_a_stretch_the_joints_need_slower_is_entered_already_slow():
 
 
 blocks_st = st.lists(st.tuples(st.floats(0.05, 80.0), st.floats(5.0, 300.0), st.floats(-math.pi, math.pi)),
-                     min_size=1, max_size=3 * LOOKAHEAD)
+                     min_size=1, max_size=3 * ToolRamp().size)
 
 
 @settings(max_examples=150, deadline=None)

@@ -76,13 +76,13 @@ class LineStepper:
         t = 0.0
         while t < 1.0:
             dt = dt_nominal
-            last = halved = False
+            end = halved = False
             if ramp is not None:
                 dt = ramp.step() / length
-                last = ramp.count == 0
+                end = ramp.count == 0   # the ramp's last step: the line's end
             while True:
                 tn = t + dt
-                if tn > 1.0 - 1e-9 or last:
+                if tn > 1.0 - 1e-9 or end:
                     tn = 1.0
                 if tn < 1.0:
                     for i in range(nt):
@@ -101,7 +101,7 @@ class LineStepper:
                 else:
                     break
                 dt = (tn - t) * 0.5
-                last = False
+                end = False
                 halved = True
                 if dt < dt_floor:
                     st = JUMP

@@ -109,11 +109,10 @@ class Planner:
         self.joint_speed = [float(v) * DEG for v in m["joint_speed_deg_s"]]
         self.joint_accel = [float(v) * DEG for v in m["joint_accel_deg_s2"]]
         self.tool_speed = float(m["tool_speed_mm_s"])
-        self.tool_accel = float(m["tool_accel_mm_s2"])
-        self.junction_deviation_mm = float(m["junction_deviation_mm"])
-        self._vmax = [0.0] * n          # a joint move's speed limits (the lesser of the two)
-        self._profile = JointProfile()
-        self._ramp = ToolRamp(1)
+        self._speed = [0.0] * n         # a joint move's speed limits (the lesser of the two)
+        self.profile = JointProfile()
+        self.ramp = ToolRamp(1)
+        self.ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), self.step_ms / 1000.0)
         nt = len(solver.targets)
         self.refusal = Refusal(nt)
         # keep(event, q, us): the executor's, called for each event the walk reaches.
@@ -359,14 +358,14 @@ class Planner:
     # a path's legs keep constant speed, each step on its waypoint where the host spaced
     # them a step apart, until a path is planned as one motion through its waypoints.
 
-    def _joint_steps(self, start, goal, profiled):
-        if profiled:
-            vmax = self._vmax
+    def _joint_steps(self, start, goal, ramped):
+        if ramped:
+            limits = self._speed
             speed = self.speed_rad_s
-            for i in range(len(vmax)):
+            for i in range(len(limits)):
                 v = self.joint_speed[i]
-                vmax[i] = v if v < speed else speed
-            return self._profile.plan(start, goal, vmax, self.joint_accel, self.step_ms / 1000.0)
+                limits[i] = v if v < speed else speed
+            return self.profile.plan(start, goal, limits, self.joint_accel, self.step_ms / 1000.0)
         biggest = 0.0
         for i in range(len(goal)):
             d = abs(goal[i] - start[i])
@@ -375,16 +374,16 @@ class Planner:
         # Whole steps, rounded up; a float hair over a whole number is not one more step.
         return int(biggest / self._max_step() + 1.0 - 1e-9)
 
-    def _joint_fraction(self, s, steps, profiled):
-        return self._profile.fraction(s) if profiled else s / steps
+    def _joint_fraction(self, s, steps, ramped):
+        return self.profile.fraction(s) if ramped else s / steps
 
-    def _walk_joints(self, k, q, goal, refill, profiled=True):
+    def _walk_joints(self, k, q, goal, refill, ramped=True):
         start = self._from
         for i in range(len(q)):
             start[i] = q[i]
-        steps = self._joint_steps(start, goal, profiled)
+        steps = self._joint_steps(start, goal, ramped)
         for s in range(1, steps + 1):
-            f = self._joint_fraction(s, steps, profiled)
+            f = self._joint_fraction(s, steps, ramped)
             for i in range(len(q)):
                 q[i] = start[i] + (goal[i] - start[i]) * f
             if not self._check_step(k, s, q):
@@ -452,10 +451,9 @@ class Planner:
         # acceleration; no faster than line_step_mm (the op's own, for G1 F) per step.
         ramp = None
         if self._ramped[k]:
-            step_s = self.step_ms / 1000.0
-            top = self._line_steps[k] / step_s
-            ramp = self._ramp
-            ramp.reset(self.tool_accel, self.junction_deviation_mm, step_s)
+            ramp = self.ramp
+            top = self._line_steps[k] / ramp.step_s
+            ramp.reset(ramp.accel, ramp.junction_deviation_mm, ramp.step_s)
             ramp.add(length, top if top < self.tool_speed else self.tool_speed, 0.0, 0.0, 0.0)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
                           self._rolled_at if roll1 != roll0 else None, ramp=ramp)

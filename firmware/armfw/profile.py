@@ -32,11 +32,6 @@ phases cost more time for the same limits and three times the code.
 
 from math import sqrt
 
-# Blocks the tool ramp plans over: GRBL's look-ahead on an ATmega328P.
-LOOKAHEAD = 16
-
-# A junction turning less than this (cosine of the turn, 1 - 1e-6) is straight on.
-_STRAIGHT = 0.999999
 
 
 class JointProfile:
@@ -53,71 +48,71 @@ class JointProfile:
         self.steps = 0
         self.duration_s = 0.0
         self.ramp_s = 0.0
-        self._inv_speed = 0.0
-        self._inv_accel = 0.0
-        self._time_per_step = 0.0
+        self.inv_speed = 0.0
+        self.inv_accel = 0.0
+        self.period = 0.0
 
-    def plan(self, start, goal, vmax, amax, step_s):
+    def plan(self, start, goal, speed, accel, step_s):
         """Plan the move from joint angles start to goal (radians), each joint i within
-        vmax[i] (rad/s) and amax[i] (rad/s^2), in steps of step_s seconds; returns steps."""
+        speed[i] (rad/s) and accel[i] (rad/s^2), in steps of step_s seconds; returns steps."""
         inv_speed = inv_accel = 0.0
         for i in range(len(start)):
             d = goal[i] - start[i]
             if d < 0.0:
                 d = -d
-            if d / vmax[i] > inv_speed:
-                inv_speed = d / vmax[i]
-            if d / amax[i] > inv_accel:
-                inv_accel = d / amax[i]
+            if d / speed[i] > inv_speed:
+                inv_speed = d / speed[i]
+            if d / accel[i] > inv_accel:
+                inv_accel = d / accel[i]
         if inv_speed <= 0.0:
             self.steps = 0
             self.duration_s = 0.0
             return 0
         if inv_accel < inv_speed * inv_speed:
             ramp = inv_accel / inv_speed            # V / A
-            duration = inv_speed + ramp
+            span = inv_speed + ramp
         else:
             # Too short to reach V: accelerate to half way, decelerate from there.
             ramp = sqrt(inv_accel)
             inv_speed = ramp                        # the peak reached, A * ramp
-            duration = 2.0 * ramp
-        self._inv_speed = inv_speed
-        self._inv_accel = inv_accel
+            span = 2.0 * ramp
+        self.inv_speed = inv_speed
+        self.inv_accel = inv_accel
         self.ramp_s = ramp
-        self.duration_s = duration
+        self.duration_s = span
         # Whole steps, rounded up; a float hair over a whole number is not one more step.
-        steps = int(duration / step_s + 1.0 - 1e-9)
+        steps = int(span / step_s + 1.0 - 1e-9)
         if steps < 1:
             steps = 1
         self.steps = steps
-        self._time_per_step = duration / steps
+        self.period = span / steps
         return steps
 
     def fraction(self, s):
         """How far along (0..1) the move is at the end of step s (1..steps); exactly 1.0 at the last."""
         if s >= self.steps:
             return 1.0
-        t = s * self._time_per_step
+        t = s * self.period
         ramp = self.ramp_s
         if t < ramp:
-            return 0.5 * t * t / self._inv_accel
+            return 0.5 * t * t / self.inv_accel
         left = self.duration_s - t
         if left < ramp:
-            return 1.0 - 0.5 * left * left / self._inv_accel
-        return (t - 0.5 * ramp) / self._inv_speed
+            return 1.0 - 0.5 * left * left / self.inv_accel
+        return (t - 0.5 * ramp) / self.inv_speed
 
 
-def junction_speed(cos_turn, accel, deviation_mm):
+def junction_speed(cos_turn, accel, junction_deviation_mm):
     """GRBL's junction deviation: the speed (mm/s) at which the tool may pass a corner that
     turns it by the angle whose cosine is cos_turn (1: straight on, -1: straight back):
-    that of an arc at centripetal acceleration accel whose middle stays deviation_mm
-    from the corner. -1.0: no limit (straight on)."""
-    if cos_turn >= _STRAIGHT:
+    that of an arc at centripetal acceleration accel whose middle stays
+    junction_deviation_mm from the corner. -1.0: no limit (straight on)."""
+    if cos_turn >= 0.999999:            # less than 0.08 deg
         return -1.0                     # no turn: only the blocks' own speeds limit it
-    if cos_turn <= -_STRAIGHT:
+    if cos_turn <= -0.999999:
         return 0.0                      # straight back: stop
     sin_half = sqrt(0.5 * (1.0 + cos_turn))     # sine of half the angle between the blocks' backs
-    return sqrt(accel * deviation_mm * sin_half / (1.0 - sin_half))
+    return sqrt(accel * junction_deviation_mm * sin_half / (1.0 - sin_half))
 
 
 class ToolRamp:
@@ -137,29 +132,29 @@ class ToolRamp:
     than one step's speed change from the one before.
     """
 
-    def __init__(self, size=LOOKAHEAD):
+    def __init__(self, size=16):        # GRBL's look-ahead on an ATmega328P
         self.size = size
         self._length = [0.0] * size
-        self._top = [0.0] * size        # a block's top speed
-        self._limit = [0.0] * size      # the most its entry speed may be (junction, tops)
+        self.top = [0.0] * size        # a block's top speed
+        self.limit = [0.0] * size       # the most its entry speed may be (junction, tops)
         self._entry = [0.0] * size      # its entry speed, at most (the backward pass)
-        self._dir = [0.0] * 3           # the last block's direction (unit)
+        self.delta = [0.0] * 3          # the last block's direction (unit)
         self.reset(1.0, 0.0, 0.02)
 
-    def reset(self, accel, deviation_mm, step_s):
+    def reset(self, accel, junction_deviation_mm, step_s):
         """Empty the queue, the tool at rest: accel mm/s^2, junction deviation mm, step s."""
         self.accel = accel
-        self.deviation_mm = deviation_mm
+        self.junction_deviation_mm = junction_deviation_mm
         self.step_s = step_s
         self.count = 0
         self._head = 0
-        self._queued = 0.0              # mm from the first block's start to the queue's end
+        self.total = 0.0                # mm from the first block's start to the queue's end
         self.passed = 0                 # blocks the last step() finished
         self.offset = 0.0
         self._from = 0.0                # the offset the last step started at
         self.speed = 0.0                # this step's speed (distance / step_s), mm/s
-        self.holding = False
-        self._dir[0] = self._dir[1] = self._dir[2] = 0.0
+        self.held = False
+        self.delta[0] = self.delta[1] = self.delta[2] = 0.0
 
     def add(self, length, top, dx, dy, dz):
         """Queue a block of length mm at up to top mm/s, in direction (dx, dy, dz) (unit,
@@ -167,7 +162,7 @@ class ToolRamp:
         length or top is not above zero: nothing to queue)."""
         if self.count >= self.size or not length > 0.0 or not top > 0.0:
             return False
-        d = self._dir
+        d = self.delta
         k = (self._head + self.count) % self.size
         if self.count == 0:
             limit = 0.0                 # the queue ran out: the tool is at rest
@@ -175,8 +170,8 @@ class ToolRamp:
             if dx == 0.0 and dy == 0.0 and dz == 0.0 or d[0] == 0.0 and d[1] == 0.0 and d[2] == 0.0:
                 limit = -1.0            # a wrist-only block: no corner to cut
             else:
-                limit = junction_speed(d[0] * dx + d[1] * dy + d[2] * dz, self.accel, self.deviation_mm)
-            before = self._top[(k - 1) % self.size]
+                limit = junction_speed(d[0] * dx + d[1] * dy + d[2] * dz, self.accel, self.junction_deviation_mm)
+            before = self.top[(k - 1) % self.size]
             if limit < 0.0 or before < limit:
                 limit = before
             if top < limit:
@@ -185,14 +180,14 @@ class ToolRamp:
         d[1] = dy
         d[2] = dz
         self._length[k] = length
-        self._top[k] = top
-        self._limit[k] = limit
+        self.top[k] = top
+        self.limit[k] = limit
         self.count += 1
-        self._queued += length
-        self._plan()
+        self.total += length
+        self.plan()
         return True
 
-    def _plan(self):
+    def plan(self):
         """The backward pass: each block's highest entry speed from which the tool can
         still stop at the queue's end, meeting every junction's limit on the way.
 
@@ -204,7 +199,7 @@ class ToolRamp:
         for j in range(self.count - 1, 0, -1):
             k = (self._head + j) % self.size
             v = sqrt(exit_speed * exit_speed + a2 * self._length[k])
-            limit = self._limit[k]
+            limit = self.limit[k]
             exit_speed = v if v < limit else limit
             self._entry[k] = exit_speed
 
@@ -233,34 +228,34 @@ class ToolRamp:
             return x + (m - 1) * b      # piece m out of reach: the top of piece m - 1
         return (u + 0.5 * b * m * (m - 1)) / m
 
-    def remaining_mm(self):
+    def left(self):
         """Distance (mm) from the tool to the queue's end."""
-        return self._queued - self.offset
+        return self.total - self.offset
 
     def stopping_mm(self):
         """Distance (mm) the tool still covers if it decelerates from now at accel (a hold)."""
-        a_dt = self.accel * self.step_s
-        n = int(self.speed / a_dt)
-        far = self.step_s * (n * self.speed - a_dt * 0.5 * n * (n + 1))
-        left = self.remaining_mm()
-        return far if far < left else left
+        delta = self.accel * self.step_s
+        n = int(self.speed / delta)
+        dist = self.step_s * (n * self.speed - delta * 0.5 * n * (n + 1))
+        left = self.left()
+        return dist if dist < left else left
 
     def hold(self):
         """Decelerate to rest along the path (step() returns 0.0 once at rest)."""
-        self.holding = True
+        self.held = True
 
     def resume(self):
         """Accelerate again from where the hold stopped."""
-        self.holding = False
+        self.held = False
 
-    def took(self, ds):
-        """The last step covered only ds mm (its caller shortened it): the tool is there,
+    def took(self, step):
+        """The last step covered only step mm, its caller shortened it: the tool is there,
         at that speed. For a step that passed no block end but the queue's last."""
         if self.count == 0:
             self.count = 1              # it had ended the queue: its last block is back
-            self._queued = self._length[self._head]
-        self.offset = self._from + ds
-        self.speed = ds / self.step_s
+            self.total = self._length[self._head]
+        self.offset = self._from + step
+        self.speed = step / self.step_s
 
     def step(self):
         """The distance (mm) the next step covers; 0.0 at rest (the queue done, or held)."""
@@ -269,12 +264,12 @@ class ToolRamp:
         if self.count == 0:
             self.speed = 0.0
             return 0.0
-        a_dt = self.accel * self.step_s
+        delta = self.accel * self.step_s
         size = self.size
         dt = self.step_s
         head = self._head
-        v = self.speed - a_dt if self.holding else self.speed + a_dt
-        top = self._top[head]
+        v = self.speed - delta if self.held else self.speed + delta
+        top = self.top[head]
         if top < v:
             v = top
         # Every block end within braking reach whose exit is slower bounds this step.
@@ -287,37 +282,37 @@ class ToolRamp:
             k = (k + 1) % size
             exit_speed = self._entry[k] if j + 1 < self.count else 0.0
             if exit_speed < v:
-                brake = self.brake_speed(end, exit_speed)
-                if brake < v:
-                    v = brake
+                most = self.brake_speed(end, exit_speed)
+                if most < v:
+                    v = most
             end += self._length[k]
-        if v < self.speed - a_dt:
-            v = self.speed - a_dt       # rounding only: the backward pass leaves room to brake
-        left = self._queued - self.offset
-        if v <= 0.0 and (self.holding or left > a_dt * dt):
+        if v < self.speed - delta:
+            v = self.speed - delta      # rounding only: the backward pass leaves room to brake
+        left = self.total - self.offset
+        if v <= 0.0 and (self.held or left > delta * dt):
             self.speed = 0.0
             return 0.0
-        ds = v * dt
-        if ds >= left or v <= 0.0:
+        step = v * dt
+        if step >= left or v <= 0.0:
             # The last step: it ends on the queue's end, at rest (what rounding left of it, too).
             self.passed = self.count
             self.count = 0
-            self._queued = 0.0
+            self.total = 0.0
             self.offset = 0.0
             self.speed = 0.0
             return left
         self.speed = v
         # Move along the queue, dropping the blocks passed.
-        offset = self.offset + ds
+        offset = self.offset + step
         passed = 0
         while self.count > 1 and offset >= self._length[head]:
             length = self._length[head]
             offset -= length
-            self._queued -= length
+            self.total -= length
             head = (head + 1) % size
             self.count -= 1
             passed += 1
         self._head = head
         self.offset = offset
         self.passed = passed
-        return ds
+        return step
