@@ -153,7 +153,7 @@ class ToolRamp:
         self.offset = 0.0
         self._from = 0.0                # the offset the last step started at
         self.speed = 0.0                # this step's speed (distance / step_s), mm/s
-        self.held = False
+        self.holding = False
         self.delta[0] = self.delta[1] = self.delta[2] = 0.0
 
     def add(self, length, top, dx, dy, dz):
@@ -242,11 +242,11 @@ class ToolRamp:
 
     def hold(self):
         """Decelerate to rest along the path (step() returns 0.0 once at rest)."""
-        self.held = True
+        self.holding = True
 
     def resume(self):
         """Accelerate again from where the hold stopped."""
-        self.held = False
+        self.holding = False
 
     def took(self, step):
         """The last step covered only step mm, its caller shortened it: the tool is there,
@@ -268,7 +268,7 @@ class ToolRamp:
         size = self.size
         dt = self.step_s
         head = self._head
-        v = self.speed - delta if self.held else self.speed + delta
+        v = self.speed - delta if self.holding else self.speed + delta
         top = self.top[head]
         if top < v:
             v = top
@@ -289,7 +289,7 @@ class ToolRamp:
         if v < self.speed - delta:
             v = self.speed - delta      # rounding only: the backward pass leaves room to brake
         left = self.total - self.offset
-        if v <= 0.0 and (self.held or left > delta * dt):
+        if v <= 0.0 and (self.holding or left > delta * dt):
             self.speed = 0.0
             return 0.0
         step = v * dt
