@@ -158,8 +158,9 @@ def test_console_figures(bench):
     assert isinstance(co, dict), co           # needs only MicroPython
     for key in ("quiet", "traffic"):
         v = co[key]
-        # Every step of the 200-step line was stamped, with real waits between them.
-        assert v["steps"] == 200 and all(positive(v[f]) for f in ("mean_ms", "median_ms", "p99_ms", "max_ms"))
+        # Every step of the line was stamped, with real waits between them: 100 mm at 0.5 mm
+        # a step with its ramps, 202 steps (tests/test_console.py, LINE_STEPS).
+        assert v["steps"] == 202 and all(positive(v[f]) for f in ("mean_ms", "median_ms", "p99_ms", "max_ms"))
     assert co["status_lines"] > 0             # `?` was answered while the line ran
     assert co["wait_bytes_per_200"] == 0
 

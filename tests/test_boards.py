@@ -167,6 +167,13 @@ BAD = [
     ("sim realtime as text", "sim_planar.json", _set("driver", "realtime", "yes"), "driver.realtime"),
     ("sim without freq_hz", "sim_planar.json", _set("driver", "freq_hz", _DELETE), "driver.freq_hz"),
     ("unknown motion setting", "sim_planar.json", _set("motion", "speed", 3), "motion.speed"),
+    ("unknown servo class", "sim_arm5.json", _set("motion", "servo_class", "fast"), "motion.servo_class"),
+    ("joint speeds not one per joint", "sim_arm5.json", _set("motion", "joint_speed_deg_s", [90, 90]),
+     "motion.joint_speed_deg_s"),
+    ("joint acceleration 0", "sim_planar.json", _set("motion", "joint_accel_deg_s2", [360, 0]),
+     "motion.joint_accel_deg_s2"),
+    ("tool acceleration as text", "sim_arm5.json", _set("motion", "tool_accel_mm_s2", "500"),
+     "motion.tool_accel_mm_s2"),
     ("boot neither relaxed nor home", "sim_planar.json", _set("boot", "park"), "boot"),
     ("boot as a flag", "pico_pca9685.json", _set("boot", True), "boot"),
 ]

@@ -32,9 +32,12 @@ from conftest import BOARDS, MP_SCRIPTS
 ARM5 = BOARDS / "sim_arm5.json"
 US_PER_RAD = 424.448
 STEP_MS = 20
-# A 100 mm line at 0.5 mm per step: 200 steps, 4 s of real time.
+# A 100 mm line at 0.5 mm per step (25 mm/s), ramped at 500 mm/s^2 (10 mm/s more or less
+# per step): the fewest steps that cover 100 mm with step speeds of at most 10, 20, 25, ...,
+# 25, 20, 10 mm/s (each 20 ms) are 202 (0.6 + 0.5 * 198 + 0.6 = 100.2 mm; 201 cover 99.7).
+LINE_STEPS = 202
 START = "move 150 -50 150 180"
-LINE_200 = "line 150 50 150 180"
+LONG_LINE = "line 150 50 150 180"
 
 
 def fields(line):
@@ -121,7 +124,7 @@ def board_file(tmp_path, **changes):
 
 
 def _started(tmp_path, realtime):
-    """(simulator, port) at the starting pose of LINE_200, booted."""
+    """(simulator, port) at the starting pose of LONG_LINE, booted."""
     with Simulator(board_file(tmp_path), pty=True, flash_dir=tmp_path / "flash", realtime=realtime) as sim:
         port = Port(sim.port)
         try:
@@ -157,11 +160,11 @@ def wait_moving(sim, since, steps=5):
         time.sleep(0.02)
 
 
-def test_status_is_answered_within_one_step_of_a_200_step_line(console):
-    """A `?` sent with a 200-step line is answered before the line has taken a second step."""
+def test_status_is_answered_within_one_step_of_a_long_line(console):
+    """A `?` sent with a 202-step line is answered before the line has taken a second step."""
     sim, port = console
     before = len(sim.pulses())
-    port.write(LINE_200 + "\n?")
+    port.write(LONG_LINE + "\n?")
     status = port.line()
     f = fields(status)
     # Read while the plan is checked (nothing sent yet) or as its first step goes out.
@@ -169,7 +172,7 @@ def test_status_is_answered_within_one_step_of_a_200_step_line(console):
     done = 0
     if f["state"] == "run":
         done, total = map(int, f["steps"].split("/"))
-        assert total == 200 and done <= 1
+        assert total == LINE_STEPS and done <= 1
     else:
         assert "steps" not in f
     final = port.reply()[-1]
@@ -184,14 +187,14 @@ def test_status_is_answered_within_one_step_of_a_200_step_line(console):
         if t in stamps[:done]:
             last[ch] = us
     assert expected_us(joints_of(status)) == [last[ch] for ch in range(5)]
-    assert final.startswith("ok OK") and final.endswith("steps=200")
+    assert final.startswith("ok OK") and final.endswith("steps=%d" % LINE_STEPS)
     assert abs(float(fields(final)["y"]) - 50) < 0.001
 
 
 def test_status_mid_motion_in_real_time(realtime_console, report):
     sim, port = realtime_console
     before = len(sim.pulses())
-    port.write(LINE_200 + "\n")
+    port.write(LONG_LINE + "\n")
     wait_moving(sim, before)
     sent = time.monotonic()
     port.write("?")
@@ -203,20 +206,20 @@ def test_status_mid_motion_in_real_time(realtime_console, report):
     assert status.startswith("# status ")
     done, total = map(int, f["steps"].split("/"))
     # The line lasts at least 4 s: a `?` sent after its first steps is answered while it runs.
-    assert f["state"] == "run" and 0 < done < total == 200
+    assert f["state"] == "run" and 0 < done < total == LINE_STEPS
     lines = port.reply(timeout=20)
-    assert lines[-1].endswith("steps=200")
-    report("console: `?` mid-line answered after %.1f ms (step %d of 200, step period %d ms)"
-           % (latency * 1000, done, STEP_MS))
+    assert lines[-1].endswith("steps=%d" % LINE_STEPS)
+    report("console: `?` mid-line answered after %.1f ms (step %d of %d, step period %d ms)"
+           % (latency * 1000, done, LINE_STEPS, STEP_MS))
 
 
 def test_hold_stops_the_pulses_and_resume_finishes_the_same_path(console, tmp_path):
     sim, port = console
     before = len(sim.pulses())
-    port.write(LINE_200 + "\n!")
+    port.write(LONG_LINE + "\n!")
     # The `!` holds the line before its first step, or at it where it came after the check.
     steps = held(port)["steps"]
-    assert steps in ("0/200", "1/200")
+    assert steps in ("0/%d" % LINE_STEPS, "1/%d" % LINE_STEPS)
     sent = len(sim.pulses())
     time.sleep(0.5)
     assert len(sim.pulses()) == sent                 # nothing moves while held
@@ -224,12 +227,12 @@ def test_hold_stops_the_pulses_and_resume_finishes_the_same_path(console, tmp_pa
     assert fields(port.line())["steps"] == steps
     port.write("~")
     final = port.reply()[-1]
-    assert final.startswith("ok OK") and final.endswith("steps=200")
+    assert final.startswith("ok OK") and final.endswith("steps=%d" % LINE_STEPS)
     with_hold = line_pulses(sim, before)
     # The same line without a hold: the same pulses in the same order.
     assert port.request(START)[-1].startswith("ok OK")
     again = len(sim.pulses())
-    assert port.request(LINE_200)[-1].endswith("steps=200")
+    assert port.request(LONG_LINE)[-1].endswith("steps=%d" % LINE_STEPS)
     assert line_pulses(sim, again) == with_hold
 
 
@@ -237,7 +240,7 @@ def test_abort_replies_error_with_the_pose_reached_and_drops_queued_lines(consol
     sim, port = console
     before = len(sim.pulses())
     start = joints_of(port.request("where")[-1])
-    port.write(LINE_200 + "\nwhere\nhome\n\x18")
+    port.write(LONG_LINE + "\nwhere\nhome\n\x18")
     stopped = port.line()
     # Ctrl-X reaches the line while its plan is checked (nothing sent) or at its first step.
     assert stopped.startswith("error ABORTED ")
@@ -246,7 +249,7 @@ def test_abort_replies_error_with_the_pose_reached_and_drops_queued_lines(consol
         assert len(sim.pulses()) == before
         q = start
     else:
-        assert "at step 1 of 200" in stopped
+        assert "at step 1 of %d" % LINE_STEPS in stopped
         q = [float(w) for w in stopped.split(": ", 1)[1].split() if "=" not in w]
     last = {}
     for _, ch, us in sim.pulses():
@@ -282,10 +285,10 @@ def test_real_time_bytes_inside_a_pipelined_batch_act_where_they_stand(console):
 
 def test_lines_sent_during_a_move_are_answered_in_order_after_it(console):
     sim, port = console
-    port.write(LINE_200 + "\n" + "".join("fk 0 0 %d 0 0\n" % k for k in range(10)))
+    port.write(LONG_LINE + "\n" + "".join("fk 0 0 %d 0 0\n" % k for k in range(10)))
     # The queue holds 8: the 9th and 10th are refused at once, by name.
     assert port.line().startswith("error QUEUE_FULL ") and port.line().startswith("error QUEUE_FULL ")
-    assert port.reply()[-1].endswith("steps=200")
+    assert port.reply()[-1].endswith("steps=%d" % LINE_STEPS)
     for k in range(8):
         assert port.line().startswith("ok ")
     assert port.request("info")[-1].startswith("ok name=")      # nothing left over
@@ -293,15 +296,15 @@ def test_lines_sent_during_a_move_are_answered_in_order_after_it(console):
 
 def test_progress_lines_during_a_long_move(console):
     sim, port = console
-    lines = port.request(LINE_200)
+    lines = port.request(LONG_LINE)
     progress = [fields(line) for line in lines if line.startswith("# progress ")]
     # 4 s of motion: a line at least every 0.5 s (25 steps) of it.
-    steps = [0] + [int(f["steps"].split("/")[0]) for f in progress] + [200]
+    steps = [0] + [int(f["steps"].split("/")[0]) for f in progress] + [LINE_STEPS]
     assert len(progress) >= 8 and max(b - a for a, b in zip(steps, steps[1:])) <= 25
     assert all(f["state"] == "run" for f in progress)
     assert port.request("progress off")[-1] == "ok"
     assert port.request(START)[-1].startswith("ok OK")
-    assert not [line for line in port.request(LINE_200) if line.startswith("#")]
+    assert not [line for line in port.request(LONG_LINE) if line.startswith("#")]
 
 
 def test_boot_sends_no_pulse_until_home(micropython, tmp_path):
@@ -367,7 +370,7 @@ def test_a_person_edits_the_line_and_echo_shows_it(console):
 def test_back_from_the_repl_with_the_arm_where_it_was(realtime_console):
     sim, port = realtime_console
     before = len(sim.pulses())
-    port.write(LINE_200 + "\n")
+    port.write(LONG_LINE + "\n")
     wait_moving(sim, before)
     port.write(b"\x03")
     hint = port.raw_until(b">>> ")
@@ -386,7 +389,7 @@ def test_back_from_the_repl_with_the_arm_where_it_was(realtime_console):
         last[ch] = us
     assert expected_us(joints_of(where)) == [last[ch] for ch in range(5)]
     # The protocol runs on from there: the rest of the line, to its end.
-    final = port.request(LINE_200, timeout=20)[-1]
+    final = port.request(LONG_LINE, timeout=20)[-1]
     assert final.startswith("ok OK") and abs(float(fields(final)["y"]) - 50) < 0.001
 
 

@@ -249,10 +249,12 @@ def test_joints_accept_what_the_solver_accepts_at_a_limit(arm5):
 def test_speed_sets_the_step_count(arm5):
     assert final(arm5.request("joints 0 0 0 0 0")).startswith("ok")
     assert final(arm5.request("speed 45")) == "ok 45.000"
-    # 90 deg of elbow at 45 deg/s in 20 ms steps: 0.9 deg per step, 100 steps.
-    assert fields(final(arm5.request("joints 0 0 90 0 0")))["steps"] == "100"
+    # 90 deg of elbow at 45 deg/s, accelerating at 360 deg/s^2 (the standard servo class):
+    # 90 / 45 + 45 / 360 = 2.125 s, 107 steps of 20 ms (100 at constant speed); at 90 deg/s
+    # 1 + 0.25 = 1.25 s, 63 steps (50).
+    assert fields(final(arm5.request("joints 0 0 90 0 0")))["steps"] == "107"
     assert final(arm5.request("speed 90")) == "ok 90.000"
-    assert fields(final(arm5.request("joints 0 0 0 0 0")))["steps"] == "50"
+    assert fields(final(arm5.request("joints 0 0 0 0 0")))["steps"] == "63"
 
 
 def test_planar_commands(planar):

@@ -238,8 +238,9 @@ class GCode:
                 raise self.Refused(status.NAMES[status.BAD_INPUT], "F must be > 0 mm/min")
             self.feed_mm_min = args["F"]
         target = self._target(args)
-        # F sets the tool speed of this line, up to the board's own line speed.
-        return p.family("motion").line(p, target, self.feed_mm_min / 60000.0 * p.controller.planner.step_ms)
+        # F sets the tool speed of this line, up to the board's own line speed. Not ramped:
+        # a G-code file's short segments would each start and stop at rest.
+        return p.family("motion").line(p, target, self.feed_mm_min / 60000.0 * p.controller.planner.step_ms, False)
 
     def _dwell(self, args):
         ms = 0.0

@@ -37,7 +37,7 @@ class LineStepper:
         self._dp = [0.0] * nt
         self._fixed = [0.0] * nt
 
-    def walk(self, p0, p1, length, step, q, ik, max_step, current_at=None, survey=False):
+    def walk(self, p0, p1, length, step, q, ik, max_step, current_at=None, survey=False, ramp=None):
         """Walk the line p0 -> p1 (tool coordinates) of length (mm, > 0) in steps of step
         (mm of length) from pose q (radians), no joint turning more than max_step (radians)
         in one step.
@@ -53,6 +53,11 @@ class LineStepper:
         step or a refused one (survey: goes on past a refused step at the
         nominal travel, to find every one; never JUMP then, max_step is not
         applied).
+
+        ramp: an armfw.profile.ToolRamp holding this line alone (its length),
+        whose step() gives each step's travel instead of step; a step halved
+        to keep the joints' limit is told to it (took()), so that it speeds up
+        again from the speed the tool really has.
         """
         point = self.point
         goal = self.pose
@@ -71,9 +76,13 @@ class LineStepper:
         t = 0.0
         while t < 1.0:
             dt = dt_nominal
+            end = halved = False
+            if ramp is not None:
+                dt = ramp.step() / length
+                end = ramp.count == 0   # the ramp's last step: the line's end
             while True:
                 tn = t + dt
-                if tn > 1.0 - 1e-9:
+                if tn > 1.0 - 1e-9 or end:
                     tn = 1.0
                 if tn < 1.0:
                     for i in range(nt):
@@ -92,9 +101,13 @@ class LineStepper:
                 else:
                     break
                 dt = (tn - t) * 0.5
+                end = False
+                halved = True
                 if dt < dt_floor:
                     st = JUMP
                     break
+            if halved and ramp is not None:
+                ramp.took((tn - t) * length)
             self.t = t = tn
             yield st
             if st > SINGULAR and not survey or st == JUMP:

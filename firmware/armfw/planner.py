@@ -13,9 +13,12 @@ The walk is deterministic: walked again from the same start it reaches the
 same events, bit for bit. The executor relies on that to refill a long plan's
 ring as it runs.
 
-Speed: no joint turns more than speed * step_ms in one step. Joint moves are
-split evenly (_joint_steps and _joint_fraction are the seam a motion profile
-fills); lines are stepped by armfw.linestep.
+Timing (armfw.profile): a joint move is one synchronized trapezoid, every
+joint starting and stopping together within its speed (the lesser of its
+own and `speed`) and its acceleration; a line ramps the tool's speed up and
+down within the tool's acceleration, stepped by armfw.linestep. A profile
+changes only how far along its path each step ends: the path, and every
+step's check, are those of the walk; walked again the profile is the same.
 """
 
 from array import array
@@ -24,6 +27,7 @@ from math import sqrt
 from armfw.compat import const
 from armfw.solver import MIN_MOTION
 from armfw.linestep import LineStepper, JUMP
+from armfw.profile import JointProfile, ToolRamp
 from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, ABORTED, solved, name
 
@@ -100,6 +104,15 @@ class Planner:
         self.max_speed_rad_s = float(m["max_speed_deg_s"]) * DEG
         self.speed_rad_s = self.max_speed_rad_s
         n = solver.n
+        # Each joint's own speed and acceleration (rad/s, rad/s^2; board.py's servo classes),
+        # and the tool's (mm/s, mm/s^2).
+        self.joint_speed = [float(v) * DEG for v in m["joint_speed_deg_s"]]
+        self.joint_accel = [float(v) * DEG for v in m["joint_accel_deg_s2"]]
+        self.tool_speed = float(m["tool_speed_mm_s"])
+        self._speed = [0.0] * n         # a joint move's speed limits (the lesser of the two)
+        self.profile = JointProfile()
+        self.ramp = ToolRamp(1)
+        self.ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), self.step_ms / 1000.0)
         nt = len(solver.targets)
         self.refusal = Refusal(nt)
         # keep(event, q, us): the executor's, called for each event the walk reaches.
@@ -119,6 +132,7 @@ class Planner:
         self._rolls = [None] * MAX_OPS
         self._waits = [0] * MAX_OPS          # WAIT: ms
         self._line_steps = [0.0] * MAX_OPS   # LINE: mm per step
+        self._ramped = [True] * MAX_OPS      # LINE: its tool speed ramps (see add)
         self._n_ops = 0
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
         self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
@@ -141,11 +155,13 @@ class Planner:
         """Start a new plan."""
         self._n_ops = 0
 
-    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0):
+    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0, ramped=True):
         """Append an operation; target: joint angles (JOINTS, radians), tool coordinates
         (MOVE, LINE: mm, arm5 pitch in radians) or [ms] (WAIT); roll: the arm5 wrist roll
         a MOVE or LINE ends at (radians; None: unchanged); step_mm: a LINE's tool travel
-        per step, at most line_step_mm (0: line_step_mm)."""
+        per step, at most line_step_mm (0: line_step_mm); ramped: a LINE's tool speed
+        ramps up from rest and down to it (False: G-code's G1, which runs at its speed
+        from end to end until consecutive G1 lines are planned together)."""
         k = self._n_ops
         if k >= MAX_OPS:
             raise ValueError("plan too long")
@@ -154,6 +170,7 @@ class Planner:
         self._rolls[k] = roll
         # Kept with the operation: a long plan's live pass walks it again.
         self._line_steps[k] = step_mm if 0.0 < step_mm < self.line_step_mm else self.line_step_mm
+        self._ramped[k] = ramped
         if op == WAIT:
             self._waits[k] = target[0]
         elif target is not None:
@@ -336,11 +353,19 @@ class Planner:
         step the tool where pose q puts it (so a refusal never reports an older failure's)."""
         return point if point is not None else self.solver.tool_pose(q, self.refusal.point)
 
-    # The seam of motion timing: how many steps a joint move takes, and how far
-    # along the move each step is. Constant speed: the joint that moves furthest
-    # moves max_step every step.
+    # Motion timing: how many steps a joint move takes, and how far along the move
+    # each step is. A move alone is a synchronized trapezoid (armfw.profile.JointProfile);
+    # a path's legs keep constant speed, each step on its waypoint where the host spaced
+    # them a step apart, until a path is planned as one motion through its waypoints.
 
-    def _joint_steps(self, start, goal):
+    def _joint_steps(self, start, goal, ramped):
+        if ramped:
+            limits = self._speed
+            speed = self.speed_rad_s
+            for i in range(len(limits)):
+                v = self.joint_speed[i]
+                limits[i] = v if v < speed else speed
+            return self.profile.plan(start, goal, limits, self.joint_accel, self.step_ms / 1000.0)
         biggest = 0.0
         for i in range(len(goal)):
             d = abs(goal[i] - start[i])
@@ -349,16 +374,16 @@ class Planner:
         # Whole steps, rounded up; a float hair over a whole number is not one more step.
         return int(biggest / self._max_step() + 1.0 - 1e-9)
 
-    def _joint_fraction(self, s, steps):
-        return s / steps
+    def _joint_fraction(self, s, steps, ramped):
+        return self.profile.fraction(s) if ramped else s / steps
 
-    def _walk_joints(self, k, q, goal, refill):
+    def _walk_joints(self, k, q, goal, refill, ramped=True):
         start = self._from
         for i in range(len(q)):
             start[i] = q[i]
-        steps = self._joint_steps(start, goal)
+        steps = self._joint_steps(start, goal, ramped)
         for s in range(1, steps + 1):
-            f = self._joint_fraction(s, steps)
+            f = self._joint_fraction(s, steps, ramped)
             for i in range(len(q)):
                 q[i] = start[i] + (goal[i] - start[i]) * f
             if not self._check_step(k, s, q):
@@ -375,7 +400,7 @@ class Planner:
             base = w * n
             for i in range(n):
                 goal[i] = path[base + i]
-            if not (yield from self._walk_joints(k, q, goal, refill)):
+            if not (yield from self._walk_joints(k, q, goal, refill, False)):
                 return False
         return True
 
@@ -422,8 +447,16 @@ class Planner:
         line = self._line
         # Each step's target is near the last one's: the solver continues its answer
         # (ik's own answer to the bit, proven cheaply or solved in full).
+        # The tool's speed ramps up from rest and back down to it, within the tool's
+        # acceleration; no faster than line_step_mm (the op's own, for G1 F) per step.
+        ramp = None
+        if self._ramped[k]:
+            ramp = self.ramp
+            top = self._line_steps[k] / ramp.step_s
+            ramp.reset(ramp.accel, ramp.junction_deviation_mm, ramp.step_s)
+            ramp.add(length, top if top < self.tool_speed else self.tool_speed, 0.0, 0.0, 0.0)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
-                          self._rolled_at if roll1 != roll0 else None)
+                          self._rolled_at if roll1 != roll0 else None, ramp=ramp)
         step = 0
         for st in steps:
             step += 1

@@ -22,7 +22,7 @@ from armctl import BOARDS_DIR, ROOT, upy
 SCRIPT = ROOT / "tests" / "mp" / "step_cadence.py"
 TRAFFIC_MS = 5
 START = b"move 150 -50 150 180\n"
-LINE = b"line 150 50 150 180\n"          # 100 mm at 0.5 mm per step: 200 steps
+LINE = b"line 150 50 150 180\n"          # 100 mm at 0.5 mm per step: 202 steps with its ramps
 TIMEOUT_S = 60.0
 
 

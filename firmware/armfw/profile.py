@@ -1,0 +1,318 @@
+# SPDX-License-Identifier: MIT
+"""Motion timing: when each step of an already checked path is reached.
+
+A profile changes the timing of a path, never its geometry: the planner
+walks the same straight joint-space line (joint moves) or the same tool line
+(lines) as at constant speed, and asks here how far along it each step ends.
+Every step still lasts step_ms; only the distance covered per step changes.
+
+JointProfile: a synchronized joint move. All joints run one shared
+trapezoid f(t), 0 to 1, so the joint-space path stays the straight line from
+start to goal and every joint starts and stops together. With per-joint
+distances d_i, speed limits vmax_i and accelerations amax_i the normalized
+limits are V = min(vmax_i / |d_i|), A = min(amax_i / |d_i|), and the
+trapezoid with those limits is the quickest such motion that keeps the line
+(triangular where the move is too short to reach V). Its duration is rounded
+up to whole steps by running it slightly slower (the same shape, stretched):
+no limit is exceeded and the last step lands exactly on 1.0.
+
+ToolRamp: the tool's speed along lines, planned over a look-ahead queue of
+straight blocks as GRBL does (a backward pass, and each step's speed as the forward one; each junction's
+speed from the angle between the blocks and the junction deviation). A block
+may be a part of a line where the joints need the tool slower: lowering the
+speed along the path is a block boundary with no turn. Each step's speed
+changes by at most accel * step_s from the last one's, and the queue's end
+is reached at rest. A hold decelerates along the path at the same rate.
+
+Trapezoid, not S-curve: a step lasts step_ms (20 ms) and the servo's own
+loop smooths within it; the jerk an S-curve would bound is already spread
+over one step (accel * step_s per step at most), and the S-curve's extra
+phases cost more time for the same limits and three times the code.
+"""
+
+from math import sqrt
+
+
+
+class JointProfile:
+    """One synchronized trapezoid, planned by plan(), sampled per step by fraction(s).
+
+    After plan(): steps (the move's whole steps), duration_s (the unrounded
+    time-optimal duration) and ramp_s (the time spent accelerating, and
+    decelerating). The limits are kept inverted, 1/V (s) and 1/A (s^2): a
+    joint's distance divided by its limit, never a limit divided by a distance
+    that may be next to nothing.
+    """
+
+    def __init__(self):
+        self.steps = 0
+        self.duration_s = 0.0
+        self.ramp_s = 0.0
+        self.inv_speed = 0.0
+        self.inv_accel = 0.0
+        self.period = 0.0
+
+    def plan(self, start, goal, speed, accel, step_s):
+        """Plan the move from joint angles start to goal (radians), each joint i within
+        speed[i] (rad/s) and accel[i] (rad/s^2), in steps of step_s seconds; returns steps."""
+        inv_speed = inv_accel = 0.0
+        for i in range(len(start)):
+            d = goal[i] - start[i]
+            if d < 0.0:
+                d = -d
+            if d / speed[i] > inv_speed:
+                inv_speed = d / speed[i]
+            if d / accel[i] > inv_accel:
+                inv_accel = d / accel[i]
+        if inv_speed <= 0.0:
+            self.steps = 0
+            self.duration_s = 0.0
+            return 0
+        if inv_accel < inv_speed * inv_speed:
+            ramp = inv_accel / inv_speed            # V / A
+            span = inv_speed + ramp
+        else:
+            # Too short to reach V: accelerate to half way, decelerate from there.
+            ramp = sqrt(inv_accel)
+            inv_speed = ramp                        # the peak reached, A * ramp
+            span = 2.0 * ramp
+        self.inv_speed = inv_speed
+        self.inv_accel = inv_accel
+        self.ramp_s = ramp
+        self.duration_s = span
+        # Whole steps, rounded up; a float hair over a whole number is not one more step.
+        steps = int(span / step_s + 1.0 - 1e-9)
+        if steps < 1:
+            steps = 1
+        self.steps = steps
+        self.period = span / steps
+        return steps
+
+    def fraction(self, s):
+        """How far along (0..1) the move is at the end of step s (1..steps); exactly 1.0 at the last."""
+        if s >= self.steps:
+            return 1.0
+        t = s * self.period
+        ramp = self.ramp_s
+        if t < ramp:
+            return 0.5 * t * t / self.inv_accel
+        left = self.duration_s - t
+        if left < ramp:
+            return 1.0 - 0.5 * left * left / self.inv_accel
+        return (t - 0.5 * ramp) / self.inv_speed
+
+
+def junction_speed(cos_turn, accel, junction_deviation_mm):
+    """GRBL's junction deviation: the speed (mm/s) at which the tool may pass a corner that
+    turns it by the angle whose cosine is cos_turn (1: straight on, -1: straight back):
+    that of an arc at centripetal acceleration accel whose middle stays
+    junction_deviation_mm from the corner. -1.0: no limit (straight on)."""
+    if cos_turn >= 0.999999:            # less than 0.08 deg
+        return -1.0                     # no turn: only the blocks' own speeds limit it
+    if cos_turn <= -0.999999:
+        return 0.0                      # straight back: stop
+    sin_half = sqrt(0.5 * (1.0 + cos_turn))     # sine of half the angle between the blocks' backs
+    return sqrt(accel * junction_deviation_mm * sin_half / (1.0 - sin_half))
+
+
+class ToolRamp:
+    """The tool's speed along a queue of straight blocks, one step at a time.
+
+    reset() starts from rest; add() queues a block (its length mm, its top
+    speed mm/s, its direction, for the junction with the block before);
+    step() returns the distance (mm) the next step covers and leaves passed
+    (how many blocks it finished; they leave the queue) and offset (mm into
+    the block it ends in, the first one left). The queue always plans to
+    stop at its last block's end; blocks added while the tool moves are
+    planned in (the speed already reached is kept).
+
+    Braking is counted in whole steps (brake_speed): the steps are what the
+    arm takes, and a bound that counts them continuously would leave the
+    last one, cut short, or the one that crosses into a slower block, more
+    than one step's speed change from the one before.
+    """
+
+    def __init__(self, size=16):        # GRBL's look-ahead on an ATmega328P
+        self.size = size
+        self._length = [0.0] * size
+        self.top = [0.0] * size        # a block's top speed
+        self.limit = [0.0] * size       # the most its entry speed may be (junction, tops)
+        self._entry = [0.0] * size      # its entry speed, at most (the backward pass)
+        self.delta = [0.0] * 3          # the last block's direction (unit)
+        self.reset(1.0, 0.0, 0.02)
+
+    def reset(self, accel, junction_deviation_mm, step_s):
+        """Empty the queue, the tool at rest: accel mm/s^2, junction deviation mm, step s."""
+        self.accel = accel
+        self.junction_deviation_mm = junction_deviation_mm
+        self.step_s = step_s
+        self.count = 0
+        self._head = 0
+        self.total = 0.0                # mm from the first block's start to the queue's end
+        self.passed = 0                 # blocks the last step() finished
+        self.offset = 0.0
+        self._from = 0.0                # the offset the last step started at
+        self.speed = 0.0                # this step's speed (distance / step_s), mm/s
+        self.holding = False
+        self.delta[0] = self.delta[1] = self.delta[2] = 0.0
+
+    def add(self, length, top, dx, dy, dz):
+        """Queue a block of length mm at up to top mm/s, in direction (dx, dy, dz) (unit,
+        or zeros for a block that only turns the wrist); False if the queue is full (or
+        length or top is not above zero: nothing to queue)."""
+        if self.count >= self.size or not length > 0.0 or not top > 0.0:
+            return False
+        d = self.delta
+        k = (self._head + self.count) % self.size
+        if self.count == 0:
+            limit = 0.0                 # the queue ran out: the tool is at rest
+        else:
+            if dx == 0.0 and dy == 0.0 and dz == 0.0 or d[0] == 0.0 and d[1] == 0.0 and d[2] == 0.0:
+                limit = -1.0            # a wrist-only block: no corner to cut
+            else:
+                limit = junction_speed(d[0] * dx + d[1] * dy + d[2] * dz, self.accel, self.junction_deviation_mm)
+            before = self.top[(k - 1) % self.size]
+            if limit < 0.0 or before < limit:
+                limit = before
+            if top < limit:
+                limit = top
+        d[0] = dx
+        d[1] = dy
+        d[2] = dz
+        self._length[k] = length
+        self.top[k] = top
+        self.limit[k] = limit
+        self.count += 1
+        self.total += length
+        self.plan()
+        return True
+
+    def plan(self):
+        """The backward pass: each block's highest entry speed from which the tool can
+        still stop at the queue's end, meeting every junction's limit on the way.
+
+        The forward pass is step() itself: each step is at most accel * step_s
+        faster than the last, so the speed reached is planned as it is reached.
+        """
+        a2 = 2.0 * self.accel
+        exit_speed = 0.0
+        for j in range(self.count - 1, 0, -1):
+            k = (self._head + j) % self.size
+            v = sqrt(exit_speed * exit_speed + a2 * self._length[k])
+            limit = self.limit[k]
+            exit_speed = v if v < limit else limit
+            self._entry[k] = exit_speed
+
+    def brake_speed(self, left, exit_speed):
+        """The highest speed of this step from which the steps after it, each slower by
+        b = accel * step_s, are down to exit_speed x by the one that crosses the end
+        left mm ahead. With v in (x + (m-1) b, x + m b] the m steps faster than x end
+        before it: m v - b m (m-1) / 2 <= left / step_s. m is the least whole number
+        with G(m) = m x + b m (m+1) / 2 (the sum at the top of its range) above that."""
+        b = self.accel * self.step_s
+        u = left / self.step_s
+        x = exit_speed
+        if x > u:
+            return x                    # not one step faster than x fits: cross at x
+        w = 2.0 * x + b
+        m = int((sqrt(w * w + 8.0 * b * u) - w) / (2.0 * b)) + 1
+        # The root in floats: settle m by the sums themselves (G(m-1) <= u < G(m)).
+        below = (m - 1) * (x + 0.5 * b * m)
+        while m > 1 and below > u:
+            m -= 1
+            below = (m - 1) * (x + 0.5 * b * m)
+        while m * (x + 0.5 * b * (m + 1)) <= u:
+            m += 1
+            below = (m - 1) * (x + 0.5 * b * m)
+        if below + x > u:
+            return x + (m - 1) * b      # piece m out of reach: the top of piece m - 1
+        return (u + 0.5 * b * m * (m - 1)) / m
+
+    def left(self):
+        """Distance (mm) from the tool to the queue's end."""
+        return self.total - self.offset
+
+    def stopping_mm(self):
+        """Distance (mm) the tool still covers if it decelerates from now at accel (a hold)."""
+        delta = self.accel * self.step_s
+        n = int(self.speed / delta)
+        dist = self.step_s * (n * self.speed - delta * 0.5 * n * (n + 1))
+        left = self.left()
+        return dist if dist < left else left
+
+    def hold(self):
+        """Decelerate to rest along the path (step() returns 0.0 once at rest)."""
+        self.holding = True
+
+    def resume(self):
+        """Accelerate again from where the hold stopped."""
+        self.holding = False
+
+    def took(self, step):
+        """The last step covered only step mm, its caller shortened it: the tool is there,
+        at that speed. For a step that passed no block end but the queue's last."""
+        if self.count == 0:
+            self.count = 1              # it had ended the queue: its last block is back
+            self.total = self._length[self._head]
+        self.offset = self._from + step
+        self.speed = step / self.step_s
+
+    def step(self):
+        """The distance (mm) the next step covers; 0.0 at rest (the queue done, or held)."""
+        self.passed = 0
+        self._from = self.offset
+        if self.count == 0:
+            self.speed = 0.0
+            return 0.0
+        delta = self.accel * self.step_s
+        size = self.size
+        dt = self.step_s
+        head = self._head
+        v = self.speed - delta if self.holding else self.speed + delta
+        top = self.top[head]
+        if top < v:
+            v = top
+        # Every block end within braking reach whose exit is slower bounds this step.
+        end = self._length[head] - self.offset
+        reach = v * v / (2.0 * self.accel) + v * dt     # more than a stop from v takes
+        k = head
+        for j in range(self.count):
+            if end >= reach:
+                break                   # a stop from v fits before this end: it, and those after, do not bind
+            k = (k + 1) % size
+            exit_speed = self._entry[k] if j + 1 < self.count else 0.0
+            if exit_speed < v:
+                most = self.brake_speed(end, exit_speed)
+                if most < v:
+                    v = most
+            end += self._length[k]
+        if v < self.speed - delta:
+            v = self.speed - delta      # rounding only: the backward pass leaves room to brake
+        left = self.total - self.offset
+        if v <= 0.0 and (self.holding or left > delta * dt):
+            self.speed = 0.0
+            return 0.0
+        step = v * dt
+        if step >= left or v <= 0.0:
+            # The last step: it ends on the queue's end, at rest (what rounding left of it, too).
+            self.passed = self.count
+            self.count = 0
+            self.total = 0.0
+            self.offset = 0.0
+            self.speed = 0.0
+            return left
+        self.speed = v
+        # Move along the queue, dropping the blocks passed.
+        offset = self.offset + step
+        passed = 0
+        while self.count > 1 and offset >= self._length[head]:
+            length = self._length[head]
+            offset -= length
+            self.total -= length
+            head = (head + 1) % size
+            self.count -= 1
+            passed += 1
+        self._head = head
+        self.offset = offset
+        self.passed = passed
+        return step
