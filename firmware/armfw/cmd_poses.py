@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The named poses command (armfw.commands): pose save|set|go|del NAME, pose list,
-stored in flash by armfw.poses."""
+stored in flash by armfw.poses. `pose save` keeps the commanded pose, or, with the
+servos relaxed, the one a person moved the arm to (bus servos report it)."""
 
 from armfw import status
 from armfw.numeric import DEG
@@ -30,7 +31,8 @@ def pose(p, args):
         if action == "save" or action == "set":
             if action == "save":
                 p.numbers(args[2:], 0, "none")
-                q = [p.controller.q[i] / DEG for i in range(p.n)]
+                from armfw.cmd_motion import taught_pose
+                q = [v / DEG for v in taught_pose(p)]
             else:
                 q = [v / DEG for v in p.check_limits(p.parse_joints(args[2:]))]
             try:

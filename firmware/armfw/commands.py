@@ -33,6 +33,7 @@ COMMANDS = (
     ("place", MOTION, True),
     ("jog", MOTION, True),
     ("relax", MOTION, True),
+    ("engage", MOTION, True),
     ("unlock", SETTINGS, True),
     ("speed", SETTINGS, False),
     ("progress", SETTINGS, False),
