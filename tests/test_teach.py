@@ -192,3 +192,19 @@ def test_a_board_whose_servos_cannot_report_changes_nothing_and_refuses_what_nee
     for line in ("pose save limp", "path record", "engage"):
         assert ask(p, out, line) == ("error HOME_FIRST servos off, pose unknown: these servos cannot report "
                                      "where they are (send home, or joints Q1..Qn)"), line
+
+
+def test_under_micropython_a_status_line_reads_the_bus_once_and_a_pwm_boards_costs_what_it_did(micropython, report):
+    import os
+    import subprocess
+    from conftest import MP_SCRIPTS, ROOT
+    env = dict(os.environ, MICROPYPATH=str(ROOT / "firmware"))
+    proc = subprocess.run([micropython, str(MP_SCRIPTS / "status_cost.py")], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = {m[0]: (int(m[1]), int(m[2]), int(m[3]))
+            for m in re.findall(r"^(\w+) lines=\d+ us=(\d+) alloc=(-?\d+) bus_packets=(\d+)$", proc.stdout, re.M)}
+    assert set(rows) == {"pwm", "sts"}, proc.stdout
+    assert rows["pwm"][2] == 0 and rows["sts"][2] == 1          # one sync read per idle status line
+    for name, (us, alloc, _) in rows.items():
+        report("status line (%s, Unix port): %d us, %d bytes allocated" % (name, us, alloc))
