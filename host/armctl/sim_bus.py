@@ -435,3 +435,46 @@ class FakeDynamixelBus(FakeBus):
     def _ping(self, s):
         m = s.memory
         self._answer(s, 0, 3, bytes((m[0], m[1], m[6])))
+
+
+# -- machine.UART and machine.Pin in the simulator (armctl.sim_boot) -------------
+
+# How far a simulated servo closes on its goal at each read of its position:
+# a first-order lag, so `where` shows measured angles a little behind the commanded.
+SIM_FOLLOW = 0.5
+
+
+class Pin:
+    """machine.Pin as a bus wiring needs it (a direction pin): it keeps its level."""
+
+    OUT = 1
+    IN = 0
+
+    def __init__(self, n, mode=None, value=0):
+        self.n = n
+        self.level = value
+
+    def value(self, level=None):
+        if level is None:
+            return self.level
+        self.level = level
+
+
+def UART(uart_id, baudrate=115200, tx=None, rx=None, timeout=0, timeout_char=0):
+    """machine.UART in the simulator: the servos the flash's board.json names (its joints'
+    IDs and its gripper's), STS3215s or XL330s as its driver says, all at their middle
+    tick; stepped in virtual time unless ARMFW_SIM_REALTIME says otherwise."""
+    import json
+    import os
+    from armfw import servobus
+    with open("board.json") as f:
+        board = json.load(f)
+    ids = [j["channel"] for j in board["joints"]]
+    if board.get("gripper"):
+        ids.append(board["gripper"]["channel"])
+    if os.getenv("ARMFW_SIM_REALTIME") not in ("1", "yes", "true"):
+        # The session steps the motion without waiting, as for the simulated PWM driver.
+        servobus.BusServos.realtime = False
+        servobus.BusServos.advance_ms = lambda self, ms: None
+    kind = FakeDynamixelBus if board["driver"]["kind"] == "dynamixel" else FakeSTSBus
+    return kind(ids, follow=SIM_FOLLOW)
