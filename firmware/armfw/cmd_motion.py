@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: MIT
 """The commands that solve or move the arm (armfw.commands): ik, fk, move, line, jog,
-joints, path, servo, where, home, relax, engage, grip, pick, place, wait. Each is
+joints, path, servo, where, home, relax, grip, pick, place, wait. Each is
 f(protocol, args) -> its final line, or None where a motion starts (its final
 line comes when it ends: armfw.session)."""
 
-from armfw import planner, status
+from armfw import commands, planner, status
 from armfw.numeric import DEG, wrap_angle
 from armfw.protocol import BAD_INPUT, Refused, angles_text, fmt
 from armfw.solver import ELBOW_NAMES, MIN_MOTION, RULES
-from armfw.status import BAD_COMMAND, BUS_ERROR, HOME_FIRST, RELAXED
+from armfw.status import BAD_COMMAND, HOME_FIRST, RELAXED
 
 
 def ik(p, args):
@@ -114,7 +114,7 @@ def path(p, args):
     action = args[0].lower() if args else ""
     if action == "add":
         q = p.parse_joints(args[1:])
-        _path_add(p, p.check_limits(q))
+        path_add(p, p.check_limits(q))
     elif action == "run":
         p.numbers(args[1:], 0, "none")
         if controller.planner.path_len == 0:
@@ -128,7 +128,7 @@ def path(p, args):
             raise
     elif action == "record":
         p.numbers(args[1:], 0, "none")
-        _record(p, taught_pose(p))
+        p.family(commands.TEACH).record(p)
     elif action == "clear":
         p.numbers(args[1:], 0, "none")
         controller.planner.path_clear()
@@ -137,56 +137,13 @@ def path(p, args):
     return "ok %d" % controller.planner.path_len
 
 
-# A recorded sample this close (every joint) to the last waypoint adds nothing: a person
-# pausing while the host samples at its rate would fill the path with one pose.
-MIN_RECORD_STEP = 0.5 * DEG
-
-
-def _record(p, q):
-    """Append q (radians) to the path, unless it is within MIN_RECORD_STEP of the last waypoint."""
-    pl = p.controller.planner
-    if pl.path_len:
-        last = (pl.path_len - 1) * p.n
-        for i in range(p.n):
-            if abs(q[i] - pl.path[last + i]) > MIN_RECORD_STEP:
-                break
-        else:
-            return
-    _path_add(p, q)
-
-
-def _path_add(p, q):
+def path_add(p, q):
+    """path add's check and its refusal, for a waypoint q (radians) given or recorded."""
     if not p.controller.planner.path_add(q):
         if p.controller.refusal.reason == planner.REASON_PATH_FULL:
             raise Refused(BAD_INPUT, "path full (%d waypoints); run or clear it" % planner.MAX_WAYPOINTS)
         raise Refused(p.controller.refusal.status, "waypoint %d not added: %s" % (
             p.controller.refusal.step, p.refusal()))
-
-
-def taught_pose(p):
-    """The pose to save or record (radians, in p.q_scratch): the commanded one while the
-    servos hold it; relaxed, the one a person moved the arm to, as the bus servos report it."""
-    controller = p.controller
-    q = p.q_scratch
-    if controller.pose_known():
-        for i in range(p.n):
-            q[i] = controller.q[i]
-        return q
-    if controller.measure is None:
-        raise Refused(HOME_FIRST, "servos off, pose unknown: these servos cannot report where they are "
-                                  "(send home, or joints Q1..Qn)")
-    measured = _measure(p)
-    for i in range(p.n):
-        q[i] = measured[i]
-    return p.check_limits(q)
-
-
-def engage(p, args):
-    """Torque back on where a person left the relaxed arm: its measured pose becomes the commanded one."""
-    p.numbers(args, 0, "none")
-    if p.controller.pose_known():
-        return p.pose_reply()
-    return p.go_to(taught_pose(p))
 
 
 def home(p, args):
@@ -208,7 +165,7 @@ def relax(p, args):
 
 def servo(p, args):
     if args and args[0].lower() == "read":
-        return _servo_read(p, args[1:])
+        return p.family(commands.TEACH).servo_read(p, args[1:])
     v = p.numbers(args, 2, "CH US")
     if v[0] != int(v[0]) or v[1] != int(v[1]):
         raise Refused(BAD_INPUT, "channel and pulse are whole numbers")
@@ -240,34 +197,16 @@ def servo(p, args):
     return p.start()
 
 
-def _servo_read(p, args):
-    """`ok T1 .. Tn [TG]`: every bus servo's present position in its own ticks, the joints'
-    then the gripper's, raw (no servo map): what `armctl calibrate --by-hand` reads."""
-    p.numbers(args, 0, "none")
-    if p.controller.measure is None:
-        raise Refused(BAD_COMMAND, "these servos cannot report where they are (servo read needs bus servos)")
-    _measure(p)
-    return "ok " + " ".join([str(t) for t in p.controller.driver.position])
-
-
 def where(p, args):
     p.numbers(args, 0, "none")
     g = p.controller.gripper
     grip = " grip=%s" % ("none" if g is None else (g.state or "unknown"))
     if p.controller.measure is not None:
-        grip = " measured=" + angles_text(_measure(p), p.n, True) + grip
+        grip = p.family(commands.TEACH).measured_field(p) + grip
     if not p.controller.pose_known():
         return "ok %s%s" % (RELAXED, grip)
     roll = " roll=%s" % fmt(p.controller.q[4] / DEG) if p.n == 5 else ""
     return p.pose_reply(roll + grip + p.clearance())
-
-
-def _measure(p):
-    """The joint angles the bus servos report now (radians); BUS_ERROR when the bus fails."""
-    try:
-        return p.controller.measure()
-    except OSError as e:    # armfw.servobus.BusError
-        raise Refused(BUS_ERROR, str(e))
 
 
 def grip(p, args):

@@ -10,7 +10,7 @@ calls motion_done or motion_stopped); the bytes themselves are armfw.console's.
 This module is the protocol's core: dispatch by the command table
 (armfw.commands), parsing, replies and the console state. The commands
 themselves live in their families' modules (armfw.cmd_motion, cmd_settings,
-cmd_poses) and the G-code face in armfw.gcode, each imported when first used.
+cmd_poses, cmd_teach) and the G-code face in armfw.gcode, each imported when first used.
 """
 
 from math import isfinite, sin
