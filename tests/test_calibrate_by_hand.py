@@ -7,6 +7,7 @@ known angles; the expected offsets, limits and windows are worked from those
 with the STS3215's 4096 ticks a turn, never from the code under test.
 """
 
+import io
 import json
 import math
 import sys
@@ -21,7 +22,7 @@ from armctl import calibrate  # noqa: E402
 from armfw import board as board_file, drivers  # noqa: E402
 from armfw.servobus import Bus  # noqa: E402
 from armfw.sts import STSServos  # noqa: E402
-from conftest import BOARDS  # noqa: E402
+from conftest import BOARDS, ProtocolLink  # noqa: E402
 
 SO101 = BOARDS / "so101.json"
 TICKS_PER_DEG = 4096 / 360
@@ -121,27 +122,6 @@ def test_a_joint_not_moved_is_named():
         calibrate.by_hand_fit(b, ticks, [(t - 200, t + 200) if j != 2 else (t, t + 3) for j, t in enumerate(ticks)])
 
 
-class ProtocolLink:
-    """armctl.link.Link's request(), answered by the firmware's Protocol on CPython."""
-
-    def __init__(self, p, out):
-        self.p = p
-        self.out = out
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        pass
-
-    def request(self, line):
-        from armctl.link import Reply
-        start = len(self.out)
-        self.p.handle(line.encode())
-        lines = self.out[start:]
-        return Reply(lines[-1], lines[:-1], "\n".join(lines))
-
-
 def test_calibrate_by_hand_from_the_command_line_writes_the_board_file(tmp_path, monkeypatch):
     """`armctl calibrate --by-hand` end to end: the firmware's protocol (`relax`, `servo read`)
     over fake STS3215s a simulated person turns, into the board file."""
@@ -164,16 +144,8 @@ def test_calibrate_by_hand_from_the_command_line_writes_the_board_file(tmp_path,
     command.add_arguments(parser)
     args = parser.parse_args(["--board", str(board_path), "--by-hand", "--port", "fake"])
     person = Person(bus, ids[:5])
-    said = []
-
-    class Out:
-        def write(self, text):
-            said.append(text)
-
-        def flush(self):
-            pass
-
-    assert command.run(args, person=person, out=Out()) == 0
+    said = io.StringIO()
+    assert command.run(args, person=person, out=said) == 0
     assert [bus.servo(i).torque for i in ids] == [0] * 6       # relaxed before the person touched it
     assert (tmp_path / "so101.json.bak").read_text() == SO101.read_text()
     calibrated = board_file.load(str(board_path))
@@ -185,7 +157,7 @@ def test_calibrate_by_hand_from_the_command_line_writes_the_board_file(tmp_path,
         assert (calibrated.servos.min_us[j], calibrated.servos.max_us[j]) == (tick(j, lo), tick(j, hi))
         assert calibrated.solver.lo[j] == pytest.approx(math.radians(lo + 1.0), abs=math.radians(0.1))
         assert calibrated.solver.hi[j] == pytest.approx(math.radians(hi - 1.0), abs=math.radians(0.1))
-    assert "written %s" % board_path in "".join(said)
+    assert "written %s" % board_path in said.getvalue()
 
 
 def test_calibrate_by_hand_refuses_a_board_without_bus_servos():

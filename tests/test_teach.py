@@ -9,6 +9,7 @@ writes (4096 ticks a turn, 2048 at the middle; the shoulder mounted reversed wit
 its horn 10 degrees off), never read from the code under test.
 """
 
+import io
 import json
 import re
 import sys
@@ -23,7 +24,7 @@ from armfw import board as board_file, protocol, session  # noqa: E402
 from armfw.motion import ArmController  # noqa: E402
 from armfw.servobus import Bus  # noqa: E402
 from armfw.sts import STSServos  # noqa: E402
-from conftest import BOARDS, NoConsole, bus_board  # noqa: E402
+from conftest import BOARDS, NoConsole, ProtocolLink, bus_board  # noqa: E402
 
 IDS = [1, 2, 3, 4, 5, 6]
 SHOULDER_OFFSET_DEG = 10.0      # the shoulder's horn, and its sign -1
@@ -209,3 +210,33 @@ def test_under_micropython_a_status_line_reads_the_bus_once_and_a_pwm_boards_cos
     assert rows["pwm"][2] == 0 and rows["sts"][2] == 1          # one sync read per idle status line
     for name, (us, alloc, _) in rows.items():
         report("status line (%s, Unix port): %d us, %d bytes allocated" % (name, us, alloc))
+
+
+def test_armctl_teach_records_what_the_hand_does_and_replays_it(arm, monkeypatch):
+    import argparse
+    from armctl.commands import teach
+    p, s, bus, out = arm
+    ask(p, out, "home")
+    monkeypatch.setattr(teach, "Link", lambda port, baud: ProtocolLink(p, out, s))
+    # The person: holds still at the first pose for two samples, then two more poses.
+    poses = [[10, 20, 30, 0, 0], [10, 20, 30, 0, 0], [25, 10, 60, 10, -20], [40, -10, 80, 20, -40]]
+
+    class Hand:
+        samples = 0
+
+        def wait(self, seconds):
+            if self.samples == len(poses):
+                return True
+            put_by_hand(bus, poses[self.samples])
+            self.samples += 1
+            return False
+
+    parser = argparse.ArgumentParser()
+    teach.add_arguments(parser)
+    said = io.StringIO()
+    args = parser.parse_args(["--port", "fake", "--replay"])
+    assert teach.run(args, Hand(), said) == 0
+    assert "recorded 3 waypoints" in said.getvalue()
+    last = [degrees(j, ticks_of(j, v)) for j, v in enumerate(poses[-1])]
+    assert out[-1].startswith("ok OK %s " % " ".join("%.3f" % v for v in last)), out[-1]
+    assert [bus.servo(servo).present for servo in IDS[:5]] == [ticks_of(j, v) for j, v in enumerate(poses[-1])]
