@@ -138,17 +138,18 @@ def test_calibrate_by_hand_from_the_command_line_writes_the_board_file(tmp_path,
     p.handle(b"home")
     assert [bus.servo(i).torque for i in ids[:5]] == [1] * 5
     monkeypatch.setattr(command, "Link", lambda port, baud: ProtocolLink(p, replies))
-    board_path = tmp_path / "so101.json"
-    board_path.write_text(SO101.read_text())
+    monkeypatch.chdir(tmp_path)
     parser = argparse.ArgumentParser()
     command.add_arguments(parser)
-    args = parser.parse_args(["--board", str(board_path), "--by-hand", "--port", "fake"])
+    args = parser.parse_args(["--board", str(SO101), "--by-hand", "--port", "fake"])
+    before = SO101.read_text()
     person = Person(bus, ids[:5])
     said = io.StringIO()
     assert command.run(args, person=person, out=said) == 0
     assert [bus.servo(i).torque for i in ids] == [0] * 6       # relaxed before the person touched it
-    assert (tmp_path / "so101.json.bak").read_text() == SO101.read_text()
-    calibrated = board_file.load(str(board_path))
+    assert SO101.read_text() == before                        # the board file given is left alone
+    board_path = "so101-by-hand.json"
+    calibrated = board_file.load(board_path)
     for j in range(5):
         lo, hi = STOPS_DEG[j]
         assert calibrated.servos.pulse(j, 0.0) == tick(j, 0.0)

@@ -84,12 +84,13 @@ then move each joint slowly through its whole range, end to end, and press
 Enter; the board's `servo read` is sampled meanwhile (20 a second). Each
 joint's offset comes from the known pose's tick, its limits from the
 extremes reached (1 deg inside), its tick window from the extremes
-themselves. They are written into the board file itself (--board; the old
-one kept as FILE.bak), checked first: it must load. `armctl deploy --board
-FILE` then puts it on the board. A calibration.json on the board (from a
-jogged calibration) lays its servo fits over the board file's: a bus board
-calibrated by hand needs none. A joint moved too little, or across the
-servo's tick 0, is named and nothing is written.
+themselves. They are written into a copy of the board file, --save (default
+<board name>-by-hand.json here; --board itself is never changed), checked
+first: it must load. `armctl deploy --board FILE` then puts it on the
+board. A calibration.json on the board (from a jogged calibration) lays its
+servo fits over the board file's: a bus board calibrated by hand needs none.
+A joint moved too little, or across the servo's tick 0, is named and nothing
+is written.
 
 Exit status: 0 saved (--verify: measured), 1 abandoned (q), a pose the arm
 cannot reach, or the fit would break a joint limit's pulse window (nothing
@@ -127,7 +128,7 @@ def add_arguments(parser):
                         help="with --tcp: a touch missing the fit by more than this is redone (default 1.0)")
     parser.add_argument("--by-hand", action="store_true",
                         help="bus servos: torque off, move each joint through its range by hand; writes the "
-                             "offsets and limits into the board file")
+                             "board file with the offsets and limits found (--save)")
     parser.add_argument("--save", help="host copy of the result (default calibration-<board name>.json)")
     parser.add_argument("--fresh", action="store_true",
                         help="ignore the progress an interrupted calibration left, start over")
@@ -299,11 +300,9 @@ def _by_hand(args, board, person, out):
         say("%s: offset %+.3f deg, limits %.1f..%.1f deg, ticks %d..%d" % (
             name, fits[j]["offset_deg"], limits[j]["min_deg"], limits[j]["max_deg"], limits[j]["min_us"],
             limits[j]["max_us"]))
-    backup = "%s.bak" % args.board
-    os.replace(str(args.board), backup)
-    cal.write_json_atomically(str(args.board), data)
-    say("written %s (the old one is %s); put it on the board: armctl deploy --board %s"
-        % (args.board, backup, args.board))
+    save = args.save or "%s-by-hand.json" % board.name
+    cal.write_json_atomically(save, data)
+    say("written %s; put it on the board: armctl deploy --board %s" % (save, save))
     return cli.EXIT_OK
 
 
