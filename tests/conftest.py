@@ -117,6 +117,31 @@ class NoConsole:
         return None
 
 
+class ProtocolLink:
+    """armctl.link.Link's request(), answered by the firmware's Protocol on CPython (out: the
+    list its replies go to); session: the armfw.session.Session that steps a motion to its end."""
+
+    def __init__(self, p, out, session=None):
+        self.p = p
+        self.out = out
+        self.session = session
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def request(self, line, timeout=None, on_line=None, motion_s=0.0):
+        from armctl.link import Reply
+        start = len(self.out)
+        self.p.handle(line.encode())
+        while self.session is not None and self.p.machine.moving:
+            self.session.tick()
+        lines = self.out[start:]
+        return Reply(lines[-1], lines[:-1], "\n".join(lines))
+
+
 _SUMMARY = []
 
 

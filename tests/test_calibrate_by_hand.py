@@ -7,6 +7,7 @@ known angles; the expected offsets, limits and windows are worked from those
 with the STS3215's 4096 ticks a turn, never from the code under test.
 """
 
+import io
 import json
 import math
 import sys
@@ -21,7 +22,7 @@ from armctl import calibrate  # noqa: E402
 from armfw import board as board_file, drivers  # noqa: E402
 from armfw.servobus import Bus  # noqa: E402
 from armfw.sts import STSServos  # noqa: E402
-from conftest import BOARDS  # noqa: E402
+from conftest import BOARDS, ProtocolLink  # noqa: E402
 
 SO101 = BOARDS / "so101.json"
 TICKS_PER_DEG = 4096 / 360
@@ -119,3 +120,53 @@ def test_a_joint_not_moved_is_named():
     ticks = [tick(j, 0.0) for j in range(5)]
     with pytest.raises(calibrate.ByHandError, match=r"^elbow_flex: it moved only 3 ticks"):
         calibrate.by_hand_fit(b, ticks, [(t - 200, t + 200) if j != 2 else (t, t + 3) for j, t in enumerate(ticks)])
+
+
+def test_calibrate_by_hand_from_the_command_line_writes_the_board_file(tmp_path, monkeypatch):
+    """`armctl calibrate --by-hand` end to end: the firmware's protocol (`relax`, `servo read`)
+    over fake STS3215s a simulated person turns, into the board file."""
+    import argparse
+    from armctl.commands import calibrate as command
+    from armfw import protocol
+    from armfw.motion import ArmController
+    b = board_file.load(str(SO101))
+    ids = drivers.channels(b)
+    bus = FakeSTSBus(ids)
+    arm = ArmController(b, STSServos(Bus(bus), ids), None, sleep_ms=lambda ms: None)
+    replies = []
+    p = protocol.Protocol(arm, replies.append)
+    p.handle(b"home")
+    assert [bus.servo(i).torque for i in ids[:5]] == [1] * 5
+    monkeypatch.setattr(command, "Link", lambda port, baud: ProtocolLink(p, replies))
+    monkeypatch.chdir(tmp_path)
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    args = parser.parse_args(["--board", str(SO101), "--by-hand", "--port", "fake"])
+    before = SO101.read_text()
+    person = Person(bus, ids[:5])
+    said = io.StringIO()
+    assert command.run(args, person=person, out=said) == 0
+    assert [bus.servo(i).torque for i in ids] == [0] * 6       # relaxed before the person touched it
+    assert SO101.read_text() == before                        # the board file given is left alone
+    board_path = "so101-by-hand.json"
+    calibrated = board_file.load(board_path)
+    for j in range(5):
+        lo, hi = STOPS_DEG[j]
+        assert calibrated.servos.pulse(j, 0.0) == tick(j, 0.0)
+        assert calibrated.servos.offsets[j] == pytest.approx(math.radians(HORN_OFF_DEG[j]),
+                                                             abs=math.radians(0.5 / TICKS_PER_DEG))
+        assert (calibrated.servos.min_us[j], calibrated.servos.max_us[j]) == (tick(j, lo), tick(j, hi))
+        assert calibrated.solver.lo[j] == pytest.approx(math.radians(lo + 1.0), abs=math.radians(0.1))
+        assert calibrated.solver.hi[j] == pytest.approx(math.radians(hi - 1.0), abs=math.radians(0.1))
+    assert "written %s" % board_path in said.getvalue()
+
+
+def test_calibrate_by_hand_refuses_a_board_without_bus_servos():
+    import argparse
+    from armctl import cli
+    from armctl.commands import calibrate as command
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    args = parser.parse_args(["--board", str(BOARDS / "sim_arm5.json"), "--by-hand", "--port", "fake"])
+    with pytest.raises(cli.UsageError, match="--by-hand needs bus servos"):
+        command.run(args)

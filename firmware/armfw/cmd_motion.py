@@ -4,7 +4,7 @@ joints, path, servo, where, home, relax, grip, pick, place, wait. Each is
 f(protocol, args) -> its final line, or None where a motion starts (its final
 line comes when it ends: armfw.session)."""
 
-from armfw import planner, status
+from armfw import commands, planner, status
 from armfw.numeric import DEG, wrap_angle
 from armfw.protocol import BAD_INPUT, Refused, angles_text, fmt
 from armfw.solver import ELBOW_NAMES, MIN_MOTION, RULES
@@ -115,12 +115,7 @@ def path(p, args):
     action = args[0].lower() if args else ""
     if action == "add":
         q = p.parse_joints(args[1:])
-        p.check_limits(q)
-        if not controller.planner.path_add(q):
-            if controller.refusal.reason == planner.REASON_PATH_FULL:
-                raise Refused(BAD_INPUT, "path full (%d waypoints); run or clear it" % planner.MAX_WAYPOINTS)
-            raise Refused(controller.refusal.status, "waypoint %d not added: %s" % (
-                controller.refusal.step, p.refusal()))
+        path_add(p, p.check_limits(q))
     elif action == "run":
         p.numbers(args[1:], 0, "none")
         if controller.planner.path_len == 0:
@@ -132,12 +127,24 @@ def path(p, args):
         except Refused:
             controller.planner.path_clear()     # a path runs once, or not at all
             raise
+    elif action == "record":
+        p.numbers(args[1:], 0, "none")
+        p.family(commands.TEACH).record(p)
     elif action == "clear":
         p.numbers(args[1:], 0, "none")
         controller.planner.path_clear()
     elif action:
-        raise Refused(BAD_INPUT, "path add Q1..QN | path run | path clear")
+        raise Refused(BAD_INPUT, "path add Q1..QN | path record | path run | path clear")
     return "ok %d" % controller.planner.path_len
+
+
+def path_add(p, q):
+    """path add's check and its refusal, for a waypoint q (radians) given or recorded."""
+    if not p.controller.planner.path_add(q):
+        if p.controller.refusal.reason == planner.REASON_PATH_FULL:
+            raise Refused(BAD_INPUT, "path full (%d waypoints); run or clear it" % planner.MAX_WAYPOINTS)
+        raise Refused(p.controller.refusal.status, "waypoint %d not added: %s" % (
+            p.controller.refusal.step, p.refusal()))
 
 
 def home(p, args):
@@ -158,6 +165,8 @@ def relax(p, args):
 
 
 def servo(p, args):
+    if args and args[0].lower() == "read":
+        return p.family(commands.TEACH).servo_read(p, args[1:])
     v = p.numbers(args, 2, "CH US")
     if v[0] != int(v[0]) or v[1] != int(v[1]):
         raise Refused(BAD_INPUT, "channel and pulse are whole numbers")
@@ -193,6 +202,8 @@ def where(p, args):
     p.numbers(args, 0, "none")
     g = p.controller.gripper
     grip = " grip=%s" % ("none" if g is None else (g.state or "unknown"))
+    if p.controller.measure is not None:
+        grip = p.family(commands.TEACH).measured_field(p) + grip
     if not p.controller.pose_known():
         return "ok %s%s" % (RELAXED, grip)
     roll = " roll=%s" % fmt(p.controller.q[4] / DEG) if p.n == 5 else ""

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """The named poses command (armfw.commands): pose save|set|go|del NAME, pose list,
-stored in flash by armfw.poses."""
+stored in flash by armfw.poses. `pose save` keeps the commanded pose, or, with the
+servos relaxed, the one a person moved the arm to (bus servos report it)."""
 
-from armfw import status
+from armfw import commands, status
 from armfw.numeric import DEG
 from armfw.protocol import BAD_INPUT, Refused, fmt
 
@@ -30,7 +31,10 @@ def pose(p, args):
         if action == "save" or action == "set":
             if action == "save":
                 p.numbers(args[2:], 0, "none")
-                q = [p.controller.q[i] / DEG for i in range(p.n)]
+                if p.controller.pose_known():
+                    q = [p.controller.q[i] / DEG for i in range(p.n)]
+                else:   # relaxed: where a person moved it, when the servos can say
+                    q = [v / DEG for v in p.family(commands.TEACH).taught_pose(p)]
             else:
                 q = [v / DEG for v in p.check_limits(p.parse_joints(args[2:]))]
             try:

@@ -15,6 +15,7 @@ firmware/PROTOCOL.md's command table equal).
 MOTION = "motion"
 SETTINGS = "settings"
 POSES = "poses"
+TEACH = "teach"
 
 # (name, family, moves): moves is True where the command may move the arm or change
 # what the board knows of its pose (so a host reads the pose again after it).
@@ -33,6 +34,7 @@ COMMANDS = (
     ("place", MOTION, True),
     ("jog", MOTION, True),
     ("relax", MOTION, True),
+    ("engage", TEACH, True),
     ("unlock", SETTINGS, True),
     ("speed", SETTINGS, False),
     ("progress", SETTINGS, False),

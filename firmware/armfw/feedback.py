@@ -48,7 +48,8 @@ class Limits:
         self.max_volts10 = int(settings.get("max_volts", 0) * 10 + 0.5)
         self.max_temp_c = settings.get("max_temp_c", 0)
         self.names = names
-        self.measured = array("i", bytes(4 * len(names)))
+        self.measured = array("i", bytes(4 * len(names)))      # ticks, as the last read left them
+        self.angles = array("f", bytes(4 * len(names)))        # radians, measure()'s answer
 
 
 def limits(board):
@@ -57,6 +58,19 @@ def limits(board):
     if board.gripper is not None:
         names.append("gripper")
     return Limits(board.driver, names)
+
+
+def measure(driver, servos, limits, read=True):
+    """The joint angles the servos report (radians, through the servo map; limits.angles,
+    reused by every call): read now, or (read False) as the last read left them (during a
+    motion each step's check has just read them). Raises BusError when the read fails."""
+    ticks = limits.measured
+    if read:
+        driver.positions(ticks)
+    out = limits.angles
+    for i in range(servos.n):
+        out[i] = servos.angle(i, ticks[i])
+    return out
 
 
 def check(driver, commanded, limits):

@@ -71,11 +71,15 @@ class ArmController:
         self.planner = Planner(board, gripper)
         self.refusal = self.planner.refusal
         self.executor = Executor(self.planner, self.output, gripper)
+        # measure(read=True): the joint angles the servos report (armfw.feedback.measure);
+        # None where the driver cannot read them back.
+        self.measure = None
         if getattr(driver, "positions", None) is not None:
             # Bus servos report where they are: each step sent is checked against it.
             from armfw import feedback
             limits = feedback.limits(board)
             self.executor.monitor = lambda commanded: feedback.check(driver, commanded, limits)
+            self.measure = lambda read=True: feedback.measure(driver, board.servos, limits, read)
 
     # -- pose -----------------------------------------------------------
 

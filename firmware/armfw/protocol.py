@@ -10,7 +10,7 @@ calls motion_done or motion_stopped); the bytes themselves are armfw.console's.
 This module is the protocol's core: dispatch by the command table
 (armfw.commands), parsing, replies and the console state. The commands
 themselves live in their families' modules (armfw.cmd_motion, cmd_settings,
-cmd_poses) and the G-code face in armfw.gcode, each imported when first used.
+cmd_poses, cmd_teach) and the G-code face in armfw.gcode, each imported when first used.
 """
 
 from math import isfinite
@@ -52,15 +52,17 @@ def fmt(v):
 _JOINT_FORMATS = {}
 
 
-def angles_text(q, n):
-    """The first n angles of q (radians) in degrees, as fmt shows each."""
+def angles_text(q, n, comma=False):
+    """The first n angles of q (radians) in degrees, as fmt shows each, between spaces
+    (comma: between commas, as a status line's field)."""
     shown = [q[i] / DEG for i in range(n)]
     for i in range(n):
         if -_HALF_DIGIT < shown[i] < _HALF_DIGIT:
             shown[i] = 0.0
-    form = _JOINT_FORMATS.get(n)
+    key = -n if comma else n
+    form = _JOINT_FORMATS.get(key)
     if form is None:
-        form = _JOINT_FORMATS[n] = " ".join(["%.3f"] * n)
+        form = _JOINT_FORMATS[key] = ("," if comma else " ").join(["%.3f"] * n)
     return form % tuple(shown)
 
 
@@ -307,6 +309,13 @@ class Protocol:
         known = controller.pose_known()
         text += " joints=" + ",".join([fmt(controller.q[i] / DEG) if controller.output.us[i] >= 0 else "?"
                                        for i in range(self.n)])
+        if controller.measure is not None:
+            # Mid-motion, each step's feedback check has just read the servos: no extra read.
+            try:
+                text += " measured=" + angles_text(
+                    controller.measure(not (self.machine.moving and controller.executor.steps)), self.n, True)
+            except OSError:         # armfw.servobus.BusError: a status line never fails
+                text += " measured=?"
         if known:
             text += self.tool_fields()
         if self.machine.moving:

@@ -308,8 +308,9 @@ class Simulator:
 
         ready_fd: a pipe the boot writes one byte to once the interpreter takes Ctrl-C.
         """
-        boot = "FLASH = %r\nPULSE_LOG = %r\nRUN_MAIN = %r\nHARD_RESET_EXIT = %d\nREADY_FD = %d\n%s" % (
-            str(self.flash_dir), str(self.pulse_log), main, HARD_RESET_EXIT, ready_fd, sim_boot.SOURCE)
+        boot = "FLASH = %r\nPULSE_LOG = %r\nRUN_MAIN = %r\nHARD_RESET_EXIT = %d\nREADY_FD = %d\nSIM_BUS = %r\n%s" % (
+            str(self.flash_dir), str(self.pulse_log), main, HARD_RESET_EXIT, ready_fd,
+            str(Path(__file__).parent), sim_boot.SOURCE)
         return [upy.command(), "-i", "-c", boot] if interactive or not main else [upy.command(), "-c", boot]
 
     def start(self):

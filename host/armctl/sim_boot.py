@@ -5,8 +5,12 @@ the root of the filesystem and nothing outside it is reachable (MicroPython's
 VfsPosix mounted with a root), `mpremote fs ls` gets sizes, and
 machine.reset() restarts the board (the simulator sees exit code
 HARD_RESET_EXIT and runs main.py again). armctl.sim puts the settings
-FLASH, PULSE_LOG, RUN_MAIN, HARD_RESET_EXIT and READY_FD in front of it. Text here:
-CPython never runs it.
+FLASH, PULSE_LOG, RUN_MAIN, HARD_RESET_EXIT, READY_FD and SIM_BUS in front of it. Text
+here: CPython never runs it.
+
+A board file that names a bus servo driver (sts, dynamixel) gets simulated servos
+on machine.UART (armctl.sim_bus, imported from the folder SIM_BUS before the flash
+becomes the root, as a board's servos are outside its flash).
 """
 
 SOURCE = r'''
@@ -41,9 +45,12 @@ class _Flash:
 
 
 class _Machine:
-    """The Unix port's machine module, plus reset() as a board has it."""
+    """The Unix port's machine module, plus reset() as a board has it, and a bus
+    servo board's UART (and Pin, which the Unix port lacks) from armctl.sim_bus."""
 
     def __getattr__(self, name):
+        if _sim_bus is not None and name in ("UART", "Pin"):
+            return getattr(_sim_bus, name)
         return getattr(_machine_builtin, name)
 
     def reset(self):
@@ -51,6 +58,17 @@ class _Machine:
 
 
 # Opened now: once the flash is the root, nothing outside it is in reach.
+_sim_bus = None
+try:
+    import json
+    with open(FLASH + "/board.json") as _f:
+        _kind = json.load(_f).get("driver", {}).get("kind")
+except (OSError, ValueError, AttributeError):
+    _kind = None
+if _kind in ("sts", "dynamixel"):
+    sys.path.insert(0, SIM_BUS)
+    import sim_bus as _sim_bus
+    sys.path.pop(0)
 _ready = open("/dev/fd/%d" % READY_FD, "w") if READY_FD >= 0 else None
 _pulse_log = open(PULSE_LOG, "a") if PULSE_LOG else None
 try:

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""armctl calibrate: jog each joint to known poses, fit the servo map, write it to the board."""
+"""armctl calibrate: jog each joint to known poses, fit the servo map, write it to the board
+(bus servos: --by-hand, move each joint through its range with the torque off)."""
 
 import argparse
 import sys
@@ -76,6 +77,21 @@ already has; every joint measured now gets its new fit alone. What is not a
 joint fit, the tool offset of an earlier --tcp run, is kept, and the screen
 says so ("kept tool offset 0 / 8 / 35 mm from the earlier calibration");
 --reset-tool drops it. Likewise --tcp keeps every joint's servo fit.
+With --by-hand (bus servo boards: driver sts or dynamixel) nothing is
+jogged, as LeRobot calibrates: the torque goes off, you put the arm in its
+known pose (the board's home, each joint at its home_deg) and press Enter,
+then move each joint slowly through its whole range, end to end, and press
+Enter; the board's `servo read` is sampled meanwhile (20 a second). Each
+joint's offset comes from the known pose's tick, its limits from the
+extremes reached (1 deg inside), its tick window from the extremes
+themselves. They are written into a copy of the board file, --save (default
+<board name>-by-hand.json here; --board itself is never changed), checked
+first: it must load. `armctl deploy --board FILE` then puts it on the
+board. A calibration.json on the board (from a jogged calibration) lays its
+servo fits over the board file's: a bus board calibrated by hand needs none.
+A joint moved too little, or across the servo's tick 0, is named and nothing
+is written.
+
 Exit status: 0 saved (--verify: measured), 1 abandoned (q), a pose the arm
 cannot reach, or the fit would break a joint limit's pulse window (nothing
 written), 2 bad board file or options, 3 no link, 130 Ctrl-C.
@@ -110,6 +126,9 @@ def add_arguments(parser):
                         help="calibrate the tool centre point (four-point method) instead of the servos")
     parser.add_argument("--max-residual", type=float, default=None, metavar="MM",
                         help="with --tcp: a touch missing the fit by more than this is redone (default 1.0)")
+    parser.add_argument("--by-hand", action="store_true",
+                        help="bus servos: torque off, move each joint through its range by hand; writes the "
+                             "board file with the offsets and limits found (--save)")
     parser.add_argument("--save", help="host copy of the result (default calibration-<board name>.json)")
     parser.add_argument("--fresh", action="store_true",
                         help="ignore the progress an interrupted calibration left, start over")
@@ -212,9 +231,86 @@ def _verify(args, board, joints, keys, out):
     return cli.EXIT_OK
 
 
-def run(args, keys=None, lines=input, out=sys.stdout):
-    """The command; keys and lines replace the keyboard in tests."""
+# --by-hand: servo read samples a second while a joint is moved.
+BY_HAND_HZ = 20.0
+
+
+class TerminalPerson:
+    """The person of a by-hand calibration at this terminal: Enter answers each step."""
+
+    def __init__(self, lines=input):
+        self.lines = lines
+
+    def ask(self, text):
+        self.lines(text + " ")
+
+    def moving(self, joint):
+        """Waits one sample period; True once Enter has been pressed."""
+        import select
+        if select.select([sys.stdin], [], [], 1.0 / BY_HAND_HZ)[0]:
+            sys.stdin.readline()
+            return True
+        return False
+
+
+def _by_hand(args, board, person, out):
+    import json
+    import os
+    import tempfile
+    if board.driver.get("kind") not in ("sts", "dynamixel"):
+        raise cli.UsageError("--by-hand needs bus servos that report their position (driver sts or dynamixel); "
+                             "%s drives %s servos: calibrate by jogging" % (board.name, board.driver.get("kind")))
+
+    def say(text):
+        print(text, file=out, flush=True)
+
+    try:
+        with Link(args.port, args.baud) as link:
+            def request(line):
+                reply = link.request(line)
+                if not reply.ok:
+                    raise cal.ByHandError("the board answered %s with %s" % (line, reply.final))
+                return reply.final
+
+            def read_ticks():
+                return [int(w) for w in request("servo read").split()[1:]]
+
+            fits, limits = cal.ByHand(read_ticks, lambda: request("relax"), person.ask, person.moving, say).run(board)
+    except cal.ByHandError as e:
+        print("armctl calibrate: %s; nothing written" % e, file=sys.stderr)
+        return cli.EXIT_REFUSED
+    except KeyboardInterrupt:
+        print("armctl calibrate: interrupted (Ctrl-C); nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    with open(args.board) as f:
+        data = json.load(f)
+    for j, fit in fits.items():
+        data["joints"][j].update((key, fit[key]) for key in boardlib.CALIBRATED)
+    data = cal.limits_into(data, limits)
+    with tempfile.TemporaryDirectory() as tmp:
+        check = os.path.join(tmp, os.path.basename(str(args.board)))
+        cal.write_json_atomically(check, data)
+        try:
+            boardlib.load(check)
+        except boardlib.BoardError as e:
+            print("armctl calibrate: the result does not load: %s; nothing written" % str(e).replace(check, "it"),
+                  file=sys.stderr)
+            return cli.EXIT_REFUSED
+    for j, name in enumerate(board.solver.names):
+        say("%s: offset %+.3f deg, limits %.1f..%.1f deg, ticks %d..%d" % (
+            name, fits[j]["offset_deg"], limits[j]["min_deg"], limits[j]["max_deg"], limits[j]["min_us"],
+            limits[j]["max_us"]))
+    save = args.save or "%s-by-hand.json" % board.name
+    cal.write_json_atomically(save, data)
+    say("written %s; put it on the board: armctl deploy --board %s" % (save, save))
+    return cli.EXIT_OK
+
+
+def run(args, keys=None, lines=input, out=sys.stdout, person=None):
+    """The command; keys and lines (--by-hand: person, with ask and moving) replace the keyboard in tests."""
     board = boardlib.load(args.board)
+    if getattr(args, "by_hand", False):
+        return _by_hand(args, board, person or TerminalPerson(lines), out)
     if getattr(args, "tcp", False):
         return _calibrate_tool(args, board, keys, out)
     if args.measure and board.solver.kind not in cal.MEASURE_POSES:
