@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from armctl.sim import Simulator
-from armfw import board, fields, kinematics, status, zones
+from armfw import board, fields, kinematics, status, workspace, zones
 from armfw.kinematics import MIN_MOTION, PREFER_DOWN, PREFER_UP
 from armfw.executor import RING_STEPS
 from armfw.motion import ArmController
@@ -314,7 +314,7 @@ def test_float32_a_pose_a_hundredth_of_a_mm_inside_is_refused(monkeypatch):
     libm = Libm32(seed=18)
     libm.install(monkeypatch)
     arm = arm32("sim_arm5.json")
-    z = zones.from_description(copy.deepcopy(ARM5_WORKSPACE), arm, "f32", fields.number, fields.BoardError)
+    z = workspace.from_description(copy.deepcopy(ARM5_WORKSPACE), arm, "f32", fields.number, fields.BoardError)
     L1, L2, L3, BASE = 126.14, 126.14, 150.6, 189.0
     floor_limit = 5.0 + 8.0         # clearance + tool radius
     rng = np.random.default_rng(32)
