@@ -446,7 +446,7 @@ def test_zones_load_and_check_the_same_under_micropython(micropython, tmp_path):
 def test_numeric_solvers_never_report_a_solution_inside_a_zone(method):
     """Targets at, under and just above the table and around the base column: a numeric
     answer whose links enter a zone is COLLISION, never OK."""
-    from armctl import numik
+    from armctl import numik, numik_result
     data = board_data("arm5")
     b = board.from_dict(data, "arm5")
     world = World(data)
@@ -458,7 +458,7 @@ def test_numeric_solvers_never_report_a_solution_inside_a_zone(method):
     batch = numik.solve_batch(b, targets, method=method, restarts=2)
     collisions = 0
     for i in range(len(targets)):
-        if numik.solved(batch.status[i]):
+        if numik_result.solved(batch.status[i]):
             assert world.capsule_depth(batch.q[i]) <= 1e-6, (targets[i], batch.q[i])
         collisions += batch.status[i] == status.COLLISION
     assert collisions > 10
