@@ -96,7 +96,7 @@ controller, boot_word, boot_error = build()
 # load, so that its buffers find whole blocks in a heap that importing has not
 # yet cut into pieces.
 del board_file
-for _loader in ("board", "drivers", "fields"):
+for _loader in ("board", "drivers", "fields", "workspace"):
     sys.modules.pop("armfw." + _loader, None)
     if hasattr(armfw, _loader):
         delattr(armfw, _loader)

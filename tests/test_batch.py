@@ -19,7 +19,7 @@ import pytest
 
 from conftest import VECTORS, board_without_zones
 
-from armctl import batch
+from armctl import batch, batch_arm5, batch_general, batch_math
 from armfw import kinematics, status, twolink
 from armfw.kinematics import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN
 
@@ -105,7 +105,7 @@ def test_twolink_grid_and_boundary_rings(l1, l2):
     y = np.concatenate(y)
     seen = set()
     for elbow in (1, -1):
-        st, t1, t2 = batch.solve_twolink(l1, l2, x, y, elbow)
+        st, t1, t2 = batch_general.solve_twolink(l1, l2, x, y, elbow)
         for i in range(len(x)):
             out = [float("nan"), float("nan")]
             want = twolink.solve(l1, l2, float(x[i]), float(y[i]), elbow, out)
@@ -122,7 +122,7 @@ def test_twolink_grid_and_boundary_rings(l1, l2):
 
 
 def test_twolink_bad_input():
-    st, t1, t2 = batch.solve_twolink(100.0, 80.0, [np.nan, np.inf, 1e200, 120.0], [0.0, 0.0, 0.0, 30.0], 1)
+    st, t1, t2 = batch_general.solve_twolink(100.0, 80.0, [np.nan, np.inf, 1e200, 120.0], [0.0, 0.0, 0.0, 30.0], 1)
     assert st.tolist() == [status.BAD_INPUT, status.BAD_INPUT, status.TOO_FAR, status.OK]
     assert np.isnan(t1[:3]).all() and np.isfinite(t1[3])
 
@@ -171,7 +171,7 @@ def test_min_motion_with_other_limits_matches_firmware(shape, monkeypatch):
     targets = random_targets(arm, 1501, rng)
     per_row = arm.lo + (np.array(arm.hi) - arm.lo) * rng.random((len(targets), arm.n))
     # Blocks of 301 targets, the last one of 297: every block boundary is crossed.
-    monkeypatch.setattr(batch, "BLOCK", 333)
+    monkeypatch.setattr(batch_arm5, "BLOCK", 333)
     seen = set()
     for current in (None, list(arm.home), per_row):
         st, q, solved = assert_same(arm, targets, current, MIN_MOTION)
@@ -191,7 +191,7 @@ def test_min_motion_blocks_give_the_answers_of_one_block(monkeypatch):
     targets = random_targets(arm, 3000, rng)
     current = arm.lo + (np.array(arm.hi) - arm.lo) * rng.random((len(targets), arm.n))
     whole = batch.ik(arm, targets, current)
-    monkeypatch.setattr(batch, "BLOCK", 256)
+    monkeypatch.setattr(batch_arm5, "BLOCK", 256)
     for part, one in zip(batch.ik(arm, targets, current), whole):
         assert np.array_equal(part, one, equal_nan=True)
 
@@ -223,12 +223,12 @@ def test_min_motion_odd_inputs_match_firmware():
 
 
 def test_sin_cos_by_half_angle_tangent():
-    angles = np.concatenate([np.linspace(-batch.SIN_COS_BY_TAN, batch.SIN_COS_BY_TAN, 100001),
+    angles = np.concatenate([np.linspace(-batch_math.SIN_COS_BY_TAN, batch_math.SIN_COS_BY_TAN, 100001),
                              [0.0, math.pi, -math.pi, math.pi / 2, -math.pi / 2, 1e-300,
                               math.nextafter(math.pi, 0.0), math.nextafter(math.pi, 4.0)]])
     sin = np.empty_like(angles)
     cos = np.empty_like(angles)
-    batch._sin_cos(angles, sin, cos, np.empty_like(angles))
+    batch_math.sin_cos(angles, sin, cos, np.empty_like(angles))
     want_sin = np.array([math.sin(a) for a in angles.tolist()])
     want_cos = np.array([math.cos(a) for a in angles.tolist()])
     assert np.max(np.abs(sin - want_sin)) <= 4.5e-16 and np.max(np.abs(cos - want_cos)) <= 4.5e-16
@@ -236,7 +236,7 @@ def test_sin_cos_by_half_angle_tangent():
     assert np.array_equal(np.signbit(sin[want_sin != 0]), np.signbit(want_sin[want_sin != 0]))
     # Past SIN_COS_BY_TAN: libm's own.
     big = np.array([0.5, 50.0, -1e6, 1e16])
-    batch._sin_cos(big, sin[:4], cos[:4], np.empty(4))
+    batch_math.sin_cos(big, sin[:4], cos[:4], np.empty(4))
     assert sin[:4].tolist() == [math.sin(a) for a in big] and cos[:4].tolist() == [math.cos(a) for a in big]
 
 
@@ -249,7 +249,7 @@ def test_reach_bounds_on_r2_give_the_square_roots_verdicts(far, near):
     if far == "arm5":
         links = load("sim_arm5.json").solver._links
         far, near = links._far, links._near
-    beyond_far, below_near = batch._reach_bounds_squared(far, near)
+    beyond_far, below_near = batch_math.reach_bounds_squared(far, near)
     r2 = []
     for centre in (beyond_far, below_near, far * far, near * near):
         if centre > 0.0:
@@ -275,7 +275,7 @@ def own_atan2(y, x):
     y = np.asarray(y, float)
     x = np.asarray(x, float)
     out = np.empty_like(y)
-    batch._atan2(y, x, out, [np.empty_like(y) for _ in range(3)],
+    batch_math.atan2(y, x, out, [np.empty_like(y) for _ in range(3)],
                  [np.empty(y.shape, dtype=bool) for _ in range(3)],
                  [np.empty(y.shape, dtype=np.int8) for _ in range(2)])
     return out
@@ -329,7 +329,7 @@ def test_own_atan2_is_chosen_where_numpy_calls_libm():
     rng = np.random.default_rng(3)
     y, x = rng.uniform(-5, 5, (2, 5000))
     numpy_is_libm = np.array_equal(np.arctan2(y, x), libm_atan2(y, x))
-    assert batch.OWN_ATAN2 == numpy_is_libm
+    assert batch_math.OWN_ATAN2 == numpy_is_libm
 
 
 @pytest.mark.parametrize("own_atan2_on", [True, False])
@@ -337,8 +337,8 @@ def test_min_motion_with_either_atan2_matches_firmware_at_the_limits(own_atan2_o
     """The decisions an ulp can flip: joints exactly on their limits or an ulp
     past (then JOINT_LIMIT, or another candidate), both elbow branches, targets
     on the octant boundaries of the base yaw. With numpy's arctan2 and with
-    _atan2, whichever this CPU would use."""
-    monkeypatch.setattr(batch, "OWN_ATAN2", own_atan2_on)
+    batch_math.atan2, whichever this CPU would use."""
+    monkeypatch.setattr(batch_arm5, "OWN_ATAN2", own_atan2_on)
     arm = load("sim_arm5.json").solver
     rng = np.random.default_rng(21)
     n = 3000

@@ -58,7 +58,7 @@ import pytest
 from conftest import BOARDS, solver_only
 
 import derive_vectors as derive
-from armfw import arm5, board, kinematics, planar, solver, status, twolink
+from armfw import arm5, arm5fk, arm5near, board, kinematics, planar, solver, status, twolink
 
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -125,19 +125,20 @@ class Libm32:
 
         # Every solver module's own names for them (each imports what it uses).
         functions = {"sqrt": sqrt, "sin": sin, "cos": cos, "atan2": atan2}
-        for module in (twolink, solver, planar, arm5):
+        for module in (twolink, solver, planar, arm5, arm5fk, arm5near):
             for name, function in functions.items():
                 if hasattr(module, name):
                     monkeypatch.setattr(module, name, function)
         for name in ("REACH_EPS", "SINGULAR_SIN"):
             monkeypatch.setattr(twolink, name, F32(getattr(twolink, name)))
-        for module in (solver, arm5):
+        for module in (solver, arm5, arm5fk, arm5near):
             if hasattr(module, "pi"):
                 monkeypatch.setattr(module, "pi", F32(math.pi))
             if hasattr(module, "TWO_PI"):
                 monkeypatch.setattr(module, "TWO_PI", F32(2.0) * F32(math.pi))
         monkeypatch.setattr(solver, "LIMIT_EPS", F32(solver.LIMIT_EPS))
-        monkeypatch.setattr(arm5, "AXIS_EPS", F32(arm5.AXIS_EPS))
+        for module in (arm5, arm5fk, arm5near):
+            monkeypatch.setattr(module, "AXIS_EPS", F32(arm5fk.AXIS_EPS))
 
 
 def arm32(board_file):

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from armfw import board as fw_board
-from armfw.status import OK, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT
+from armfw.status import OK, TOO_FAR, TOO_CLOSE, JOINT_LIMIT, BAD_INPUT, NOT_CONVERGED
 from armfw import status as fw_status
-from armctl import chain, numik
+from armctl import chain, numik, numik_dls, numik_result
 
 from conftest import BOARDS, VECTORS, board_without_zones
 
@@ -85,7 +85,7 @@ def test_success_rate_on_reachable_arm5_targets(arm5, arm5_targets, report, meth
     result = numik.solve_batch(arm5, asked, mode=mode, method=method, max_iter=sweeps)
     took = time.perf_counter() - start
     rate = _check_batch(arm5.solver, result, targets, mode)
-    names = {numik.status_name(s): int(c) for s, c in enumerate(np.bincount(result.status)) if c}
+    names = {numik_result.status_name(s): int(c) for s, c in enumerate(np.bincount(result.status)) if c}
     report("numik %s %s-mode: %.2f%% of %d reachable arm5 targets within %.1f mm in %.1f s "
            "(median %d, max %d %s incl. restarts; statuses %s)"
            % (method, mode, 100 * rate, TARGETS, HIT_MM, took, np.median(result.iterations),
@@ -93,7 +93,7 @@ def test_success_rate_on_reachable_arm5_targets(arm5, arm5_targets, report, meth
     assert rate >= 0.99
     # Those missed were reachable, so the only honest labels are "gave up" or
     # "stopped at a limit": never a geometric verdict like TOO_FAR.
-    assert set(np.unique(result.status)) <= {OK, JOINT_LIMIT, numik.NOT_CONVERGED}
+    assert set(np.unique(result.status)) <= {OK, JOINT_LIMIT, NOT_CONVERGED}
 
 
 def _directions(rng, count, max_polar_deg):
@@ -154,7 +154,7 @@ def test_planar_reachable_and_too_far(planar, method):
     # NOT_CONVERGED a few hundredths of a mm off, which still counts as a hit.
     assert np.mean(result.error_mm <= HIT_MM) >= 0.99
     assert np.all(result.error_mm[result.ok] <= numik.TOL_MM)
-    assert set(np.unique(result.status)) <= {OK, numik.NOT_CONVERGED}
+    assert set(np.unique(result.status)) <= {OK, NOT_CONVERGED}
     assert np.all(c.within_limits(result.q))
     angle = rng.uniform(0.0, math.pi, 100)
     dist = rng.uniform(181.0, 400.0, 100)
@@ -397,7 +397,7 @@ def test_cli_solve_described_chain(capsys, tmp_path):
 def test_plain_float_jacobian_is_the_derivative_of_fk(arm5):
     # The DLS step's analytic Jacobian against central differences of the FK.
     c = chain.from_board(arm5)
-    solver = numik._PlainDLS(c)
+    solver = numik_dls.PlainDLS(c)
     fw = solver.kinematics
 
     def pose(q):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from armctl.sim import Simulator
-from armfw import board, fields, kinematics, status, zones
+from armfw import board, fields, kinematics, status, workspace, zones
 from armfw.kinematics import MIN_MOTION, PREFER_DOWN, PREFER_UP
 from armfw.executor import RING_STEPS
 from armfw.motion import ArmController
@@ -314,7 +314,7 @@ def test_float32_a_pose_a_hundredth_of_a_mm_inside_is_refused(monkeypatch):
     libm = Libm32(seed=18)
     libm.install(monkeypatch)
     arm = arm32("sim_arm5.json")
-    z = zones.from_description(copy.deepcopy(ARM5_WORKSPACE), arm, "f32", fields.number, fields.BoardError)
+    z = workspace.from_description(copy.deepcopy(ARM5_WORKSPACE), arm, "f32", fields.number, fields.BoardError)
     L1, L2, L3, BASE = 126.14, 126.14, 150.6, 189.0
     floor_limit = 5.0 + 8.0         # clearance + tool radius
     rng = np.random.default_rng(32)
@@ -446,7 +446,7 @@ def test_zones_load_and_check_the_same_under_micropython(micropython, tmp_path):
 def test_numeric_solvers_never_report_a_solution_inside_a_zone(method):
     """Targets at, under and just above the table and around the base column: a numeric
     answer whose links enter a zone is COLLISION, never OK."""
-    from armctl import numik
+    from armctl import numik, numik_result
     data = board_data("arm5")
     b = board.from_dict(data, "arm5")
     world = World(data)
@@ -458,7 +458,7 @@ def test_numeric_solvers_never_report_a_solution_inside_a_zone(method):
     batch = numik.solve_batch(b, targets, method=method, restarts=2)
     collisions = 0
     for i in range(len(targets)):
-        if numik.solved(batch.status[i]):
+        if numik_result.solved(batch.status[i]):
             assert world.capsule_depth(batch.q[i]) <= 1e-6, (targets[i], batch.q[i])
         collisions += batch.status[i] == status.COLLISION
     assert collisions > 10

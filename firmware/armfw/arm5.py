@@ -5,25 +5,23 @@ J1 base yaw; J2, J3, J4 pitch joints about parallel horizontal axes, angles
 from the vertical Z axis (all zero: the arm stands straight up); J5 wrist
 roll, redundant for position. Target (x, y, z, pitch): tool tip in mm, tool
 pitch in radians from vertical (pi/2 = horizontal, pointing away from the base).
+
+This module is the closed-form ik and its choice among the candidates; the
+forward kinematics and the tool offset's geometry are armfw.arm5fk's, the
+continuation solve of a line's steps (ik_near) armfw.arm5near's: functions
+Arm5Solver takes into its class as methods (one class, so a method is found
+where it was before the split).
 """
 
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
-from armfw.numeric import wrap_angle
-from armfw.solver import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN, NEAR_RATIO, NEAR_FLOOR, Solver
+from armfw import arm5fk, arm5near
+from armfw.arm5fk import AXIS_EPS
+from armfw.solver import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN, Solver
 from armfw.status import SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, NEAR_AXIS
 
-# A target closer than this (mm) to the base axis has no yaw of its own.
-AXIS_EPS = 1e-6
-
 _INF = float("inf")
-
-# The base angle of a continued candidate is this close (radians) to the
-# current one; the turned one is half a turn away.
-NEAR_YAW = 1.0
-_NEAR_YAW_NEG = -NEAR_YAW
-_NEG_INF = -_INF
 
 
 class Arm5Solver(Solver):
@@ -51,6 +49,15 @@ class Arm5Solver(Solver):
     elbow_joint = 2
     targets = ("x", "y", "z", "pitch")
     n_candidates = 4
+
+    # The forward kinematics and the tool offset in the arm's plane (armfw.arm5fk).
+    joint_points = arm5fk.joint_points
+    fk = arm5fk.fk
+    tool_pose = arm5fk.tool_pose
+    fk_error = arm5fk.fk_error
+    _plane_offset = arm5fk.plane_offset
+    # A line's next step (armfw.arm5near).
+    ik_near = arm5near.ik_near
 
     def __init__(self, l1, l2, l3, base, names, lo, hi, home, tool=None):
         self.l1 = l1
@@ -324,20 +331,6 @@ class Arm5Solver(Solver):
         fits = yaw is not None and roll is not None and self._fit_stored(q, 1, 1, 4)
         self._status[c] = st if fits else JOINT_LIMIT
 
-    def _plane_offset(self, a4, roll, v):
-        """The tool offset Ry(a4) Rz(roll) t in the arm's plane frame: v = [along the
-        reach, lateral, up]."""
-        t = self._tool
-        cr = cos(roll)
-        sr = sin(roll)
-        u = t[0] * cr - t[1] * sr
-        v[1] = t[0] * sr + t[1] * cr
-        ca = cos(a4)
-        sa = sin(a4)
-        v[0] = u * ca + t[2] * sa
-        v[2] = t[2] * ca - u * sa
-        return v
-
     def _candidates_offset(self, target, current, pitch, roll, r):
         """Candidates with a tool offset: per half turn of the base, the lateral
         offset fixes the base angle, the rest fixes the flange point in the plane.
@@ -409,266 +402,3 @@ class Arm5Solver(Solver):
             a4 = -pitch
             self._store(2, back, pair[2], pair[3], a4 - pair[2] - pair[3], roll, st)
             self._store(3, back, pair[0], pair[1], a4 - pair[0] - pair[1], roll, st)
-
-    def joint_points(self, q):
-        """The J2 axis (on the base axis, base above the base plane), elbow, wrist and
-        tool tip of joints q (radians), x y z mm each, in the solver's own list
-        (refilled by every call and by fk)."""
-        p = self._points
-        l1 = self.l1
-        l2 = self.l2
-        l3 = self.l3
-        base = self.base
-        a2 = q[1]
-        a3 = a2 + q[2]
-        a4 = a3 + q[3]
-        cy = cos(q[0])
-        sy = sin(q[0])
-        # Each point's distance from the base axis (r) and height (z), link by link.
-        r1 = l1 * sin(a2)
-        z1 = base + l1 * cos(a2)
-        r2 = r1 + l2 * sin(a3)
-        z2 = z1 + l2 * cos(a3)
-        r3 = r2 + l3 * sin(a4)
-        z3 = z2 + l3 * cos(a4)
-        p[2] = base
-        p[3] = r1 * cy
-        p[4] = r1 * sy
-        p[5] = z1
-        p[6] = r2 * cy
-        p[7] = r2 * sy
-        p[8] = z2
-        if self._offset:
-            # The tip is the offset on from the l3 tip, in the rolled tool frame.
-            v = self._plane_offset(a4, q[4], self._v)
-            r3 += v[0]
-            z3 += v[2]
-            p[9] = r3 * cy - v[1] * sy
-            p[10] = r3 * sy + v[1] * cy
-        else:
-            p[9] = r3 * cy
-            p[10] = r3 * sy
-        p[11] = z3
-        return p
-
-    def fk(self, q, out):
-        """Tool (x, y, z mm, pitch rad) for joints q (radians), into out: the tip of
-        joint_points (whose list it refills).
-
-        The pitch is the tool's angle from vertical in the plane the base faces.
-        """
-        p = self.joint_points(q)
-        out[0] = p[9]
-        out[1] = p[10]
-        out[2] = p[11]
-        out[3] = q[1] + q[2] + q[3]
-        return out
-
-    def tool_pose(self, q, out):
-        """Tool (x, y, z mm, pitch rad in (-pi, pi]) of joints q (radians) as the protocol
-        speaks it, into out: fk's point, and the pitch measured in the direction the
-        tool reaches, so a base turned half a turn and leaning back over itself
-        reports it unchanged (fk gives it in the plane the base faces: -pitch there)."""
-        self.fk(q, out)
-        if out[0] * cos(q[0]) + out[1] * sin(q[0]) < 0.0:
-            out[3] = -out[3]
-        out[3] = wrap_angle(out[3])
-        return out
-
-    def fk_error(self, target, q, current=None):
-        # With a tool offset the base need not face the tip: the pitch is compared
-        # as the protocol reports it; without one, as FK gives it (see below).
-        p = [0.0, 0.0, 0.0, 0.0]
-        if self._offset:
-            self.tool_pose(q, p)
-        else:
-            self.fk(q, p)
-        dx = p[0] - target[0]
-        dy = p[1] - target[1]
-        dz = p[2] - target[2]
-        if self._offset:
-            d = p[3] - target[3]
-            return sqrt(dx * dx + dy * dy + dz * dz), abs(atan2(sin(d), cos(d)))
-        # Compare tool directions, not pitch numbers: a base turned half a turn
-        # reaches the same tool direction with the opposite pitch.
-        tx = target[0]
-        ty = target[1]
-        tr = sqrt(tx * tx + ty * ty)
-        if tr >= AXIS_EPS:
-            az = atan2(ty, tx)
-        elif current is not None:
-            az = current[0]     # as ik() read it; q[0] may be the base turned away
-        else:
-            az = q[0]
-        ex = sin(p[3]) * cos(q[0]) - sin(target[3]) * cos(az)
-        ey = sin(p[3]) * sin(q[0]) - sin(target[3]) * sin(az)
-        ez = cos(p[3]) - cos(target[3])
-        chord = sqrt(ex * ex + ey * ey + ez * ez)
-        return sqrt(dx * dx + dy * dy + dz * dz), 2.0 * _asin_clamped(chord / 2.0)
-
-    def ik_near(self, target, out, current):
-        """ik(target, out, current, MIN_MOTION) for a target near the one whose answer
-        current is (a line's next step): the same status, angles and elbow to the
-        bit, at less cost where it can prove the answer.
-
-        Between neighbouring steps of a path the arm barely moves, so the answer
-        is the candidate that continues current: the same half turn of the base,
-        the same elbow. Only that one is built (with ik's arithmetic and fits),
-        and it is returned where the minimum-motion choice provably picks it.
-        Every other candidate is G from it in one joint: the other elbow in the
-        elbow (its stored elbow angle is minus this one's, fitted as ik fits it),
-        the turned pair in the base yaw (the fitted yaws of the two half turns).
-        When each joint of the continued candidate is within D < (G - NEAR_FLOOR)
-        / NEAR_RATIO of current (the roll is current's, inside its limits: cost 0),
-        its cost, the squared motion summed over yaw and the pitch joints, is at
-        most 4 D^2, and by the triangle inequality another's term in that one
-        joint alone is at least (G - D)^2 > (2 D)^2; a float sum of terms >= 0
-        never falls below one of them, and the margins dwarf the rounding. So it
-        is the strictly cheapest valid candidate (the only one where the others
-        cannot fit the limits: G infinite). With zones its pose is checked as ik
-        checks its choice (the same call, the same pose).
-
-        Anything else is ik's own answer, the full solve: a tool offset, input ik
-        refuses, a failing two-link solve, the roll outside its limits, no
-        candidate within NEAR_YAW of current's yaw or one that cannot fit the
-        limits, a motion not proven small enough (near a singular pose, a big
-        step, another current), a pose in a zone.
-        """
-        try:
-            if self._offset:
-                return self.ik(target, out, current, MIN_MOTION)
-            # Each read once, as ik reads them (not 4 and 5 of them: ValueError, ik answers).
-            x, y, z, pitch = target
-            b0, b1, b2, b3, roll = current
-            # NaN and inf in current fail the comparisons below, in target the
-            # two-link solve (sin(inf) raises ValueError): ik answers them.
-            lo = self._lo_eps
-            hi = self._hi_eps
-            if not lo[4] <= roll <= hi[4]:
-                return self.ik(target, out, current, MIN_MOTION)
-            # As Arm5Solver's ik computes them, to the bit.
-            sp = sin(pitch)
-            cp = cos(pitch)
-            if not -pi < pitch <= pi:
-                pitch = atan2(sp, cp)
-            r = sqrt(x * x + y * y)
-            if r < AXIS_EPS:
-                # On the axis the yaw is current's: an infinite one would reach the
-                # whole-turn fit, which cannot count its turns (ik refuses it first).
-                if not _NEG_INF < b0 < _INF:
-                    return self.ik(target, out, current, MIN_MOTION)
-                yaw = b0
-            else:
-                yaw = atan2(y, x)
-            pair = self._pair
-            l3 = self.l3
-            st = self._links.solve_pair(z - self.base - l3 * cp, r - l3 * sp, pair)
-            if st > SINGULAR:
-                return self.ik(target, out, current, MIN_MOTION)
-            back = yaw - pi if yaw > 0 else yaw + pi
-            facing = yaw if lo[0] <= yaw <= hi[0] else self._refit(0, yaw, 1)
-            if lo[0] <= back <= hi[0]:
-                turned = back
-            else:
-                # Solver._refit's first answer inline: no turn fits.
-                t = self._turns[0]
-                turned = None if t[0] < back < t[1] or t[2] < back < t[3] else self._refit(0, back, 1)
-            # The continued half turn: its yaw, the other's (None: those candidates
-            # cannot fit), the sign the pitch joints are stored with (see _pose).
-            d0 = _INF if facing is None else facing - b0
-            if _NEAR_YAW_NEG < d0 < NEAR_YAW:
-                c = 0
-                a0 = facing
-                other = turned
-                sign = 1
-                nlo = lo
-                nhi = hi
-            else:
-                d0 = _INF if turned is None else turned - b0
-                if not _NEAR_YAW_NEG < d0 < NEAR_YAW:
-                    return self.ik(target, out, current, MIN_MOTION)
-                c = 2
-                a0 = turned
-                other = facing
-                sign = -1
-                nlo = self._neg_lo_eps
-                nhi = self._neg_hi_eps
-            # The elbow: up stores pair[0:2], its elbow angle gamma >= 0 (turned: -gamma).
-            e = 0 if (b2 >= 0.0) == (sign > 0) else 1
-            c += e
-            a1 = pair[2 * e]
-            a2 = pair[2 * e + 1]
-            a3 = pitch - pair[2] - pair[3] if e else pitch - pair[0] - pair[1]
-            if not (nlo[1] <= a1 <= nhi[1] and nlo[2] <= a2 <= nhi[2] and nlo[3] <= a3 <= nhi[3]):
-                q = self._q[c]          # its store (the fit reads joints 1-3 only)
-                q[1] = a1
-                q[2] = a2
-                q[3] = a3
-                if not self._fit_stored(q, sign, 1, 4):
-                    return self.ik(target, out, current, MIN_MOTION)
-                a1 = q[1]
-                a2 = q[2]
-                a3 = q[3]
-            # G: the other elbow's stored elbow angle as ik fits it, and the other half
-            # turn's yaw; infinite where those candidates cannot fit the limits (the
-            # other elbow's shoulder first: Solver._refit's no-turn answer inline).
-            gap = _INF
-            a = pair[2 - 2 * e]
-            if not nlo[1] <= a <= nhi[1]:
-                t = self._turns[1] if sign > 0 else self._turns_neg[1]
-                a = None if t[0] < a < t[1] or t[2] < a < t[3] else self._refit(1, a, sign)
-            if a is not None:
-                a = pair[3 - 2 * e]
-                if not nlo[2] <= a <= nhi[2]:
-                    a = self._refit(2, a, sign)
-                if a is not None:
-                    gap = a - a2 if a >= a2 else a2 - a
-            if other is not None:
-                g = other - a0 if other >= a0 else a0 - other
-                if g < gap:
-                    gap = g
-            if gap < _INF:
-                most = (gap - NEAR_FLOOR) / NEAR_RATIO
-                least = -most
-                if not least < d0 < most:
-                    return self.ik(target, out, current, MIN_MOTION)
-                if sign > 0:
-                    near = least < a1 - b1 < most and least < a2 - b2 < most and least < a3 - b3 < most
-                else:
-                    # The pose's pitch joints are minus the stored: -a - b, its size a + b's.
-                    near = least < a1 + b1 < most and least < a2 + b2 < most and least < a3 + b3 < most
-            else:
-                # The only candidate that fits, however far: ik's choice if current is
-                # finite (NaN and inf fail these; ik refuses them).
-                near = _NEG_INF < b1 < _INF and _NEG_INF < b2 < _INF and _NEG_INF < b3 < _INF
-            if not near:
-                return self.ik(target, out, current, MIN_MOTION)
-            pose = self._pose_buf
-            pose[0] = a0
-            if sign > 0:
-                pose[1] = a1
-                pose[2] = a2
-                pose[3] = a3
-            else:
-                pose[1] = -a1
-                pose[2] = -a2
-                pose[3] = -a3
-            pose[4] = roll
-            zones = self.zones
-            if zones is not None and not zones.clear(pose):
-                return self.ik(target, out, current, MIN_MOTION)
-        except (TypeError, ValueError):
-            return self.ik(target, out, current, MIN_MOTION)
-        out[0] = pose[0]
-        out[1] = pose[1]
-        out[2] = pose[2]
-        out[3] = pose[3]
-        out[4] = pose[4]
-        self.elbow = self._elbow[c]
-        return st
-
-
-def _asin_clamped(v):
-    if v >= 1.0:
-        return pi / 2
-    return atan2(v, sqrt(1.0 - v * v))

@@ -12,4 +12,6 @@ from armfw.solver import (  # noqa: F401
     NEAR_FLOOR, rule_code, fit_angle, Solver)
 from armfw.status import SINGULAR  # noqa: F401
 from armfw.planar import PlanarSolver   # noqa: F401
-from armfw.arm5 import Arm5Solver, AXIS_EPS, NEAR_YAW    # noqa: F401
+from armfw.arm5 import Arm5Solver    # noqa: F401
+from armfw.arm5fk import AXIS_EPS    # noqa: F401
+from armfw.arm5near import NEAR_YAW    # noqa: F401

@@ -43,6 +43,9 @@ other pose is checked exactly, so the first refused pose and its zone and
 link are found as without the skip. Measuring the gap and making the box
 costs about what the exact check does, so it is done only while a caller
 says the poses follow a path (track(); armfw.planner's walks do).
+
+The shapes' segment and distance geometry is armfw.zoneshapes; the board
+file's workspace section and its defaults, armfw.workspace.
 """
 
 from math import sqrt
@@ -55,13 +58,11 @@ CYLINDER = const(2)
 TOOL_BOX = const(3)
 
 LINKS = {"planar": ("upper_arm", "forearm"), "arm5": ("upper_arm", "forearm", "tool")}
-# A chain arm (armfw.chain) has one link per joint: link<i> runs from joint i's
-# origin to the next joint's (the last to the tool tip).
-CHAIN_LINK_RADIUS_MM = 10.0
 
 
 def link_names(solver):
-    """The names of the arm's links, in the order of its joint points."""
+    """The names of the arm's links, in the order of its joint points (a chain arm,
+    armfw.chain: link<i> from joint i's origin to the next joint's, the last to the tip)."""
     if solver.kind == "chain":
         return tuple("link%d" % (i + 1) for i in range(solver.n))
     return LINKS[solver.kind]
@@ -113,50 +114,6 @@ SKIP_MARGIN_MM = 0.01
 SHARE_FLOOR = 0.25
 
 
-def _default_radius(solver, name):
-    if solver.kind == "chain":
-        return CHAIN_LINK_RADIUS_MM
-    return DEFAULT_RADII[solver.kind][name]
-
-# Board-file defaults per arm kind (see firmware/PROTOCOL.md, "Workspace").
-# arm5: standing on a table at z = 0; the base and shoulder housing is a column
-# up to just above the J2 axis. planar: mounted on a post under its shoulder,
-# reaching all round it (no floor).
-DEFAULT_RADII = {
-    "arm5": {"upper_arm": 20.0, "forearm": 15.0, "tool": 8.0},
-    "planar": {"upper_arm": 15.0, "forearm": 10.0},
-}
-DEFAULT_CLEARANCE_MM = 5.0
-BASE_RADIUS_MM = 45.0       # arm5 base column
-BASE_ABOVE_J2_MM = 25.0     # the shoulder housing's top above the J2 axis
-POST_HALF_WIDTH_MM = 20.0   # planar post
-POST_BELOW_SHOULDER_MM = 30.0
-
-
-def defaults(kind, solver):
-    """The workspace section a board of this arm kind gets when it has none (a dict).
-
-    A chain arm gets none: where its base stands is the URDF's business, not a default's.
-    """
-    if kind == "chain":
-        return {"floor": None, "link_radius_mm": {}, "zones": []}
-    if kind == "arm5":
-        return {
-            "floor": {"height_mm": 0.0, "clearance_mm": DEFAULT_CLEARANCE_MM},
-            "link_radius_mm": dict(DEFAULT_RADII["arm5"]),
-            "zones": [{"name": "base", "kind": "cylinder", "x_mm": 0.0, "y_mm": 0.0,
-                       "radius_mm": BASE_RADIUS_MM, "bottom_mm": 0.0,
-                       "top_mm": solver.base + BASE_ABOVE_J2_MM, "links": ["forearm", "tool"]}],
-        }
-    return {
-        "floor": None,
-        "link_radius_mm": dict(DEFAULT_RADII["planar"]),
-        "zones": [{"name": "post", "kind": "cylinder", "x_mm": 0.0,
-                   "radius_mm": POST_HALF_WIDTH_MM, "bottom_mm": -2.0 * solver.reach,
-                   "top_mm": -POST_BELOW_SHOULDER_MM, "links": ["forearm"]}],
-    }
-
-
 class Zones:
     """Zones of one arm (its armfw.kinematics solver), links with radii; see the module doc.
 
@@ -180,6 +137,11 @@ class Zones:
         self.zone_names = [z[0] for z in zones]
         self.zone_kinds = [z[1] for z in zones]
         self.params = [list(z[2]) for z in zones]
+        # The shapes' geometry, loaded only for an arm that has zones.
+        self._shapes = None
+        if zones:
+            from armfw import zoneshapes
+            self._shapes = zoneshapes
         # Per zone and link: the zone grown by that link's radius (None: not
         # applied), so a check is comparisons only.
         self._grown = []
@@ -380,7 +342,9 @@ class Zones:
                         hit = False
                         break
                 else:
-                    hit = _segment_in_box(p, i, g) if kind == BOX else _segment_in_cylinder(p, i, g)
+                    shapes = self._shapes
+                    hit = (shapes.segment_in_box(p, i, g) if kind == BOX
+                           else shapes.segment_in_cylinder(p, i, g))
             if hit:
                 self.hit_zone = z
                 self.hit_link = l
@@ -441,7 +405,7 @@ class Zones:
                         if f > d:
                             d = f
                 else:
-                    e = _across_gap(p, i, g)
+                    e = self._shapes.across_gap(p, i, g)
                     if e > d:
                         d = e
             if turn_free[z]:
@@ -461,6 +425,7 @@ class Zones:
         segments are sampled every few mm. inf when there are no zones.
         """
         p = self.solver.joint_points(q)
+        shapes = self._shapes
         best = 1e30
         self.nearest_zone = -1
         self.nearest_link = -1
@@ -472,7 +437,7 @@ class Zones:
                 if self._grown[z][l] is None:
                     continue
                 if kind == TOOL_BOX:
-                    gap = _inside_depth(p[tip], p[tip + 1], p[tip + 2], prm, self.kind == "planar")
+                    gap = shapes.inside_depth(p[tip], p[tip + 1], p[tip + 2], prm, self.kind == "planar")
                 else:
                     i = 3 * l
                     gap = 1e30
@@ -481,7 +446,7 @@ class Zones:
                         x = p[i] + (p[i + 3] - p[i]) * f
                         y = p[i + 1] + (p[i + 4] - p[i + 1]) * f
                         h = p[i + 2] + (p[i + 5] - p[i + 2]) * f
-                        d = _distance(kind, prm, x, y, h, self.kind == "planar")
+                        d = shapes.distance(kind, prm, x, y, h, self.kind == "planar")
                         if d < gap:
                             gap = d
                     gap -= self.radii[l]
@@ -496,255 +461,14 @@ class Zones:
 SAMPLES = 32
 
 
-# The parameter interval [t0, t1] of a segment still inside the slabs clipped
-# so far; one list for every check (the firmware is single-threaded).
-_span = [0.0, 1.0]
-
-
-def _clip(a, d, lo, hi):
-    """Narrow _span to where a + t*d lies in the open interval (lo, hi); False when empty."""
-    span = _span
-    if d == 0.0:
-        return lo < a < hi
-    ta = (lo - a) / d
-    tb = (hi - a) / d
-    if ta > tb:
-        ta, tb = tb, ta
-    if ta > span[0]:
-        span[0] = ta
-    if tb < span[1]:
-        span[1] = tb
-    return span[0] < span[1]
-
-
 # How much larger (mm) the margin boxes of Zones.clear_exact are than what they
 # bound: the exact tests round at their edges, so only a segment this far clear
 # is decided by comparisons alone.
 BOX_MARGIN_MM = 1e-6
 
 
-def _segment_in_box(p, i, g):
-    """Does the segment p[i:i+3] - p[i+3:i+6] meet the open box g (x0 y0 z0 x1 y1 z1)?
-    For a segment clear_exact's margin test has not found apart from it."""
-    _span[0] = 0.0
-    _span[1] = 1.0
-    for k in range(3):
-        a = p[i + k]
-        if not _clip(a, p[i + 3 + k] - a, g[k], g[k + 3]):
-            return False
-    return True
-
-
-def _segment_in_cylinder(p, i, g):
-    """Does the segment meet the open vertical cylinder g (x, y, radius^2, bottom, top)?
-    For a segment clear_exact's margin test has not found apart from it."""
-    _span[0] = 0.0
-    _span[1] = 1.0
-    az = p[i + 2]
-    if not _clip(az, p[i + 5] - az, g[3], g[4]):
-        return False
-    t0 = _span[0]
-    t1 = _span[1]
-    # Horizontal distance from the axis, a quadratic in t: its least value on [t0, t1].
-    hx = p[i] - g[0]
-    hy = p[i + 1] - g[1]
-    dx = p[i + 3] - p[i]
-    dy = p[i + 4] - p[i + 1]
-    dd = dx * dx + dy * dy
-    t = t0
-    if dd > 0.0:
-        t = -(hx * dx + hy * dy) / dd
-        if t < t0:
-            t = t0
-        elif t > t1:
-            t = t1
-    hx += dx * t
-    hy += dy * t
-    return hx * hx + hy * hy < g[2]
-
-
-def _across_gap(p, i, g):
-    """How far (mm) the segment p[i:i+3] - p[i+3:i+6] passes outside the grown radius g[5]
-    of the vertical axis at (g[0], g[1]), measured across the axis (<= 0: within it)."""
-    hx = p[i] - g[0]
-    hy = p[i + 1] - g[1]
-    dx = p[i + 3] - p[i]
-    dy = p[i + 4] - p[i + 1]
-    dd = dx * dx + dy * dy
-    if dd > 0.0:
-        t = -(hx * dx + hy * dy) / dd
-        if t > 1.0:
-            t = 1.0
-        if t > 0.0:
-            hx += dx * t
-            hy += dy * t
-    return sqrt(hx * hx + hy * hy) - g[5]
-
-
-def _distance(kind, prm, x, y, z, planar):
-    """Signed distance (mm) from a point to a keep-out zone (< 0 inside)."""
-    if kind == FLOOR:
-        return z - prm[0] - prm[1]
-    if kind == CYLINDER:
-        dx = x - prm[0]
-        dy = 0.0 if planar else y - prm[1]
-        radial = sqrt(dx * dx + dy * dy) - prm[2]
-        vertical = max(prm[3] - z, z - prm[4])
-        return _box_like(radial, vertical)
-    # BOX
-    ex = max(prm[0] - x, x - prm[3])
-    ey = -1e30 if planar else max(prm[1] - y, y - prm[4])
-    ez = max(prm[2] - z, z - prm[5])
-    out = 0.0
-    for e in (ex, ey, ez):
-        if e > 0.0:
-            out += e * e
-    if out > 0.0:
-        return sqrt(out)
-    return max(ex, ey, ez)
-
-
-def _box_like(a, b):
-    if a > 0.0 and b > 0.0:
-        return sqrt(a * a + b * b)
-    return a if a > b else b
-
-
-def _inside_depth(x, y, z, prm, planar):
-    """How far (mm) the point is inside the stay-in box prm (< 0: outside)."""
-    d = min(x - prm[0], prm[3] - x, z - prm[2], prm[5] - z)
-    if not planar:
-        d = min(d, y - prm[1], prm[4] - y)
-    return d
-
-
-# -- the board file's workspace section ------------------------------------
-
-
-def _corners(d, where, dims, num, error):
-    lo = []
-    hi = []
-    for key, out in (("min_mm", lo), ("max_mm", hi)):
-        v = d.get(key)
-        if not isinstance(v, list) or len(v) != dims:
-            raise error("%s.%s: must be a list of %d numbers" % (where, key, dims))
-        for k in range(dims):
-            out.append(num({key: v[k]}, key, where))
-    for k in range(dims):
-        if lo[k] >= hi[k]:
-            raise error("%s.min_mm: %r must be below max_mm %r" % (where, lo[k], hi[k]))
-    if dims == 2:       # planar (x, y) into the (x, 0, y) frame
-        return [lo[0], 0.0, lo[1], hi[0], 0.0, hi[1]]
-    return lo + hi
-
-
-WORKSPACE_KEYS = ("floor", "link_radius_mm", "tool_box", "zones")
-ZONE_KEYS = {"box": ("name", "kind", "min_mm", "max_mm", "links"),
-             "cylinder": ("name", "kind", "x_mm", "y_mm", "radius_mm", "bottom_mm", "top_mm", "links")}
-
-
-def _known_links(names, field, kind, links, error):
-    for name in names:
-        if name not in links:
-            raise error("%s: %r is not a link of the %s arm (%s)" % (field, name, kind, ", ".join(links)))
-
-
 def from_description(section, solver, where, number, error):
-    """Zones for solver from a board file's workspace section (None: the arm kind's defaults).
-
-    number(d, key, where, positive): the board loader's number check;
-    error: its exception class, raised naming the bad field.
-
-    Keys missing from the section take the default; "floor": null and
-    "zones": [] switch those off. Raises error naming the bad field, or
-    when the arm's home pose is not clear.
-    """
-    def num(d, key, w, default=None, positive=False):
-        if key not in d and default is not None:
-            return default
-        return float(number(d, key, w, positive))
-
-    kind = solver.kind
-    where = where + ".workspace"
-    base = defaults(kind, solver)
-    if section is None:
-        section = {}
-    if not isinstance(section, dict):
-        raise error("%s: must be an object" % where)
-    for key in section:
-        if key not in WORKSPACE_KEYS:
-            raise error("%s.%s: unknown setting (known: %s)" % (where, key, ", ".join(WORKSPACE_KEYS)))
-    links = link_names(solver)
-    dims = 2 if kind == "planar" else 3
-
-    radii_d = section.get("link_radius_mm", base["link_radius_mm"])
-    if not isinstance(radii_d, dict):
-        raise error("%s.link_radius_mm: must be an object" % where)
-    _known_links(radii_d, where + ".link_radius_mm", kind, links, error)
-    radii = [num(radii_d, name, where + ".link_radius_mm", _default_radius(solver, name))
-             for name in links]
-    for name, r in zip(links, radii):
-        if r < 0:
-            raise error("%s.link_radius_mm.%s: must be >= 0, got %r" % (where, name, r))
-
-    every = tuple(range(len(links)))
-    zones = []
-    floor = section.get("floor", base["floor"])
-    if floor is not None:
-        fw = where + ".floor"
-        if not isinstance(floor, dict):
-            raise error("%s: must be an object or null" % fw)
-        clearance = num(floor, "clearance_mm", fw, DEFAULT_CLEARANCE_MM)
-        if clearance < 0:
-            raise error("%s.clearance_mm: must be >= 0, got %r" % (fw, clearance))
-        zones.append(("floor", FLOOR, [num(floor, "height_mm", fw, 0.0), clearance, 0.0, 0.0, 0.0, 0.0],
-                      every))
-    box = section.get("tool_box")
-    if box is not None:
-        if not isinstance(box, dict):
-            raise error("%s.tool_box: must be an object or null" % where)
-        zones.append(("tool_box", TOOL_BOX, _corners(box, where + ".tool_box", dims, num, error),
-                      (len(links) - 1,)))
-    listed = section.get("zones", base["zones"])
-    if not isinstance(listed, list):
-        raise error("%s.zones: must be a list" % where)
-    names = [z[0] for z in zones]
-    for i, z in enumerate(listed):
-        zw = "%s.zones[%d]" % (where, i)
-        if not isinstance(z, dict):
-            raise error("%s: must be an object" % zw)
-        zkind = z.get("kind")
-        if zkind not in ZONE_KEYS:
-            raise error("%s.kind: must be one of %s, got %r" % (zw, ", ".join(ZONE_KEYS), zkind))
-        for key in z:
-            if key not in ZONE_KEYS[zkind] or (key == "y_mm" and dims == 2):
-                raise error("%s.%s: not a %s setting" % (zw, key, zkind))
-        name = z.get("name")
-        if not isinstance(name, str) or not name or " " in name:
-            raise error("%s.name: must be a word, got %r" % (zw, name))
-        if name in names:
-            raise error("%s.name: %s is used twice" % (zw, name))
-        names.append(name)
-        applies = z.get("links")
-        if applies is None:
-            applies = links
-        elif not isinstance(applies, list):
-            raise error("%s.links: must be a list of link names" % zw)
-        _known_links(applies, zw + ".links", kind, links, error)
-        applies = tuple(k for k in every if links[k] in applies)
-        if zkind == "box":
-            zones.append((name, BOX, _corners(z, zw, dims, num, error), applies))
-        else:
-            bottom = num(z, "bottom_mm", zw)
-            top = num(z, "top_mm", zw)
-            if bottom >= top:
-                raise error("%s.bottom_mm: %r must be below top_mm %r" % (zw, bottom, top))
-            zones.append((name, CYLINDER, [num(z, "x_mm", zw, 0.0),
-                                           0.0 if dims == 2 else num(z, "y_mm", zw, 0.0),
-                                           num(z, "radius_mm", zw, positive=True), bottom, top, 0.0],
-                          applies))
-    result = Zones(solver, radii, zones)
-    if not result.clear(solver.home):
-        raise error("%s: the home pose puts the %s in zone %s" % (
-            where, result.link_names[result.hit_link], result.zone_names[result.hit_zone]))
-    return result
+    """Zones for solver from a board file's workspace section: armfw.workspace, loaded
+    for the board loader only."""
+    from armfw.workspace import from_description
+    return from_description(section, solver, where, number, error)

@@ -32,7 +32,7 @@ default workspace). Where the home pose already reaches below that plane
 the root frame is not the table: no floor, and a note says so. With the
 floor comes the base: the root link runs from the table up to the first
 joint, so where that joint turns about a vertical axis above the table, a
-keep-out cylinder of BASE_RADIUS_MM (armfw.zones' default for the arm5's
+keep-out cylinder of BASE_RADIUS_MM (armfw.workspace's default for the arm5's
 column: meshes are never loaded) stands on the floor around that axis, up
 to the first joint's origin, for every link from the third on (the first
 turns on top of it, the second is the upper arm hinged to it, as on the
@@ -44,7 +44,7 @@ import math
 import numpy as np
 
 from armctl import chain as chain_mod
-from armfw.zones import BASE_RADIUS_MM
+from armfw.workspace import BASE_RADIUS_MM
 
 SERVO = {"center_us": 1500, "us_per_rad": 424.448, "min_us": 500, "max_us": 2500}
 SERVO_RANGE_DEG = 135.0       # what the default window reaches either side of centre

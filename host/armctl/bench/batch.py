@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from armctl import batch
+from armctl import batch, batch_math
 from armctl.bench import targets as bench_targets
 
 COUNT = 20000
@@ -66,5 +66,5 @@ def run(short=False):
     return {"planar": run_arm(bench_targets.PLANAR, count, 11),
             "arm5": run_arm(bench_targets.ARM5, count, 12),
             # Which arctan2 the 5-joint path used: numpy's own is vectorised only
-            # with AVX-512; without, armctl.batch's (_atan2) beats its libm calls.
-            "arctan2": "armctl.batch._atan2" if batch.OWN_ATAN2 else "numpy"}
+            # with AVX-512; without, armctl.batch_math.atan2 beats its libm calls.
+            "arctan2": "armctl.batch_math.atan2" if batch_math.OWN_ATAN2 else "numpy"}
