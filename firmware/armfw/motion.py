@@ -17,10 +17,11 @@ workspace halfway is refused before the first pulse. begin() checks, each
 step() sends one step and returns how long to wait; run() is begin() plus
 waiting, for Python calls at the REPL.
 
-Speed: each step lasts step_ms and no joint moves more than speed * step_ms
-in one step. Joint moves are split evenly; a straight line advances the tool
-line_step_mm per step, and takes shorter steps where that would turn a joint
-too fast. A line that would need a joint to jump is refused.
+Speed: each step lasts step_ms. A joint move is one synchronized trapezoid
+within every joint's speed and acceleration; a straight line ramps the
+tool's speed within its acceleration (armfw.profile) and takes shorter
+steps where a joint would turn too fast. A line that would need a joint to
+jump is refused.
 """
 
 from math import pi
