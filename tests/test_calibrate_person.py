@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Calibration a person can trust: the simulator holds a hidden physical arm (its true servo
 maps and tool), a simulated person sees only what a person sees (the screen, and the arm
-through armctl.sim.Camera), and the calibration is checked against that truth."""
+through armctl.sim_camera.Camera), and the calibration is checked against that truth."""
 
 import argparse
 import contextlib
