@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from armctl import calibrate as cal
+from armctl import calibrate_fit, calibrate_store
 from armctl import cli
 from armctl.commands import calibrate as calibrate_command
 from armctl.deploy import restart
@@ -28,7 +29,7 @@ def test_servo_fit_two_poses_by_hand():
     # Servo reversed, 400 us/rad, sits 30 us above centre at math zero:
     # offset = 30 us / 400 us/rad = 0.075 rad = 4.2972 deg; at +90 deg the
     # pulse is 1530 - 400 * pi/2 = 901.68 us.
-    fit = cal.fit_servo([0.0, math.pi / 2], [1530, 1530 - 400 * math.pi / 2], 1500)
+    fit = calibrate_fit.fit_servo([0.0, math.pi / 2], [1530, 1530 - 400 * math.pi / 2], 1500)
     assert fit["sign"] == -1
     assert fit["us_per_rad"] == pytest.approx(400.0, abs=1e-3)
     assert fit["offset_deg"] == pytest.approx(4.2972, abs=1e-3)
@@ -38,7 +39,7 @@ def test_servo_fit_two_poses_by_hand():
 def test_servo_fit_residuals_show_a_bent_servo():
     # Three poses, the middle pulse 6 us off a straight line: least squares
     # spreads it as +4, -2 ... the residuals sum to zero and the middle one is 2/3 of 6.
-    fit = cal.fit_servo([0.0, math.pi / 4, math.pi / 2], [1500, 1500 + 424.448 * math.pi / 4 + 6,
+    fit = calibrate_fit.fit_servo([0.0, math.pi / 4, math.pi / 2], [1500, 1500 + 424.448 * math.pi / 4 + 6,
                                                           1500 + 424.448 * math.pi / 2], 1500)
     assert sum(fit["residual_us"]) == pytest.approx(0, abs=1e-3)
     assert fit["residual_us"][1] == pytest.approx(4.0, abs=1e-3)
@@ -47,16 +48,16 @@ def test_servo_fit_residuals_show_a_bent_servo():
 
 def test_servo_fit_refuses_degenerate_input():
     with pytest.raises(ValueError):
-        cal.fit_servo([0.5, 0.5], [1500, 1600], 1500)
+        calibrate_fit.fit_servo([0.5, 0.5], [1500, 1600], 1500)
     with pytest.raises(ValueError, match="connected"):
-        cal.fit_servo([0.0, 1.0], [1500, 1500], 1500)
+        calibrate_fit.fit_servo([0.0, 1.0], [1500, 1500], 1500)
 
 
 def test_length_fit_planar_by_hand():
     # True arm 110/90 mm against the board's 100/80: stretched along x the tip
     # is at 200 mm, stretched along y at (0, 200), elbow at +90 deg at (110, 90).
     arm = boardlib.load(str(BOARDS / "sim_planar.json")).solver
-    report = cal.fit_lengths(arm, [[0, 0], [math.pi / 2, 0], [0, math.pi / 2]],
+    report = calibrate_fit.fit_lengths(arm, [[0, 0], [math.pi / 2, 0], [0, math.pi / 2]],
                              [[200, 0], [0, 200], [110, 90]])
     assert report["lengths"] == {"l1_mm": pytest.approx(110, abs=1e-6), "l2_mm": pytest.approx(90, abs=1e-6)}
     # Nominal model misses: 20 mm, 20 mm, hypot(10, 10) mm.
@@ -77,7 +78,7 @@ def test_length_fit_arm5_recovers_lengths_and_reports_noise():
         z = base + l1 * math.cos(a2) + l2 * math.cos(a3) + l3 * math.cos(a4)
         noise = 0.5 if k % 2 else -0.5
         measured.append([s * math.cos(q[0]) + noise, s * math.sin(q[0]), z - noise])
-    report = cal.fit_lengths(arm, poses, measured)
+    report = calibrate_fit.fit_lengths(arm, poses, measured)
     for name, true in (("l1_mm", l1), ("l2_mm", l2), ("l3_mm", l3), ("base_mm", base)):
         assert report["lengths"][name] == pytest.approx(true, abs=1.0)
     assert report["rms_before_mm"] > 5.0      # the model error is visible...
@@ -88,18 +89,18 @@ def test_length_fit_refuses_poses_that_cannot_separate_lengths():
     arm = boardlib.load(str(BOARDS / "sim_planar.json")).solver
     # Elbow straight in every pose: only l1 + l2 is observable.
     with pytest.raises(ValueError, match="varied"):
-        cal.fit_lengths(arm, [[0, 0], [0.5, 0], [1.0, 0]], [[180, 0], [158, 86], [97, 151]])
+        calibrate_fit.fit_lengths(arm, [[0, 0], [0.5, 0], [1.0, 0]], [[180, 0], [158, 86], [97, 151]])
 
 
 def test_calibration_file_keeps_skipped_joints_and_loads(tmp_path):
     board = boardlib.load(str(BOARDS / "sim_arm5.json"))
     # 400 us/rad leaves room for a 20 us offset inside 500..2500 us at +-135 deg.
-    fits = {1: cal.fit_servo([0.0, math.pi / 2], [1520, 1520 + 400 * math.pi / 2], 1500)}
-    data = cal.calibration_file(board, fits)
+    fits = {1: calibrate_fit.fit_servo([0.0, math.pi / 2], [1520, 1520 + 400 * math.pi / 2], 1500)}
+    data = calibrate_store.calibration_file(board, fits)
     assert len(data["joints"]) == 5
     assert data["joints"][0] == {"offset_deg": 0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500}
     path = tmp_path / "calibration.json"
-    cal.write_json_atomically(path, data)
+    calibrate_store.write_json_atomically(path, data)
     assert not (tmp_path / "calibration.json.tmp").exists()
     loaded = boardlib.load(str(BOARDS / "sim_arm5.json"), calibration=str(path))
     assert loaded.servos.pulse(1, 0.0) == 1520
@@ -109,10 +110,10 @@ def test_calibration_file_keeps_skipped_joints_and_loads(tmp_path):
 def test_calibration_that_breaks_a_limit_window_is_refused():
     board = boardlib.load(str(BOARDS / "sim_arm5.json"))
     # 30 deg of offset: +135 deg would need 1500 + 165 deg * 424.448 us/rad = 2722 us > 2500.
-    fits = {1: cal.fit_servo([0.0, math.pi / 2], [1500 + 30 * RAD * 424.448,
+    fits = {1: calibrate_fit.fit_servo([0.0, math.pi / 2], [1500 + 30 * RAD * 424.448,
                                                   1500 + 120 * RAD * 424.448], 1500)}
     with pytest.raises(boardlib.BoardError, match="pulse window"):
-        cal.check_calibration(BOARDS / "sim_arm5.json", cal.calibration_file(board, fits))
+        calibrate_store.check_calibration(BOARDS / "sim_arm5.json", calibrate_store.calibration_file(board, fits))
 
 
 # -- the guided session end to end on the simulator ---------------------------
@@ -224,7 +225,7 @@ def test_guided_calibration_recovers_a_known_miscalibration(micropython, tmp_pat
         on_flash = json.loads((sim.flash_dir / "calibration.json").read_text())
         assert on_flash == {key: saved[key] for key in on_flash}
         assert sorted(on_flash) == ["board", "date", "joints", "residuals_us", "version"]
-        assert on_flash["board"] == "sim_arm5" and on_flash["version"] == cal.FORMAT_VERSION
+        assert on_flash["board"] == "sim_arm5" and on_flash["version"] == calibrate_store.FORMAT_VERSION
         # Two poses per joint: a fitted line meets both pulses; where the board's own values
         # were kept, each pulse is its exact value rounded to a whole microsecond.
         assert sorted(on_flash["residuals_us"]) == sorted(truth.solver.names)
@@ -296,21 +297,21 @@ def test_calibration_file_carries_forward_what_is_not_a_joint_fit():
                "tool_mm": [0, 8, 35], "probe_mm": 12.5}
     fits = {j: {"offset_deg": -1.0, "sign": -1, "us_per_rad": 420.0, "center_us": 1500, "residual_us": [0.0]}
             for j in range(5)}
-    data = cal.calibration_file(board, fits, earlier)
+    data = calibrate_store.calibration_file(board, fits, earlier)
     # Every joint measured: only the new fits, none of the earlier joint entries.
     assert data["joints"] == [{"offset_deg": -1.0, "sign": -1, "us_per_rad": 420.0, "center_us": 1500}] * 5
     assert data["tool_mm"] == [0, 8, 35] and data["probe_mm"] == 12.5
-    lines = cal.carried_forward(board, earlier, fits)
+    lines = calibrate_store.carried_forward(board, earlier, fits)
     assert lines == ["kept tool offset 0 / 8 / 35 mm from the earlier calibration",
                      "kept probe_mm 12.5 from the earlier calibration"]
-    dropped = cal.calibration_file(board, fits, earlier, drop={"tool_mm": "dropped"})
+    dropped = calibrate_store.calibration_file(board, fits, earlier, drop={"tool_mm": "dropped"})
     assert "tool_mm" not in dropped and dropped["probe_mm"] == 12.5
     # The tcp step measures no joint: all five keep their earlier entries.
-    assert cal.calibration_file(board, {}, earlier)["joints"] == earlier["joints"]
-    assert cal.carried_forward(board, earlier, (), {"tool_mm": "replaced"})[:2] == [
+    assert calibrate_store.calibration_file(board, {}, earlier)["joints"] == earlier["joints"]
+    assert calibrate_store.carried_forward(board, earlier, (), {"tool_mm": "replaced"})[:2] == [
         "kept the servo calibration of every joint from the earlier calibration",
         "replaced tool offset 0 / 8 / 35 mm of the earlier calibration"]
-    assert cal.carried_forward(board, {}, {3: fits[3]}) == [
+    assert calibrate_store.carried_forward(board, {}, {3: fits[3]}) == [
         "no earlier servo calibration on the board: base, shoulder, elbow, wrist_roll keep the board file's values"]
 
 

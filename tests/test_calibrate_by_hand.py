@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""`calibrate --by-hand`'s procedure (armctl.calibrate.ByHand) on the SO-101 board, against
+"""`calibrate --by-hand`'s procedure (armctl.calibrate_by_hand.ByHand) on the SO-101 board, against
 fake STS3215 servos (tests/fake_uart.py) that a simulated person turns with the torque off.
 
 The person's arm has horns mounted off by known angles and joints that stop at
@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_uart import FakeSTSBus  # noqa: E402
 
-from armctl import calibrate  # noqa: E402
+from armctl import calibrate_by_hand, calibrate_store  # noqa: E402
 from armfw import board as board_file, drivers  # noqa: E402
 from armfw.servobus import Bus  # noqa: E402
 from armfw.sts import STSServos  # noqa: E402
@@ -74,7 +74,7 @@ def setup():
     out = [0] * len(ids)
     person = Person(bus, ids[:5])
     said = []
-    session = calibrate.ByHand(lambda: list(driver.positions(out)), driver.off, person.ask, person.moving,
+    session = calibrate_by_hand.ByHand(lambda: list(driver.positions(out)), driver.off, person.ask, person.moving,
                                said.append)
     return b, bus, ids, session, person, said
 
@@ -95,9 +95,9 @@ def test_by_hand_finds_each_horns_offset_and_each_joints_stops(tmp_path):
         assert limits[j]["max_deg"] == pytest.approx(hi - 1.0, abs=0.1)
     # Written out, the board loads with them, and the known pose maps to the ticks it read.
     cal = tmp_path / "calibration.json"
-    cal.write_text(json.dumps(calibrate.calibration_file(b, fits)))
+    cal.write_text(json.dumps(calibrate_store.calibration_file(b, fits)))
     board_path = tmp_path / "so101.json"
-    board_path.write_text(json.dumps(calibrate.limits_into(json.loads(SO101.read_text()), limits)))
+    board_path.write_text(json.dumps(calibrate_by_hand.limits_into(json.loads(SO101.read_text()), limits)))
     calibrated = board_file.load(str(board_path), calibration=str(cal))
     for j in range(5):
         assert calibrated.servos.pulse(j, 0.0) == tick(j, 0.0)
@@ -109,7 +109,7 @@ def test_a_range_across_the_servos_tick_zero_is_refused_naming_the_joint():
     b, bus, ids, session, person, said = setup()
     HORN_OFF_DEG[4] += 175.0            # the roll's horn half a turn round: its range wraps
     try:
-        with pytest.raises(calibrate.ByHandError, match=r"^wrist_roll: the range crosses the servo's tick 0"):
+        with pytest.raises(calibrate_by_hand.ByHandError, match=r"^wrist_roll: the range crosses the servo's tick 0"):
             session.run(b)
     finally:
         HORN_OFF_DEG[4] -= 175.0
@@ -118,8 +118,8 @@ def test_a_range_across_the_servos_tick_zero_is_refused_naming_the_joint():
 def test_a_joint_not_moved_is_named():
     b, bus, ids, session, person, said = setup()
     ticks = [tick(j, 0.0) for j in range(5)]
-    with pytest.raises(calibrate.ByHandError, match=r"^elbow_flex: it moved only 3 ticks"):
-        calibrate.by_hand_fit(b, ticks, [(t - 200, t + 200) if j != 2 else (t, t + 3) for j, t in enumerate(ticks)])
+    with pytest.raises(calibrate_by_hand.ByHandError, match=r"^elbow_flex: it moved only 3 ticks"):
+        calibrate_by_hand.by_hand_fit(b, ticks, [(t - 200, t + 200) if j != 2 else (t, t + 3) for j, t in enumerate(ticks)])
 
 
 def test_calibrate_by_hand_from_the_command_line_writes_the_board_file(tmp_path, monkeypatch):

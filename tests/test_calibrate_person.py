@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Calibration a person can trust: the simulator holds a hidden physical arm (its true servo
 maps and tool), a simulated person sees only what a person sees (the screen, and the arm
-through armctl.sim.Camera), and the calibration is checked against that truth."""
+through armctl.sim_camera.Camera), and the calibration is checked against that truth."""
 
 import argparse
 import contextlib
@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from armctl import calibrate as cal
+from armctl import calibrate_fit, calibrate_store
 from armctl import cli, tcp
 from armctl.commands import calibrate as calibrate_command
 from armctl.link import Link
@@ -235,7 +235,7 @@ def test_pulse_windows_are_checked_as_each_joint_is_measured(micropython, tmp_pa
 def test_the_suggested_limit_is_the_last_one_the_window_takes():
     board = boardlib.load(str(BOARDS / "sim_arm5.json"))
     fit = {"offset_deg": 7.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500}
-    [line] = cal.window_misses(board, 1, fit)
+    [line] = calibrate_fit.window_misses(board, 1, fit)
     assert "narrow max_deg to 127.9" in line
     zero = 1500 + 7.0 * RAD * 424.448
     assert zero + 127.9 * RAD * 424.448 <= 2500 < zero + 128.0 * RAD * 424.448
@@ -471,7 +471,7 @@ def test_the_last_check_names_no_temporary_file():
     board = boardlib.load(str(BOARDS / "sim_arm5.json"))
     fit = {"offset_deg": 7.0, "sign": 1, "us_per_rad": 424.448, "center_us": 1500}
     with pytest.raises(boardlib.BoardError) as refused:
-        cal.check_calibration(BOARDS / "sim_arm5.json", cal.calibration_file(board, {1: fit}))
+        calibrate_store.check_calibration(BOARDS / "sim_arm5.json", calibrate_store.calibration_file(board, {1: fit}))
     assert str(refused.value).startswith(str(BOARDS / "sim_arm5.json") + "+the new calibration.joints[1].max_deg")
     # No other path than the board file's (a temporary folder was named here once).
     assert str(refused.value).count("/") == str(BOARDS / "sim_arm5.json").count("/")

@@ -20,7 +20,8 @@ import pytest
 
 from armctl import chain as chain_mod
 from armctl import cli
-from armctl.fallback import Mover, PULSE_GRID_TOLERANCE_MM
+from armctl.fallback import Mover
+from armctl.fallback_line import PULSE_GRID_TOLERANCE_MM
 from armctl.link import Link
 from armctl.sim import Simulator
 from armfw import board, status

@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
-from armctl import calibrate as cal
+from armctl import calibrate_store
 
 # A writer killed (SIGKILL: no cleanup, no buffered output flushed) at one point of
-# armctl.calibrate.write_json_atomically, by wrapping the call that comes next.
+# armctl.calibrate_store.write_json_atomically, by wrapping the call that comes next.
 CHILD = r"""
 import json, os, signal, sys
-from armctl import calibrate as cal
+from armctl import calibrate_store
 
 point, what, path = sys.argv[1:4]
 new = json.loads(sys.argv[4])
@@ -44,10 +44,10 @@ elif point == "after rename, before the folder's fsync":
         cut()
     os.replace = replace
 if what == "progress":
-    progress = cal.Progress(path, "sim_arm5", [0.0, 90.0])
+    progress = calibrate_store.Progress(path, "sim_arm5", [0.0, 90.0])
     progress.record(1, 1, new["pulses"]["1"][1])
 else:
-    cal.write_json_atomically(path, new)
+    calibrate_store.write_json_atomically(path, new)
 cut()                                   # "done": the cut right after the write returned
 """
 
@@ -76,7 +76,7 @@ def test_a_cut_at_any_point_leaves_the_old_file_or_the_new_one_whole(tmp_path, w
     assert json.loads(path.read_text()) == expected
     if what == "progress":
         # The next run resumes from that file and says what it holds.
-        assert cal.Progress(str(path), "sim_arm5", [0.0, 90.0]).recorded(1) == expected["pulses"]["1"]
+        assert calibrate_store.Progress(str(path), "sim_arm5", [0.0, 90.0]).recorded(1) == expected["pulses"]["1"]
     # A cut before the rename leaves at most a stale .tmp: the next write goes through it.
-    cal.write_json_atomically(str(path), new)
+    calibrate_store.write_json_atomically(str(path), new)
     assert json.loads(path.read_text()) == new and not os.path.exists(str(path) + ".tmp")

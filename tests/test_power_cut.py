@@ -20,7 +20,8 @@ import subprocess
 import pytest
 
 from armctl import FIRMWARE_DIR, upy
-from armctl.sim import Simulator, install
+from armctl.sim import Simulator
+from armctl.sim_flash import install
 from conftest import BOARDS
 
 ARM5 = BOARDS / "sim_arm5.json"

@@ -4,7 +4,9 @@
 A folder plays the board's flash: the firmware (main.py, armfw/) and the
 board file (as board.json) are copied into it, like `armctl deploy` does, and
 the interpreter runs main.py from it with the simulated servo driver
-(armfw.simservo), which appends every pulse to a log beside the flash.
+(armfw.simservo), which appends every pulse to a log beside the flash
+(armctl.sim_flash). armctl.sim_tty holds the terminal and process plumbing
+under the pseudo-terminal, armctl.sim_camera the physical arm behind it.
 
 Two ways to talk to it:
 
@@ -25,24 +27,25 @@ Two ways to talk to it:
         sim.pulses()                # [(t_ms, channel, us), ...]
 """
 
+
 import fcntl
 import os
 import select
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import termios
 import threading
 import time
-import tty
 from pathlib import Path
 
 from armctl import FIRMWARE_DIR, sim_boot, upy
+from armctl.sim_camera import Camera
+from armctl.sim_flash import install, parse_pulses, pulse_log
+from armctl.sim_tty import SETTLE_S, cooked, one_enter, queued, raw_no_echo, safe_to_interrupt, stopped
 
-LOG_NAME = "pulses.log"
 LOCK_SUFFIX = ".lock"
 # machine.reset() ends the interpreter with this code: a hard reset, main.py runs next.
 HARD_RESET_EXIT = 99
@@ -59,8 +62,6 @@ HOLD_AFTER_INTERRUPT_S = 0.5
 # one that computes without waiting for this long gets it anyway (a boot that slow
 # would not).
 INSIST_AFTER_S = 5.0
-# How long to wait for the kernel to stop the interpreter, or to queue a byte for it.
-SETTLE_S = 0.1
 FINAL_WORDS = (b"ok", b"error")
 # Output kept for a host that reads the pty slowly (or not at all), bytes.
 BACKLOG_MAX = 1 << 20
@@ -68,180 +69,6 @@ BACKLOG_MAX = 1 << 20
 
 class SimulatorError(RuntimeError):
     """The simulator could not start or stopped answering."""
-
-
-def install(flash_dir, board, calibration=None, firmware_dir=FIRMWARE_DIR, reset_calibration=False):
-    """Copy the firmware and the board file (as board.json) into flash_dir, like a deploy.
-
-    The calibration.json the flash holds is kept, as `armctl deploy` keeps it,
-    unless calibration replaces it or reset_calibration removes it.
-    """
-    flash = Path(flash_dir)
-    flash.mkdir(parents=True, exist_ok=True)
-    shutil.copy(Path(firmware_dir) / "main.py", flash / "main.py")
-    package = flash / "armfw"
-    if package.exists():
-        shutil.rmtree(package)
-    shutil.copytree(Path(firmware_dir) / "armfw", package,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    shutil.copy(board, flash / "board.json")
-    if calibration is not None:
-        shutil.copy(calibration, flash / "calibration.json")
-    elif reset_calibration and (flash / "calibration.json").exists():
-        (flash / "calibration.json").unlink()
-
-
-class Camera:
-    """What a person sees of the simulated arm: where its joints and tool tip physically are.
-
-    truth: a file in calibration.json's form holding the physical arm's servo
-    maps and tool offset, the ones a perfect calibration would find; fields it
-    lacks are the board file's. The firmware never sees it: the camera reads
-    the pulses the servos got through it (the true map may put the board
-    file's limits outside their pulse windows, as a real arm may).
-    """
-
-    def __init__(self, board_path, truth_path):
-        import json
-        from armfw import board as boardlib
-        from armfw.numeric import DEG
-        from armfw.servo import ServoMap
-        with open(board_path) as f:
-            data = json.load(f)
-        with open(truth_path) as f:
-            truth = json.load(f)
-        if boardlib.TOOL in truth:
-            data["arm"][boardlib.TOOL] = truth[boardlib.TOOL]
-        self.board = boardlib.from_dict(data, str(board_path))       # the board file's limits, the true tool
-        s = self.board.servos
-        true = [dict(entry) for entry in truth.get("joints", [{}] * s.n)]
-        for j, entry in enumerate(true):
-            for key, value in (("offset_deg", s.offsets[j] / DEG), ("sign", s.signs[j]),
-                               ("us_per_rad", s.us_per_rad[j]), ("center_us", s.center_us[j])):
-                entry.setdefault(key, value)
-        self.servos = ServoMap(s.channels, [e["offset_deg"] * DEG for e in true], [e["sign"] for e in true],
-                               [e["center_us"] for e in true], [e["us_per_rad"] for e in true],
-                               list(s.min_us), list(s.max_us))
-
-    def joints(self, pulses):
-        """The physical joint angles (radians) the latest pulse per channel puts the arm at
-        (None for a joint whose servo got none); pulses: Simulator.pulses()."""
-        latest = {}
-        for _, channel, us in pulses:
-            if us > 0:
-                latest[channel] = us
-        return [self.servos.angle(j, latest[ch]) if ch in latest else None
-                for j, ch in enumerate(self.servos.channels)]
-
-    def tip(self, pulses):
-        """The tool tip (x, y, z mm) where the arm physically holds it; None before every servo has a pulse."""
-        q = self.joints(pulses)
-        if None in q:
-            return None
-        return tuple(self.board.solver.fk(q, [0.0] * len(self.board.solver.targets))[:3])
-
-
-def pulse_log(flash_dir):
-    """Where the simulator with this flash folder records its pulses: beside the flash."""
-    return flash_dir.parent / (flash_dir.name + "-" + LOG_NAME)
-
-
-def parse_pulses(text):
-    """(t_ms, channel, us) tuples from a pulse log's text."""
-    out = []
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) == 3:
-            out.append((int(parts[0]), int(parts[1]), int(parts[2])))
-    return out
-
-
-def _cooked(data, after_cr):
-    """A board's console output: a lone LF goes out as CR LF (the REPL already sends CR LF).
-
-    after_cr: whether the previous chunk ended in CR. Returns (data, after_cr).
-    """
-    out = data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
-    if after_cr and data.startswith(b"\n"):
-        out = out[1:]
-    return out, data.endswith(b"\r")
-
-
-def _one_enter(data, after_cr):
-    """Host input with the LF of each CR LF dropped. after_cr: the previous chunk ended in CR."""
-    out = data.replace(b"\r\n", b"\r")
-    if after_cr and out.startswith(b"\n"):
-        out = out[1:]
-    return out, data.endswith(b"\r")
-
-
-def _proc_fields(pid, name):
-    """The text of /proc/PID/NAME."""
-    with open("/proc/%d/%s" % (pid, name)) as f:
-        return f.read()
-
-
-def _stopped(pid):
-    """Wait until pid is stopped (SIGSTOP is delivered asynchronously); False if it does not stop."""
-    deadline = time.monotonic() + SETTLE_S
-    while _proc_fields(pid, "stat").rpartition(")")[2].split()[0] not in ("T", "t"):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.0002)
-    return True
-
-
-# System calls in which the interpreter waits for input or for time (Linux numbers:
-# read of fd 0, poll, select, ppoll, pselect6, nanosleep, clock_nanosleep, epoll_wait,
-# epoll_pwait). Only there is a KeyboardInterrupt raised straight from the SIGINT
-# handler safe: elsewhere it may leave the parser's or the allocator's lock held, or be
-# swallowed (an import's stat through the mounted flash takes any exception for "no
-# such file").
-WAITING_SYSCALLS = {
-    "x86_64": {0, 7, 23, 271, 270, 35, 230, 232, 281},
-    "aarch64": {63, 73, 72, 101, 115, 22},
-}
-READ_SYSCALL = {"x86_64": 0, "aarch64": 63}
-
-
-def _safe_to_interrupt(pid, insist):
-    """True when the stopped pid catches SIGINT and waits for input or time (insist: anywhere).
-
-    Linux reports the system call a task is in, with its arguments, in
-    /proc/PID/syscall ("-1 ..." in user code). Where that cannot be read, or on an
-    architecture not listed, any system call counts.
-    """
-    status = _proc_fields(pid, "status")
-    caught = [line for line in status.splitlines() if line.startswith("SigCgt:")]
-    if caught and not int(caught[0].split()[1], 16) & (1 << (signal.SIGINT - 1)):
-        return False        # between two REPL lines: SIGINT would end the interpreter
-    if insist:
-        return True
-    try:
-        call = _proc_fields(pid, "syscall").split()
-    except OSError:
-        return True
-    if call[0] in ("-1", "running"):
-        return False
-    machine = os.uname().machine
-    if machine not in WAITING_SYSCALLS:
-        return True
-    number = int(call[0])
-    return number in WAITING_SYSCALLS[machine] and (number != READ_SYSCALL[machine] or int(call[1], 16) == 0)
-
-
-def _queued(fd):
-    """Bytes the terminal fd holds for its reader."""
-    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
-
-
-def _raw_no_echo(fd, signals):
-    """Raw terminal (no echo, no line editing, no output translation); Ctrl-C still signals if asked."""
-    tty.setraw(fd)
-    if signals:
-        attrs = termios.tcgetattr(fd)
-        attrs[3] |= termios.ISIG
-        termios.tcsetattr(fd, termios.TCSANOW, attrs)
 
 
 class Simulator:
@@ -439,7 +266,7 @@ class Simulator:
             self._lock_link()
         self._host_master, self._host_slave = os.openpty()
         self._sim_master, self._sim_slave = os.openpty()
-        _raw_no_echo(self._host_slave, signals=False)
+        raw_no_echo(self._host_slave, signals=False)
         os.set_blocking(self._host_master, False)
         self.port = os.ttyname(self._host_slave)
         if self.link is not None:
@@ -452,7 +279,7 @@ class Simulator:
 
     def _spawn(self, main):
         slave = self._sim_slave
-        _raw_no_echo(slave, signals=True)
+        raw_no_echo(slave, signals=True)
         termios.tcflush(slave, termios.TCIFLUSH)
 
         def controlling_terminal():
@@ -509,18 +336,18 @@ class Simulator:
         try:
             os.kill(pid, signal.SIGSTOP)
             try:
-                if not _stopped(pid):
+                if not stopped(pid):
                     return False
                 if not termios.tcgetattr(self._sim_slave)[3] & termios.ISIG:
                     # Its REPL reads the terminal raw: Ctrl-C is a key there. Queued
                     # before it runs on, so it cannot turn signals back on first.
-                    before = _queued(self._sim_slave)
+                    before = queued(self._sim_slave)
                     self._to_sim(bytes([CTRL_C]))
                     deadline = time.monotonic() + SETTLE_S
-                    while _queued(self._sim_slave) <= before and time.monotonic() < deadline:
+                    while queued(self._sim_slave) <= before and time.monotonic() < deadline:
                         time.sleep(0.0002)
                     return True
-                if _safe_to_interrupt(pid, insist):
+                if safe_to_interrupt(pid, insist):
                     os.kill(pid, signal.SIGINT)
                     return True
                 return False
@@ -566,7 +393,7 @@ class Simulator:
                 except OSError:
                     data = b""
                 if data:
-                    data, after_cr = _cooked(data, after_cr)
+                    data, after_cr = cooked(data, after_cr)
                     self._to_host(data)
                     recent = (recent + data)[-200:]
                     if RAW_REPL_BANNER in recent:
@@ -588,7 +415,7 @@ class Simulator:
                 if not raw_repl:
                     # A terminal's Enter as CR LF is one line end; the Unix port's REPL
                     # (unlike a board's) takes the LF as a second Enter.
-                    data, host_after_cr = _one_enter(data, host_after_cr)
+                    data, host_after_cr = one_enter(data, host_after_cr)
                 held += data
             if self._ready_fd is not None and self._ready_fd in ready:
                 os.read(self._ready_fd, 16)         # the boot's byte (or its end, if it died)

@@ -7,6 +7,10 @@ import sys
 
 from armctl import calibrate as cal
 from armctl import cli
+from armctl.calibrate_by_hand import ByHand, ByHandError, limits_into
+from armctl.calibrate_keys import TerminalKeys, confirm_on_terminal
+from armctl.calibrate_store import (BACKUP, Progress, calibration_file, carried_forward, changes, check_calibration,
+                                    read_from_board, write_json_atomically, write_to_board)
 from armctl.deploy import restart
 from armctl.link import Link
 from armfw import board as boardlib
@@ -150,22 +154,22 @@ def _save_on_board(args, board, merge, out, keys):
     None when it would break a joint limit's pulse window or the person keeps
     the calibration in force (nothing written; the board restarted on it).
     """
-    previous = cal.read_from_board(args.port)
+    previous = read_from_board(args.port)
     calibration, lines = merge(previous)
     for line in lines:
         print(line, file=out)
-    for line in cal.changes(board, previous, calibration):
+    for line in changes(board, previous, calibration):
         print(" " + line, file=out)
     try:
-        calibrated = cal.check_calibration(args.board, calibration)
+        calibrated = check_calibration(args.board, calibration)
     except boardlib.BoardError as e:
         restart(args.port, args.baud)
         print("armctl calibrate: the fit does not fit the board file: %s; nothing written" % e, file=sys.stderr)
         return None
     question = ("Enter writes it to the board (the calibration in force is kept as %s); q keeps the "
-                "calibration in force" % cal.BACKUP)
+                "calibration in force" % BACKUP)
     if keys is None:
-        confirmed = cal.confirm_on_terminal(question, out)
+        confirmed = confirm_on_terminal(question, out)
     else:
         print(question, file=out, flush=True)
         confirmed = keys.confirm() if hasattr(keys, "confirm") else True
@@ -173,7 +177,7 @@ def _save_on_board(args, board, merge, out, keys):
         restart(args.port, args.baud)
         print("armctl calibrate: kept the calibration in force; nothing written", file=sys.stderr)
         return None
-    reply = cal.write_to_board(args.port, calibration, args.baud, out, previous)
+    reply = write_to_board(args.port, calibration, args.baud, out, previous)
     print("board restarted with the new calibration: %s" % reply.final, file=out)
     return calibration, calibrated
 
@@ -190,7 +194,7 @@ def _calibrate_tool(args, board, keys, out):
             session = cal.CalibrationRun(link, board, keys, out=out)
             max_residual = getattr(args, "max_residual", None)
             if keys is None:
-                with cal.TerminalKeys() as session.keys:
+                with TerminalKeys() as session.keys:
                     report = session.calibrate_tool(max_residual_mm=max_residual)
             else:
                 report = session.calibrate_tool(max_residual_mm=max_residual)
@@ -202,15 +206,15 @@ def _calibrate_tool(args, board, keys, out):
         return cli.EXIT_REFUSED
 
     def merge(previous):
-        calibration = cal.calibration_file(board, {}, previous)
+        calibration = calibration_file(board, {}, previous)
         calibration[boardlib.TOOL] = [round(v, 3) for v in report["offset_mm"]]
-        return calibration, cal.carried_forward(board, previous, (), {boardlib.TOOL: "replaced"})
+        return calibration, carried_forward(board, previous, (), {boardlib.TOOL: "replaced"})
 
     saved = _save_on_board(args, board, merge, out, keys)
     if saved is None:
         return cli.EXIT_REFUSED
     calibration = saved[0]
-    cal.write_json_atomically(save, dict(calibration, board=board.name, board_file=str(args.board), tcp=report))
+    write_json_atomically(save, dict(calibration, board=board.name, board_file=str(args.board), tcp=report))
     print("saved %s" % save, file=out)
     return cli.EXIT_OK
 
@@ -221,7 +225,7 @@ def _verify(args, board, joints, keys, out):
         with Link(args.port, args.baud) as link:
             session = cal.CalibrationRun(link, board, keys, out=out)
             if keys is None:
-                with cal.TerminalKeys() as session.keys:
+                with TerminalKeys() as session.keys:
                     session.verify(joints, args.poses)
             else:
                 session.verify(joints, args.poses)
@@ -269,14 +273,14 @@ def _by_hand(args, board, person, out):
             def request(line):
                 reply = link.request(line)
                 if not reply.ok:
-                    raise cal.ByHandError("the board answered %s with %s" % (line, reply.final))
+                    raise ByHandError("the board answered %s with %s" % (line, reply.final))
                 return reply.final
 
             def read_ticks():
                 return [int(w) for w in request("servo read").split()[1:]]
 
-            fits, limits = cal.ByHand(read_ticks, lambda: request("relax"), person.ask, person.moving, say).run(board)
-    except cal.ByHandError as e:
+            fits, limits = ByHand(read_ticks, lambda: request("relax"), person.ask, person.moving, say).run(board)
+    except ByHandError as e:
         print("armctl calibrate: %s; nothing written" % e, file=sys.stderr)
         return cli.EXIT_REFUSED
     except KeyboardInterrupt:
@@ -286,10 +290,10 @@ def _by_hand(args, board, person, out):
         data = json.load(f)
     for j, fit in fits.items():
         data["joints"][j].update((key, fit[key]) for key in boardlib.CALIBRATED)
-    data = cal.limits_into(data, limits)
+    data = limits_into(data, limits)
     with tempfile.TemporaryDirectory() as tmp:
         check = os.path.join(tmp, os.path.basename(str(args.board)))
-        cal.write_json_atomically(check, data)
+        write_json_atomically(check, data)
         try:
             boardlib.load(check)
         except boardlib.BoardError as e:
@@ -301,7 +305,7 @@ def _by_hand(args, board, person, out):
             name, fits[j]["offset_deg"], limits[j]["min_deg"], limits[j]["max_deg"], limits[j]["min_us"],
             limits[j]["max_us"]))
     save = args.save or "%s-by-hand.json" % board.name
-    cal.write_json_atomically(save, data)
+    write_json_atomically(save, data)
     say("written %s; put it on the board: armctl deploy --board %s" % (save, save))
     return cli.EXIT_OK
 
@@ -330,14 +334,14 @@ def run(args, keys=None, lines=input, out=sys.stdout, person=None):
     if verifying:
         return _verify(args, board, joints, keys, out)
     save = args.save or "calibration-%s.json" % board.name
-    progress = cal.Progress(save + ".progress.json", board.name, args.poses, getattr(args, "fresh", False))
+    progress = Progress(save + ".progress.json", board.name, args.poses, getattr(args, "fresh", False))
     if progress.pulses:
         print("resuming the calibration kept in %s (--fresh starts over)" % progress.path, file=out)
     try:
         with Link(args.port, args.baud) as link:
             session = cal.CalibrationRun(link, board, keys, lines, out, progress)
             if keys is None:
-                with cal.TerminalKeys() as session.keys:
+                with TerminalKeys() as session.keys:
                     fits = session.calibrate_servos(joints, args.poses)
             else:
                 fits = session.calibrate_servos(joints, args.poses)
@@ -354,8 +358,8 @@ def run(args, keys=None, lines=input, out=sys.stdout, person=None):
         drop = {boardlib.TOOL: "dropped (--reset-tool)"} if getattr(args, "reset_tool", False) else {}
 
         def merge(previous):
-            return (cal.calibration_file(board, fits, previous, drop),
-                    cal.carried_forward(board, previous, fits, drop))
+            return (calibration_file(board, fits, previous, drop),
+                    carried_forward(board, previous, fits, drop))
 
         saved = _save_on_board(args, board, merge, out, keys)
         if saved is None:
@@ -365,14 +369,14 @@ def run(args, keys=None, lines=input, out=sys.stdout, person=None):
         calibration, calibrated = saved
         report = dict(calibration, board=board.name, board_file=str(args.board),
                       poses_deg=args.poses, fits={calibrated.solver.names[j]: f for j, f in fits.items()})
-        cal.write_json_atomically(save, report)
+        write_json_atomically(save, report)
         progress.remove()
         print("saved %s" % save, file=out)
         if args.measure:
             with Link(args.port, args.baud) as link:
                 session = cal.CalibrationRun(link, calibrated, keys, lines, out)
                 report["lengths"] = session.measure_lengths(cal.MEASURE_POSES[board.solver.kind])
-            cal.write_json_atomically(save, report)
+            write_json_atomically(save, report)
             print("saved %s with the length fit" % save, file=out)
     except (cal.CalibrationAborted, KeyboardInterrupt) as e:
         # A KeyboardInterrupt has no text of its own.

@@ -87,7 +87,8 @@ def run(args):
 
 def _camera(args):
     """What a person would see of the arm a running `armctl sim --flash F` drives."""
-    from armctl.sim import Camera, parse_pulses, pulse_log
+    from armctl.sim_camera import Camera
+    from armctl.sim_flash import parse_pulses, pulse_log
     if args.flash is None or args.truth is None:
         raise cli.UsageError("--camera needs --flash (the simulator's) and --truth")
     flash = args.flash.resolve()

@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: MIT
+"""Straight lines the host solves for the board (armctl.fallback.Mover.line): each step solved
+on the host by the board's own stepping rule, the waypoints put on the servos' pulse grid or
+thinned to what the board holds, and every pose the board will command checked against the
+line, the limits, the zones and the pulse windows before anything is sent."""
+
+import math
+
+import numpy as np
+
+from armctl import numik
+from armfw import status as fw_status
+
+# Every pose the board commands along a host-solved line stays this close to the line (mm).
+LINE_TOLERANCE_MM = 0.05
+# ... and, where every step is a waypoint on the servos' pulse grid, this close
+# (whole-microsecond pulses included).
+PULSE_GRID_TOLERANCE_MM = 0.3
+
+
+class LinePlan:
+    """A host-solved line: ok, status, waypoints (radians, list of arrays), steps (the board's
+    control periods), error_mm (largest distance of a commanded pose from the line),
+    nearest_q and message for a refusal."""
+
+    def __init__(self, ok, status, waypoints=(), steps=0, error_mm=None, nearest_q=None, message=""):
+        self.ok = ok
+        self.status = status
+        self.waypoints = list(waypoints)
+        self.steps = steps
+        self.error_mm = error_mm
+        self.nearest_q = nearest_q
+        self.message = message
+
+
+def _distance_to_segment(p, a, b):
+    ab = b - a
+    length2 = float(ab @ ab)
+    t = 0.0 if length2 == 0.0 else min(max(float((p - a) @ ab) / length2, 0.0), 1.0)
+    return float(np.linalg.norm(p - (a + t * ab)))
+
+
+def _board_steps(qa, qb, max_step):
+    """The poses the firmware commands going from qa to qb (its _walk_joints), qa excluded."""
+    biggest = float(np.max(np.abs(qb - qa)))
+    steps = int(biggest / max_step + 1.0 - 1e-9)
+    return [qa + (qb - qa) * (s / steps) for s in range(1, steps + 1)]
+
+
+def _as_stored(q):
+    """q as the board stores a waypoint (float32), so the host judges what the board will run."""
+    return np.asarray(np.asarray(q, dtype=np.float32), dtype=float)
+
+
+def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
+    """Solve and check a straight line from the pose q0 (radians) to p1 (mm); a LinePlan.
+
+    The line is stepped by the board's own rule (armfw.linestep), with this
+    host's solver at each step."""
+    from armfw.linestep import LineStepper, JUMP
+    from armfw.planner import MAX_WAYPOINTS
+    max_waypoints = max_waypoints or MAX_WAYPOINTS
+    max_step = speed_rad_s * mover.step_ms / 1000.0
+    p0 = mover.tip(q0)
+    length = float(np.linalg.norm(p1 - p0))
+    if not np.all(np.isfinite(p1)):
+        return LinePlan(False, fw_status.name(fw_status.BAD_INPUT), message="target is not finite")
+    if length == 0.0:
+        return LinePlan(True, "OK", [np.array(q0)], 0, 0.0)
+    poses = [np.array(q0, dtype=float)]
+    last = []
+
+    def solve(point, out, current):
+        r = numik.solve(mover.board, np.array(point), mode=numik.POSITION, seed=np.array(current), restarts=0)
+        last[:] = [r]
+        out[:] = [float(v) for v in r.q]
+        return r.status
+
+    line = LineStepper(len(q0), len(p0))
+    q = [float(v) for v in q0]
+    for st in line.walk([float(v) for v in p0], [float(v) for v in p1], length, mover.line_step_mm, q, solve,
+                        max_step):
+        point = " ".join("%.3f" % v for v in line.point)
+        if st == JUMP:
+            return LinePlan(False, fw_status.name(fw_status.SINGULAR), nearest_q=np.asarray(last[0].q),
+                            message="joint would jump at %s" % point)
+        if not fw_status.solved(st):
+            r = last[0]
+            return LinePlan(False, r.name, error_mm=r.error_mm, nearest_q=np.asarray(r.q),
+                            message="step at %s: %s (misses by %.3f mm)" % (point, r.name, r.error_mm))
+        q[:] = line.pose
+        poses.append(np.array(q))
+    if len(poses) - 1 <= max_waypoints:
+        waypoints, steps, worst = _on_the_pulse_grid(mover, poses, p0, p1, max_step)
+        if worst <= PULSE_GRID_TOLERANCE_MM:
+            return LinePlan(True, "OK", waypoints, steps, worst)
+    waypoints, steps, worst = _thin(mover, poses, p0, p1, max_step)
+    if worst > LINE_TOLERANCE_MM:
+        return LinePlan(False, fw_status.name(fw_status.JOINT_LIMIT if worst == math.inf else fw_status.SINGULAR),
+                        error_mm=worst, message="the board's steps between two solved poses leave %s"
+                        % ("the joint limits, the zones or the pulse windows" if worst == math.inf
+                           else "the line by %.3f mm" % worst))
+    if len(waypoints) > max_waypoints:
+        return LinePlan(False, fw_status.name(fw_status.BAD_INPUT), error_mm=worst,
+                        message="the line needs %d waypoints; the board holds %d (split it)"
+                        % (len(waypoints), max_waypoints))
+    return LinePlan(True, "OK", waypoints, steps, worst)
+
+
+def _on_the_pulse_grid(mover, poses, p0, p1, max_step):
+    """Every solved step a waypoint, moved onto the servos' pulse grid (whole microseconds).
+
+    The board turns angles into whole-microsecond pulses; rounding each joint
+    on its own moves the tip up to ~0.35 mm per joint at 424 us/rad and 300 mm
+    of reach. Of the 2^n poses whose pulses are the floor or the ceiling of a
+    step's, the one whose tip lies nearest the line is sent, so the pulses the
+    servos get are the pose the host chose. The last waypoint stays the exact
+    solution (the target, as `where` reports it). Returns (waypoints, steps,
+    worst distance from the line of every pose the board commands).
+    """
+    servos = mover.board.servos
+    n = mover.n
+    corners = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1      # (2^n, n) of 0/1
+    zero = np.array([servos.exact_us(i, 0.0) for i in range(n)])
+    slope = np.array([servos.exact_us(i, 1.0) for i in range(n)]) - zero
+    lo_us = np.array(servos.min_us, dtype=float)
+    hi_us = np.array(servos.max_us, dtype=float)
+    twin = mover.twin()
+    waypoints = []
+    for q in poses[1:-1]:
+        us = np.floor(zero + slope * q)[None, :] + corners
+        grid = (us - zero) / slope
+        ok = np.all((us >= lo_us) & (us <= hi_us), axis=1) & twin.within_limits(grid)
+        tips = twin.fk(grid)
+        ab = p1 - p0
+        t = np.clip((tips - p0) @ ab / float(ab @ ab), 0.0, 1.0)
+        miss = np.linalg.norm(tips - (p0 + t[:, None] * ab), axis=1)
+        miss[~ok] = np.inf
+        waypoints.append(_as_stored(grid[int(np.argmin(miss))]))
+    waypoints.append(_as_stored(poses[-1]))
+    worst = 0.0
+    steps = 0
+    previous = _as_stored(poses[0])
+    for q in waypoints:
+        err, count = _segment_error(mover, previous, q, p0, p1, max_step)
+        worst = max(worst, err)
+        steps += count
+        previous = q
+    return waypoints, steps, worst
+
+
+def _segment_error(mover, qa, qb, p0, p1, max_step):
+    """(worst distance from the line of the poses the board commands from qa to qb, their count),
+    inf if one is outside the limits, in a keep-out zone or outside the pulse windows."""
+    worst = 0.0
+    poses = _board_steps(qa, qb, max_step)
+    zones = mover.solver.zones
+    for q in poses:
+        pose = list(q)
+        if (not mover.solver.within_limits(pose) or not mover._pulses_ok(q)
+                or (zones is not None and not zones.clear(pose))):
+            return math.inf, len(poses)
+        worst = max(worst, _distance_to_segment(mover.tip(q), p0, p1))
+    return worst, len(poses)
+
+
+def _thin(mover, poses, p0, p1, max_step):
+    """Keep as few solved poses as waypoints as hold every commanded pose within
+    LINE_TOLERANCE_MM of the line (greedy: the farthest reachable next waypoint)."""
+    kept = [_as_stored(poses[0])]
+    steps = 0
+    worst = 0.0
+    i = 0
+    last = len(poses) - 1
+    while i < last:
+        j = i + 1
+        err, count = _segment_error(mover, kept[-1], _as_stored(poses[j]), p0, p1, max_step)
+        best = (j, err, count)
+        while j < last:
+            err, count = _segment_error(mover, kept[-1], _as_stored(poses[j + 1]), p0, p1, max_step)
+            if err > LINE_TOLERANCE_MM:
+                break
+            j += 1
+            best = (j, err, count)
+        j, err, count = best
+        kept.append(_as_stored(poses[j]))
+        steps += count
+        worst = max(worst, err)
+        i = j
+    return kept[1:], steps, worst
