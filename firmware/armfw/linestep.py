@@ -19,7 +19,7 @@ from armfw.status import SINGULAR
 # speed limit is a jump, not a steep stretch.
 MIN_LINE_STEP_MM = 0.001
 
-# What step() answers for a jump (solver statuses are 0 and up).
+# What walk() yields for a jump (solver statuses are 0 and up).
 JUMP = const(-1)
 
 
