@@ -61,8 +61,13 @@ def run_lines(name):
     return memory.mixed_run(json.loads(board_file(name).read_text()))
 
 
+# Where the fit depends on how the heap happens to fragment (the same commit has
+# fitted in one run and not in the next): not fitting is expected, fitting no surprise.
+ON_A_CLIFF = {"source": {"pico_pca9685", "sim_arm5", "sim_arm5_tool"}, "mpy": set(), "frozen": set()}
+
+
 def goal_mark(route, name):
-    return pytest.mark.xfail(name in NOT_FITTING_YET[route], strict=True,
+    return pytest.mark.xfail(name in NOT_FITTING_YET[route], strict=name not in ON_A_CLIFF[route],
                              reason="issue 25: the firmware does not fit %d KB from %s yet"
                              % (memory.GOALS_KB[route], route))
 
