@@ -63,7 +63,9 @@ def run_lines(name):
 
 # Where the fit depends on how the heap happens to fragment (the same commit has
 # fitted in one run and not in the next): not fitting is expected, fitting no surprise.
-ON_A_CLIFF = {"source": {"pico_pca9685", "sim_arm5", "sim_arm5_tool"}, "mpy": set(), "frozen": set()}
+ON_A_CLIFF = {"source": {"pico_pca9685", "sim_arm5", "sim_arm5_tool"},
+              "mpy": {"sim_planar"},                        # 120 KB, 8 over the goal
+              "frozen": {"sim_al5d", "pico_pca9685"}}      # sim_al5d: 60 KB in one run, above 64 in the next
 
 
 def goal_mark(route, name):
