@@ -5,14 +5,12 @@
 # Prints per driver "<name> steps=<n> alloc=<bytes> locked=<ok|MemoryError>" (as
 # tests/mp/driver_alloc.py), then "positions <name> [...]": the positions read
 # back from servos a test placed at 100..600 ticks.
-import gc
 import sys
-
-import micropython
 
 TESTS = sys.argv[0].rsplit("/", 2)[0]
 sys.path.append(TESTS)                            # for fake_uart
 from fake_uart import FakeDynamixelBus, FakeSTSBus
+from alloc_count import allocation
 from armfw import feedback
 from armfw.dynamixel import DynamixelServos
 from armfw.servobus import Bus
@@ -39,20 +37,8 @@ def measure(name, driver):
     goals = [0] * 5
     limits = feedback.Limits({"max_lag": 5, "max_load": 500, "max_temp_c": 60, "min_volts": 4.5, "max_volts": 8.4},
                              ["a", "b", "c", "d", "e", "gripper"])
-    exercise(driver, goals, limits)
-    gc.collect()
-    before = gc.mem_alloc()
-    n = exercise(driver, goals, limits)
-    after = gc.mem_alloc()
-    micropython.heap_lock()
-    try:
-        exercise(driver, goals, limits)
-        locked = "ok"
-    except MemoryError:
-        locked = "MemoryError"
-    finally:
-        micropython.heap_unlock()
-    print("%s steps=%d alloc=%d locked=%s" % (name, n, after - before, locked))
+    n, alloc, locked = allocation(lambda: exercise(driver, goals, limits))
+    print("%s steps=%d alloc=%d locked=%s" % (name, n, alloc, locked))
 
 
 out = [0] * 6

@@ -5,14 +5,12 @@
 # then "counts freq=<hz> prescale=<p> sum=<sum of the chip's counts for 0..period us>".
 # alloc is gc.mem_alloc() after minus before the writes; locked runs the same
 # writes again under micropython.heap_lock(), where any allocation raises.
-import gc
 import sys
-
-import micropython
 
 TESTS = sys.argv[0].rsplit("/", 2)[0]
 sys.path.append(TESTS)                            # for fake_i2c
 from fake_i2c import FakePCA9685, FakePWM, FakePWMU16
+from alloc_count import allocation
 from armfw.pca9685 import PCA9685
 from armfw.pwmservo import PWMServos
 from armfw.gripper import Gripper
@@ -40,20 +38,8 @@ def measure(name, driver, channels, gripper_channel):
     cfg = dict(GRIPPER)
     cfg["channel"] = gripper_channel
     gripper = Gripper(driver, cfg)
-    exercise(driver, channels, gripper)       # warm up: first calls may intern/cache
-    gc.collect()
-    before = gc.mem_alloc()
-    n = exercise(driver, channels, gripper)
-    after = gc.mem_alloc()
-    micropython.heap_lock()
-    try:
-        exercise(driver, channels, gripper)
-        locked = "ok"
-    except MemoryError:
-        locked = "MemoryError"
-    finally:
-        micropython.heap_unlock()
-    print("%s writes=%d alloc=%d locked=%s" % (name, n, after - before, locked))
+    n, alloc, locked = allocation(lambda: exercise(driver, channels, gripper))
+    print("%s writes=%d alloc=%d locked=%s" % (name, n, alloc, locked))
 
 
 chip = FakePCA9685(record=False)
