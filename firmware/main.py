@@ -21,6 +21,14 @@ armfw.serve() goes back to the protocol, the arm where it was.
 import gc
 import sys
 
+# Collect after every 16 KB allocated rather than only when the heap is full.
+# Garbage left lying at the bottom of the heap pushes what stays (the code each
+# import or compile makes, the interned names) up through it, and the holes
+# that garbage leaves between those are too small for a later import or a pool
+# of names: from source the firmware then needs far more heap than it keeps
+# (README, Memory).
+gc.threshold(16 * 1024)
+
 import armfw
 from armfw.status import BAD_BOARD, NO_MEMORY
 
