@@ -68,6 +68,26 @@ def test_a_request_that_runs_out_of_heap_answers_no_memory_and_moves_nothing():
     assert out[-1] == "ok after"
 
 
+def test_a_refusal_whose_reply_runs_out_of_heap_is_still_answered_once():
+    """A board-like .mpy run at 112 KB once ended in a traceback: the heap ran out while
+    a refusal's words were being formatted, after the request itself was done."""
+    p, _, driver, out = _arm5_session()
+    sent = driver.count
+    lines = []
+
+    def write(line):
+        if line.startswith("error BAD_INPUT"):
+            raise MemoryError("memory allocation failed, allocating 88 bytes")
+        lines.append(line)
+
+    p.write = write
+    p.handle(b"move 1 2")
+    assert lines == ["error NO_MEMORY out of memory making the reply"]
+    assert not p.machine.moving and driver.count == sent
+    p.handle(b"sync after")
+    assert lines[-1] == "ok after"
+
+
 def test_a_move_that_runs_out_of_heap_stops_at_its_last_checked_step_and_locks():
     p, s, driver, out = _arm5_session()
     p.handle(b"move 200 0 100 180")
@@ -94,3 +114,28 @@ def test_a_move_that_runs_out_of_heap_stops_at_its_last_checked_step_and_locks()
     p.handle(b"unlock")
     p.handle(b"move 150 0 150 180")
     assert p.machine.moving
+
+
+def test_a_stopped_move_whose_reply_runs_out_of_heap_is_still_answered_once():
+    """Seen at 116 KB as .mpy: the step ran out of heap, and so did the words of its stop."""
+    p, s, driver, out = _arm5_session()
+    p.handle(b"move 200 0 100 180")
+    s._tick()
+    lines = []
+
+    def write(line):
+        if "during the move at step" in line:
+            raise MemoryError("memory allocation failed, allocating 160 bytes")
+        lines.append(line)
+
+    def no_heap():
+        raise MemoryError("memory allocation failed, allocating 64 bytes")
+
+    p.write = write
+    p.controller.step = no_heap
+    sent = driver.count
+    s.tick()
+    assert lines == ["error NO_MEMORY out of memory making the reply"]
+    assert not p.machine.moving and driver.count == sent
+    p.handle(b"move 150 0 150 180")
+    assert lines[-1].startswith("error ALARM a move ran out of memory")

@@ -27,6 +27,7 @@ from armfw.status import (ABORTED, ALARM, BAD_BOARD, BAD_COMMAND, HOME_FIRST, IN
 BAD_INPUT = status.NAMES[status.BAD_INPUT]
 
 _TAB = const(9)
+_NO_HEAP_FOR_REPLY = "error " + NO_MEMORY + " out of memory making the reply"
 
 
 class Refused(Exception):
@@ -125,6 +126,19 @@ class Protocol:
 
         A motion that starts gets its final line later (motion_done/motion_stopped).
         """
+        try:
+            self._answer(raw)
+        except MemoryError:
+            self.no_heap_for_reply()
+
+    def no_heap_for_reply(self):
+        """The final line when the heap ran out while the reply itself was being made (its
+        words are formatted after the request's garbage): words that need no formatting."""
+        import gc
+        gc.collect()
+        self.write(_NO_HEAP_FOR_REPLY)
+
+    def _answer(self, raw):
         doing = "the request"
         try:
             if raw == TOO_LONG:
@@ -282,8 +296,12 @@ class Protocol:
         controller = self.controller
         controller.stop()
         self.machine.ended()
-        self.write("error %s %s at step %d of %d: %s%s" % (
-            word, why, controller.executor.steps, controller.executor.total, angles_text(controller.q, self.n), self.tool_fields()))
+        try:
+            self.write("error %s %s at step %d of %d: %s%s" % (
+                word, why, controller.executor.steps, controller.executor.total, angles_text(controller.q, self.n),
+                self.tool_fields()))
+        except MemoryError:
+            self.no_heap_for_reply()
 
     def out_of_memory(self, doing):
         """The reply to a request or a step that ran out of heap (doing: what it was doing)."""
