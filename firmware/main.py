@@ -34,15 +34,35 @@ from armfw.status import BAD_BOARD, NO_MEMORY
 
 
 def _out_of_memory(doing):
-    """No heap for the console itself: every line is answered NO_MEMORY until the input ends."""
+    """No heap for the console itself: every line is answered NO_MEMORY until the input ends.
+
+    The reply is written in pieces that already exist and the input read a byte at
+    a time into a buffer made at import: a heap with nothing left still answers."""
+    for built in ("serving", "protocol", "console"):
+        globals().pop(built, None)      # what was made of the console is garbage now
     gc.collect()
-    reply = "error %s out of memory %s (%d bytes free): the firmware needs more heap (README, Memory)\n" % (
-        NO_MEMORY, doing, gc.mem_free())
-    sys.stdout.write(reply)
-    while sys.stdin.readline():
-        sys.stdout.write(reply)
+    try:
+        free = " (%d bytes free)" % gc.mem_free()
+    except MemoryError:
+        free = ""
+
+    def say():
+        write = sys.stdout.write
+        write("error ")
+        write(NO_MEMORY)
+        write(" out of memory ")
+        write(doing)
+        write(free)
+        write(": the firmware needs more heap (README, Memory)\n")
+
+    say()
+    while sys.stdin.buffer.readinto(_ONE_BYTE):
+        if _ONE_BYTE[0] == 10:
+            say()
     sys.exit(0)
 
+
+_ONE_BYTE = bytearray(1)
 
 try:
     from armfw import board as board_file
@@ -67,9 +87,8 @@ def _calibration():
 def build():
     """(controller, None, None) or (None, reply word, message why not)."""
     path = getenv("ARMFW_BOARD") or (sys.argv[1] if len(sys.argv) > 1 else BOARD)
-    cal = _calibration()
     try:
-        b = board_file.load(path, calibration=cal)
+        b = board_file.load(path, calibration=_calibration())
         from armfw import drivers
         from armfw.motion import ArmController
         driver = drivers.make(b)
@@ -83,7 +102,10 @@ def build():
         return controller, None, None
     except MemoryError:
         gc.collect()
-        return None, NO_MEMORY, "out of memory building the arm (%d bytes free)" % gc.mem_free()
+        try:
+            return None, NO_MEMORY, "out of memory building the arm (%d bytes free)" % gc.mem_free()
+        except MemoryError:
+            return None, NO_MEMORY, "out of memory building the arm"
     except Exception as e:  # a bad board file or a missing device must not end the console
         return None, BAD_BOARD, "%s: %s" % (type(e).__name__, e)
 
@@ -113,14 +135,15 @@ try:
     from armfw import session
     from armfw.console import Console
     from armfw.protocol import Protocol
+    console = Console(sys.stdin.buffer, sys.stdin, sys.stdout.write, None)
+    protocol = Protocol(controller, console.write_line, boot_error, console, boot_word)
+    if boot_error is not None:
+        console.write_line("error %s %s" % (boot_word, boot_error))
+    else:
+        console.write_line(banner(controller))
+    serving = session.Session(protocol, console, controller.driver if controller is not None else None)
 except MemoryError:
     _out_of_memory("loading the console")
-console = Console(sys.stdin.buffer, sys.stdin, sys.stdout.write, None)
-protocol = Protocol(controller, console.write_line, boot_error, console, boot_word)
-if boot_error is not None:
-    console.write_line("error %s %s" % (boot_word, boot_error))
-else:
-    console.write_line(banner(controller))
-if session.run(session.Session(protocol, console, controller.driver if controller is not None else None)):
+if session.run(serving):
     if sys.platform == "linux":
         sys.exit(0)     # the host closed our input: a Unix-port simulator ends here
