@@ -139,3 +139,25 @@ def test_a_stopped_move_whose_reply_runs_out_of_heap_is_still_answered_once():
     assert not p.machine.moving and driver.count == sent
     p.handle(b"move 150 0 150 180")
     assert lines[-1].startswith("error ALARM a move ran out of memory")
+
+
+def test_with_no_heap_even_for_a_line_end_the_reply_goes_out_whole():
+    """Seen as .mpy at 120 KB on the PCA9685 board: after the collection there was no
+    room even to add the line end to the no-heap reply. The console sends that reply
+    as it is, after what it had gathered."""
+    from armfw.console import Console
+    p, _, driver, out = _arm5_session()
+    sent = []
+    # Only the console's output side (its input needs MicroPython's select.poll).
+    console = Console.__new__(Console)
+    console._out, console._outbox, console._gather, console.echo = sent.append, [], True, False
+    console.write_line("# gathered before")
+    p.console = console
+
+    def no_heap(line):
+        raise MemoryError("memory allocation failed, allocating 48 bytes")
+
+    p.write = no_heap
+    p.handle(b"move 1 2")
+    assert "".join(sent) == "# gathered before\nerror NO_MEMORY out of memory making the reply\n"
+    assert not p.machine.moving

@@ -144,6 +144,13 @@ class Console:
         if self.echo and text.split(" ", 1)[0] in FINAL_WORDS:
             self._send(PROMPT)
 
+    def write_whole_line(self, line):
+        """Send line, which ends in its line end already, after the gathered output and as
+        it is: a reply made when the heap has run out, and so the one way out that
+        allocates nothing."""
+        self.flush()
+        self._out(line)
+
     def _send(self, text):
         if not self._gather:
             self._out(text)

@@ -28,6 +28,7 @@ BAD_INPUT = status.NAMES[status.BAD_INPUT]
 
 _TAB = const(9)
 _NO_HEAP_FOR_REPLY = "error " + NO_MEMORY + " out of memory making the reply"
+_NO_HEAP_FOR_REPLY_LINE = _NO_HEAP_FOR_REPLY + "\n"
 
 
 class Refused(Exception):
@@ -136,7 +137,12 @@ class Protocol:
         words are formatted after the request's garbage): words that need no formatting."""
         import gc
         gc.collect()
-        self.write(_NO_HEAP_FOR_REPLY)
+        try:
+            self.write(_NO_HEAP_FOR_REPLY)
+        except MemoryError:
+            if self.console is None:
+                raise
+            self.console.write_whole_line(_NO_HEAP_FOR_REPLY_LINE)
 
     def _answer(self, raw):
         doing = "the request"
