@@ -56,9 +56,12 @@ def _out_of_memory(doing):
         write(": the firmware needs more heap (README, Memory)\n")
 
     say()
+    after_cr = False
     while sys.stdin.buffer.readinto(_ONE_BYTE):
-        if _ONE_BYTE[0] == 10:
+        c = _ONE_BYTE[0]
+        if c == 13 or c == 10 and not after_cr:     # a line ends in CR, LF or CR LF
             say()
+        after_cr = c == 13
     sys.exit(0)
 
 
