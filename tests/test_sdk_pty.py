@@ -323,3 +323,46 @@ def test_the_sts_drivers_packets_in_the_simulator_are_the_feetech_sdks(scs, micr
     goals = [sdk.scs_makeword(last[8 + 3 * k], last[9 + 3 * k]) for k in range(5)]
     assert [last[7 + 3 * k] for k in range(5)] == IDS[:5]
     assert goals == [ticks(v) for v in q]
+
+
+def test_the_dynamixel_drivers_packets_in_the_simulator_are_the_dynamixel_sdks(dxl, micropython, monkeypatch,
+                                                                               tmp_path):
+    q = [20, 20, -30, 10, 0]
+    packets = sim_packets(monkeypatch, tmp_path, BOARDS / "koch.json", q)
+    port = recording_port(dxl)
+    ph = dxl.PacketHandler(2.0)
+    kinds = set()
+    for packet in packets:
+        plain = ph.removeStuffing(list(packet))         # the SDK's own unstuffing
+        servo, instruction, params = plain[4], plain[7], plain[8:-2]
+        port.ser.sent.clear()
+        port.is_using = False
+        if instruction == 0x01:
+            ph.ping(port, servo)
+        elif instruction in (0x82, 0x83):               # SYNC READ / WRITE: address, width (2 bytes each), ...
+            address = dxl.DXL_MAKEWORD(params[0], params[1])
+            width = dxl.DXL_MAKEWORD(params[2], params[3])
+            if instruction == 0x83:                     # ... then ID + data each
+                group = dxl.GroupSyncWrite(port, ph, address, width)
+                for at in range(4, len(params), width + 1):
+                    group.addParam(params[at], params[at + 1:at + 1 + width])
+            else:                                       # ... then IDs
+                group = dxl.GroupSyncRead(port, ph, address, width)
+                for servo_id in params[4:]:
+                    group.addParam(servo_id)
+            group.txPacket()
+        elif instruction == 0x02:
+            ph.readTx(port, servo, dxl.DXL_MAKEWORD(params[0], params[1]), dxl.DXL_MAKEWORD(params[2], params[3]))
+        elif instruction == 0x03:
+            ph.writeTxOnly(port, servo, dxl.DXL_MAKEWORD(params[0], params[1]), len(params) - 2, params[2:])
+        else:
+            pytest.fail("an instruction the driver should not send: %r" % packet)
+        kinds.add(instruction)
+        assert port.ser.sent[0] == packet
+    assert {0x01, 0x82, 0x83} <= kinds
+    assert [p[4] for p in packets if p[7] == 0x01] == IDS
+    last = [p for p in packets if p[7] == 0x83 and p[8] == 116][-1]
+    entries = [last[12 + 5 * k:17 + 5 * k] for k in range(5)]
+    assert [e[0] for e in entries] == IDS[:5]
+    goals = [dxl.DXL_MAKEDWORD(dxl.DXL_MAKEWORD(e[1], e[2]), dxl.DXL_MAKEWORD(e[3], e[4])) for e in entries]
+    assert goals == [ticks(v) for v in q]
