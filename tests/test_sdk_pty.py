@@ -20,6 +20,7 @@ an answer has a deadline of seconds, and nothing sleeps.
 import binascii
 import os
 import random
+import subprocess
 import sys
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from fake_uart import FakeDynamixelBus, FakeSTSBus  # noqa: E402
 
 from armctl.sim import Simulator  # noqa: E402
 from armctl.sim_bus_pty import BusPty, PacketSplitter  # noqa: E402
-from conftest import BOARDS, makers_sdk  # noqa: E402
+from conftest import BOARDS, makers_sdk, stop  # noqa: E402
 
 IDS = [1, 2, 3, 4, 5, 6]
 FOLLOW = 0.5
@@ -233,6 +234,25 @@ def test_splitter_finds_both_protocols_packets_in_any_pieces():
                 got += splitter.feed(stream[i:i + n])
                 i += n
             assert got == [packet] * 3 and splitter.dropped == 3
+
+
+def test_armctl_sim_bus_serves_a_boards_servos_until_stopped(dxl, tmp_path):
+    link = tmp_path / "bus"
+    proc = subprocess.Popen([sys.executable, "-m", "armctl.cli", "sim-bus", "--board", "koch", "--link", str(link)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+        assert first.endswith(" (link %s)\n" % link), first + proc.stderr.read()
+        port = patient(dxl)(str(link))
+        assert port.openPort() and port.setBaudRate(1000000)
+        ph = dxl.PacketHandler(2.0)
+        for i in IDS:
+            assert ph.ping(port, i) == (1200, dxl.COMM_SUCCESS, 0)
+        assert ph.read4ByteTxRx(port, 3, 132) == (2048, dxl.COMM_SUCCESS, 0)
+        port.closePort()
+    finally:
+        stop(proc)
+    assert proc.returncode == 0 and not os.path.lexists(link)
 
 
 # -- the firmware's drivers in the simulator, their packets remade by the SDKs -------------
