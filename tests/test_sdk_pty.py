@@ -19,6 +19,7 @@ an answer has a deadline of seconds, and nothing sleeps.
 
 import binascii
 import os
+from contextlib import contextmanager
 import random
 import subprocess
 import sys
@@ -63,9 +64,28 @@ def patient(sdk):
     return Port
 
 
+@contextmanager
+def sdk_on_pty(sdk, bus):
+    """(the BusPty serving bus, sdk's port opened on it at 1 Mbit/s), closed after."""
+    with BusPty(bus) as pty:
+        port = patient(sdk)(pty.path)
+        assert port.openPort() and port.setBaudRate(1000000)
+        try:
+            yield pty, port
+        finally:
+            port.closePort()
+
+
 def closer(present, goals):
     """Positions after one more read: each closes FOLLOW of what remains, truncated toward zero."""
     return [p + int((g - p) * FOLLOW) for p, g in zip(present, goals)]
+
+
+def assert_follows(read_all, present, goals, reads=6):
+    """read_all() (a sync read's positions) closes on goals read by read from present."""
+    for _ in range(reads):
+        present = closer(present, goals)
+        assert read_all() == present
 
 
 def start_and_goals(seed):
@@ -76,9 +96,7 @@ def start_and_goals(seed):
 def test_feetech_sdk_on_a_pty_pings_sync_writes_and_sync_reads(scs):
     start, goals = start_and_goals(29)
     bus = FakeSTSBus(IDS, present=start, follow=FOLLOW)
-    with BusPty(bus) as pty:
-        port = patient(scs)(pty.path)
-        assert port.openPort() and port.setBaudRate(1000000)
+    with sdk_on_pty(scs, bus) as (pty, port):
         sdk = scs.sms_sts(port)
         for i in IDS:
             assert sdk.ping(i) == (777, scs.COMM_SUCCESS, 0)       # an STS3215's model number
@@ -98,24 +116,18 @@ def test_feetech_sdk_on_a_pty_pings_sync_writes_and_sync_reads(scs):
         assert goal_writer.txPacket() == scs.COMM_SUCCESS
         assert torque_writer.txPacket() == scs.COMM_SUCCESS
         # The servos took them (the SDK reads each register back; a read moves the servo once).
-        expected = list(start)
         for k, i in enumerate(IDS):
             assert sdk.read2ByteTxRx(i, 42) == (goals[k], scs.COMM_SUCCESS, 0)
             assert sdk.read1ByteTxRx(i, 40) == (1, scs.COMM_SUCCESS, 0)
-        expected = closer(closer(expected, goals), goals)
         # First-order motion, read by read.
-        for _ in range(6):
-            assert reader.txRxPacket() == scs.COMM_SUCCESS
-            expected = closer(expected, goals)
-            assert [reader.getData(i, 56, 2) for i in IDS] == expected
+        assert_follows(lambda: reader.txRxPacket() == scs.COMM_SUCCESS and [reader.getData(i, 56, 2) for i in IDS],
+                       closer(closer(start, goals), goals), goals)
         assert pty.splitter.dropped == 0
 
 
 def test_feetech_sdk_reads_position_and_load_of_a_held_servo(scs):
     bus = FakeSTSBus(IDS, follow=FOLLOW)
-    with BusPty(bus) as pty:
-        port = patient(scs)(pty.path)
-        assert port.openPort()
+    with sdk_on_pty(scs, bus) as (pty, port):
         sdk = scs.sms_sts(port)
         with pty.lock:
             bus.block(3)
@@ -136,9 +148,7 @@ def test_feetech_sdk_reads_position_and_load_of_a_held_servo(scs):
 
 def test_an_absent_id_is_the_sdks_timeout_and_a_bad_checksum_its_corrupt_packet(scs):
     bus = FakeSTSBus([1, 2])
-    with BusPty(bus) as pty:
-        port = patient(scs)(pty.path)
-        assert port.openPort()
+    with sdk_on_pty(scs, bus) as (pty, port):
         sdk = scs.sms_sts(port)
         assert sdk.ping(7)[1] == scs.COMM_RX_TIMEOUT
         with pty.lock:
@@ -150,9 +160,7 @@ def test_an_absent_id_is_the_sdks_timeout_and_a_bad_checksum_its_corrupt_packet(
 def test_dynamixel_sdk_on_a_pty_pings_sync_writes_and_sync_reads(dxl):
     start, goals = start_and_goals(30)
     bus = FakeDynamixelBus(IDS, present=start, follow=FOLLOW)
-    with BusPty(bus) as pty:
-        port = patient(dxl)(pty.path)
-        assert port.openPort() and port.setBaudRate(1000000)
+    with sdk_on_pty(dxl, bus) as (pty, port):
         ph = dxl.PacketHandler(2.0)
         for i in IDS:
             assert ph.ping(port, i) == (1200, dxl.COMM_SUCCESS, 0)     # an XL330-M288's model number
@@ -170,19 +178,14 @@ def test_dynamixel_sdk_on_a_pty_pings_sync_writes_and_sync_reads(dxl):
         assert goal_writer.txPacket() == dxl.COMM_SUCCESS
         for k, i in enumerate(IDS):
             assert ph.read4ByteTxRx(port, i, 116) == (goals[k], dxl.COMM_SUCCESS, 0)
-        expected = closer(start, goals)
-        for _ in range(6):
-            assert reader.txRxPacket() == dxl.COMM_SUCCESS
-            expected = closer(expected, goals)
-            assert [reader.getData(i, 132, 4) for i in IDS] == expected
+        assert_follows(lambda: reader.txRxPacket() == dxl.COMM_SUCCESS and [reader.getData(i, 132, 4) for i in IDS],
+                       closer(start, goals), goals)
         assert pty.splitter.dropped == 0
 
 
 def test_dynamixel_sdk_reads_position_and_load_of_a_held_servo(dxl):
     bus = FakeDynamixelBus(IDS, follow=FOLLOW)
-    with BusPty(bus) as pty:
-        port = patient(dxl)(pty.path)
-        assert port.openPort()
+    with sdk_on_pty(dxl, bus) as (pty, port):
         ph = dxl.PacketHandler(2.0)
         with pty.lock:
             bus.block(5)
@@ -201,9 +204,7 @@ def test_dynamixel_sdk_reads_position_and_load_of_a_held_servo(dxl):
 def test_a_packet_in_pieces_with_noise_before_it_is_one_packet(dxl):
     """A serial line gives bytes in any pieces: the pty's server puts each packet together."""
     bus = FakeDynamixelBus([1])
-    with BusPty(bus) as pty:
-        port = patient(dxl)(pty.path)
-        assert port.openPort()
+    with sdk_on_pty(dxl, bus) as (pty, port):
         ph = dxl.PacketHandler(2.0)
         # The SDK's own read packet, sent a byte at a time after three bytes of line noise.
         bus.record = []

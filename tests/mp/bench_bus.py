@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The bus servo drivers' step under the MicroPython Unix port, run by `armctl bench` (section bus).
 
-    micropython -X heapsize=384k bench_bus.py SIM_BUS_DIR COUNT
+    micropython -X heapsize=384k bench_bus.py ROOT COUNT
 
 For each driver (armfw.sts, armfw.dynamixel) on six servos (five joints and a
 gripper, as the SO-101 and the Koch): the time of one sync write of six goals
@@ -12,8 +12,8 @@ Two UARTs under the driver:
 - "driver": a replay of what the simulated servos answered, copied into the
   driver's buffer; writes only counted. The time is the driver's own work
   (building, checking and decoding packets): what the board's CPU does.
-- "simulated": the simulated servos of armctl.sim_bus (SIM_BUS_DIR holds
-  sim_bus.py) parse each packet and answer it, as in `armctl sim`.
+- "simulated": the simulated servos of armctl.sim_bus (ROOT/host/armctl/sim_bus.py)
+  parse each packet and answer it, as in `armctl sim`.
 The bytes each operation puts on the line, both ways, are counted: the wire
 time at a baud rate is the host's arithmetic. Prints one JSON object.
 """
@@ -22,7 +22,7 @@ import json
 import sys
 import time
 
-sys.path.append(sys.argv[1] if len(sys.argv) > 1 else ".")
+sys.path.append((sys.argv[1] if len(sys.argv) > 1 else ".") + "/host/armctl")
 from sim_bus import FakeDynamixelBus, FakeSTSBus  # noqa: E402
 
 from armfw.dynamixel import DynamixelServos  # noqa: E402

@@ -11,14 +11,11 @@ register: 0 on a servo set up as LeRobot sets it up, then n servos * delay
 more) and whatever gap the servos leave between answers; neither is counted.
 """
 
-import json
-import subprocess
-
-from armctl import BOARDS_DIR, ROOT, upy
-from armctl.bench.firmware import HEAP
+from armctl import BOARDS_DIR, ROOT
+from armctl.bench.firmware import run_script
+from armfw import board
 
 SCRIPT = ROOT / "tests" / "mp" / "bench_bus.py"
-SIM_BUS_DIR = ROOT / "host" / "armctl"
 COUNT = 1000
 SHORT_COUNT = 100
 # The board each driver's wire figures are worked at: its baud rate.
@@ -32,16 +29,7 @@ def wire_ms(n_bytes, baud):
 
 def run(short=False):
     """The script's figures per driver, with wire_* figures added; raises RuntimeError."""
-    count = SHORT_COUNT if short else COUNT
-    cmd = [upy.command(), "-X", "heapsize=" + HEAP, str(SCRIPT), str(SIM_BUS_DIR), str(count)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=upy.env())
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError("%s failed (exit %d): %s" % (SCRIPT.name, proc.returncode,
-                                                        (proc.stderr or proc.stdout).strip()[-800:]))
-    figures = json.loads(lines[-1])
-    figures["command"] = "micropython -X heapsize=%s tests/mp/bench_bus.py host/armctl %d" % (HEAP, count)
-    from armfw import board
+    figures = run_script(SCRIPT, SHORT_COUNT if short else COUNT)
     for kind, board_name in BOARD_OF.items():
         f = figures[kind]
         b = board.load(str(BOARDS_DIR / (board_name + ".json")))
