@@ -42,8 +42,9 @@ def run_loader(interpreter, args):
 
 
 def test_the_six_boards_exist():
-    assert [p.name for p in BOARD_FILES] == ["esp32_pca9685.json", "esp32_pwm.json", "pico_pca9685.json",
-                                             "sim_al5d.json", "sim_arm5.json", "sim_arm5_tool.json", "sim_planar.json", "so101.json"]
+    assert [p.name for p in BOARD_FILES] == ["esp32_pca9685.json", "esp32_pwm.json", "koch.json", "pico_pca9685.json",
+                                             "sim_al5d.json", "sim_arm5.json", "sim_arm5_tool.json", "sim_planar.json",
+                                             "so101.json"]
 
 
 @pytest.mark.parametrize("path", BOARD_FILES, ids=lambda p: p.stem)

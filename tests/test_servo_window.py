@@ -113,17 +113,21 @@ def backends(b, monkeypatch):
             us = fake.pwms[ch].pulse_us()
             return us, window[0] <= us <= window[1], 0.0
         out.append(("pwm", drv, decode_pwm))
-    if kind == "sts":
-        from fake_uart import FakeSTSBus
+    if kind in ("sts", "dynamixel"):
+        from fake_uart import FakeDynamixelBus, FakeSTSBus
         from armfw.servobus import Bus
-        from armfw.sts import STSServos
-        bus = FakeSTSBus(drivers.channels(b))
-        drv = STSServos(Bus(bus), drivers.channels(b), b.driver["ticks_per_rev"])
+        if kind == "sts":
+            from armfw.sts import STSServos as Servos
+            bus = FakeSTSBus(drivers.channels(b))
+        else:
+            from armfw.dynamixel import DynamixelServos as Servos
+            bus = FakeDynamixelBus(drivers.channels(b))
+        drv = Servos(Bus(bus), drivers.channels(b), b.driver["ticks_per_rev"])
 
-        def decode_sts(ch, window):
+        def decode_bus(ch, window):
             goal = bus.servo(ch).goal       # what the servo took, from its goal register
             return goal, window[0] <= goal <= window[1], 0.0
-        out.append(("sts", drv, decode_sts))
+        out.append((kind, drv, decode_bus))
     if kind == "sim":
         drv = drivers.make(b)
         assert isinstance(drv, SimServo)

@@ -235,6 +235,9 @@ class SDKSerial:
 class FakeSTSBus(FakeBus):
     """STS3215 servos: ids, present (their starting positions: one per ID, or one for all)."""
 
+    # A packet's header, where its length field starts and its width (armctl.sim_bus_pty).
+    FRAMING = (b"\xff\xff", 3, 1)
+
     def __init__(self, ids, present=2048, follow=1.0):
         FakeBus.__init__(self, [FakeSTS(i, present[k] if isinstance(present, (list, tuple)) else present)
                                 for k, i in enumerate(ids)], follow)
@@ -352,6 +355,8 @@ class FakeXL330(FakeServo):
 class FakeDynamixelBus(FakeBus):
     """XL330 servos on a Protocol 2.0 bus (as FakeSTSBus)."""
 
+    FRAMING = (b"\xff\xff\xfd\x00", 5, 2)
+
     def __init__(self, ids, present=2048, follow=1.0):
         FakeBus.__init__(self, [FakeXL330(i, present[k] if isinstance(present, (list, tuple)) else present)
                                 for k, i in enumerate(ids)], follow)
@@ -439,6 +444,28 @@ class FakeDynamixelBus(FakeBus):
 
 # -- machine.UART and machine.Pin in the simulator (armctl.sim_boot) -------------
 
+class PacketLog:
+    """A FakeBus's record that writes each packet a driver sends as a line of hex to a file
+    (ARMFW_SIM_BUS_LOG), so a test outside the simulator sees the bytes on its UART."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def append(self, packet):
+        import binascii
+        self.f.write(binascii.hexlify(packet).decode() + "\n")
+        self.f.flush()
+
+
+def _open_log():
+    # Opened when the simulator imports this module, before the flash becomes the root.
+    import os
+    path = os.getenv("ARMFW_SIM_BUS_LOG")
+    return open(path, "a") if path else None
+
+
+_log = _open_log()
+
 # How far a simulated servo closes on its goal at each read of its position:
 # a first-order lag, so `where` shows measured angles a little behind the commanded.
 SIM_FOLLOW = 0.5
@@ -463,7 +490,8 @@ class Pin:
 def UART(uart_id, baudrate=115200, tx=None, rx=None, timeout=0, timeout_char=0):
     """machine.UART in the simulator: the servos the flash's board.json names (its joints'
     IDs and its gripper's), STS3215s or XL330s as its driver says, all at their middle
-    tick; stepped in virtual time unless ARMFW_SIM_REALTIME says otherwise."""
+    tick; stepped in virtual time unless ARMFW_SIM_REALTIME says otherwise. With
+    ARMFW_SIM_BUS_LOG set, every packet the driver sends is logged there (PacketLog)."""
     import json
     import os
     from armfw import servobus
@@ -477,4 +505,7 @@ def UART(uart_id, baudrate=115200, tx=None, rx=None, timeout=0, timeout_char=0):
         servobus.BusServos.realtime = False
         servobus.BusServos.advance_ms = lambda self, ms: None
     kind = FakeDynamixelBus if board["driver"]["kind"] == "dynamixel" else FakeSTSBus
-    return kind(ids, follow=SIM_FOLLOW)
+    bus = kind(ids, follow=SIM_FOLLOW)
+    if _log is not None:
+        bus.record = PacketLog(_log)
+    return bus

@@ -15,6 +15,8 @@ Sections (each a module with run(short) -> dict of figures):
 - memory: the firmware's heap on a board-like interpreter (32-bit, single
   precision): the smallest heap per route (source, .mpy, frozen) and the free
   heap and largest free block after boot and after a mixed run;
+- bus: the bus servo drivers' sync write and sync read on the Unix port,
+  and their time on the wire at each bus board's baud rate;
 - estimate: the firmware figures scaled to RP2040 and ESP32 boards, clearly
   an estimate (see armctl.bench.estimate for the derivation).
 
@@ -27,7 +29,7 @@ import platform
 import sys
 import time
 
-SECTIONS = ("firmware", "numeric", "batch", "protocol", "console", "fallback", "memory")
+SECTIONS = ("firmware", "numeric", "batch", "protocol", "console", "fallback", "memory", "bus")
 
 
 def _section(name):
@@ -43,6 +45,8 @@ def _section(name):
         from armctl.bench import console as module
     elif name == "memory":
         from armctl.bench import memory as module
+    elif name == "bus":
+        from armctl.bench import bus as module
     else:
         from armctl.bench import protocol as module
     return module

@@ -238,9 +238,25 @@ def memory_lines(mem):
     return lines + [""]
 
 
+def bus_lines(bus):
+    lines = ["Bus servo drivers under the MicroPython Unix port, 6 servos (%s):" % bus["command"],
+             "  %-10s %-20s %-20s %-34s" % ("", "sync write", "sync read", "on the wire (ESTIMATE)")]
+    for kind in ("sts", "dynamixel"):
+        f = bus[kind]
+        lines.append("  %-10s %4.0f us (sim %4.0f)   %4.0f us (sim %4.0f)   write %d B %.2f ms + read %d+%d B %.2f ms"
+                     % (kind, f["driver_sync_write_us"], f["simulated_sync_write_us"], f["driver_sync_read_us"],
+                        f["simulated_sync_read_us"], f["sync_write_bytes"], f["wire_sync_write_ms"],
+                        f["sync_read_request_bytes"], f["sync_read_answer_bytes"], f["wire_sync_read_ms"]))
+        lines.append("  %-10s a step on %s at %d baud: %.2f ms on the wire, %s of its %d ms period"
+                     % ("", f["board"], f["baud"], f["wire_step_ms"], _pct(f["wire_step_share"]), f["step_ms"]))
+    lines.append("  (us: the driver's own work per call, the fastest of 5 runs; sim: with the simulated servos "
+                 "answering; wire: bytes x 10 bits / baud, without the servos' return delay)")
+    return lines + [""]
+
+
 SECTION_LINES = (("firmware", firmware_lines), ("estimate", estimate_lines), ("numeric", numeric_lines),
                  ("batch", batch_lines), ("protocol", protocol_lines), ("console", console_lines),
-                 ("fallback", fallback_lines), ("memory", memory_lines))
+                 ("fallback", fallback_lines), ("memory", memory_lines), ("bus", bus_lines))
 
 
 def text(result):
