@@ -156,25 +156,35 @@ class Chain5Solver(ChainSolver):
         st = self._candidates(x, y, z, pitch, roll, yaw, 4)
         if st:
             return st
-        st = self._choose(current, rule, out)
-        if st > SINGULAR:
-            return st
         # The closed form solves the chain with its axes exactly square; a URDF
         # rounds its right angles (1.5708 for pi/2), which moves the chain's tip
-        # up to ~2 um from the model's. Aiming the chosen candidate that much
-        # the other way lands the chain's own FK on the target.
-        c = self._chosen
-        p = self.fk(out, self._tip)
-        self._candidates(x + x - p[0], y + y - p[1], z + z - p[2], pitch, roll, yaw, c)
-        if self._status[c] <= SINGULAR:
-            self._pose(c, out)
-            st = self._status[c]
-        return st
+        # up to ~2 um from the model's. Each candidate is aimed that much the
+        # other way, so the chain's own FK lands on the target (where the aimed
+        # solve fails, at full stretch, the candidate stays as it was); then the
+        # joint limits are checked.
+        status = self._status
+        keep = self._pose_buf
+        for c in range(4):
+            if status[c] > SINGULAR:
+                continue
+            q = self._q[c]
+            p = self.fk(q, self._tip)
+            st = status[c]
+            for i in range(5):
+                keep[i] = q[i]
+            self._candidates(x + x - p[0], y + y - p[1], z + z - p[2], pitch, roll, yaw, c)
+            if status[c] > SINGULAR:
+                for i in range(5):
+                    q[i] = keep[i]
+                status[c] = st
+            if not self._fit_stored(q, 1, 0, 5):
+                status[c] = JOINT_LIMIT
+        return self._choose(current, rule, out)
 
     def _candidates(self, x, y, z, pitch, roll, yaw, only):
-        """Build the candidates for tool (x, y, z, pitch) at this roll (candidate only, or
-        all four: only 4); yaw: the base angle on the pan axis. Returns the status
-        when no candidate can exist (each candidate's status is set), else 0."""
+        """Build candidate only (0-3), or all four (only 4), for tool (x, y, z, pitch) at this
+        roll, not yet fitted into the joint limits; yaw: the base angle on the pan axis.
+        Returns the status when no candidate can exist (each one built gets it), else 0."""
         status = self._status
         x -= self._cx
         y -= self._cy
@@ -187,7 +197,8 @@ class Chain5Solver(ChainSolver):
             st = NEAR_AXIS
         if st:
             for c in range(4):
-                status[c] = st
+                if only == 4 or c == only:
+                    status[c] = st
             return st
         reach = sqrt(r * r - b * b)
         bearing = atan2(y, x) if r >= 1e-6 else self._h0 + self._pan_sign * yaw
@@ -206,9 +217,11 @@ class Chain5Solver(ChainSolver):
                                         f - along * s3 - across * c3 - self._sf, pair)
             for e in range(2):
                 c = 2 * half + e
+                if only < 4 and c != only:
+                    continue
                 self._elbow[c] = UP if e == half else DOWN
+                status[c] = st
                 if st > SINGULAR:
-                    status[c] = st
                     continue
                 t1 = pair[2 * e]
                 a2 = t1 + pair[2 * e + 1]
@@ -218,7 +231,6 @@ class Chain5Solver(ChainSolver):
                 q[2] = a2 - self._k2 - q[1]
                 q[3] = a3 - self._k3 - (a2 - self._k2)
                 q[4] = roll
-                status[c] = st if self._fit_stored(q, 1, 0, 5) else JOINT_LIMIT
         return 0
 
     def _cheapest(self, current, rule):
@@ -241,7 +253,6 @@ class Chain5Solver(ChainSolver):
             if best < 0 or cost < best_cost:
                 best = c
                 best_cost = cost
-        self._chosen = best     # the last call's is ik's choice (Solver._choose)
         return best
 
     def pose_status(self, q):
