@@ -301,3 +301,33 @@ def test_under_micropython_the_answers_are_cpythons(micropython):
         if q is not None:
             assert [float(v) for v in words[1:]] == pytest.approx(q, abs=1e-9)
     assert sum(1 for w, _ in expected if w in ("OK", "SINGULAR")) > len(expected) // 2
+
+
+def test_the_board_answers_tool_targets_on_its_bus_under_micropython(micropython):
+    """main.py on the Unix port with the SO-101's fake STS3215s (tests/mp/fake_machine): ik and
+    move with a pitch, move with X Y Z alone (the board's pitch: straight down), and an
+    unreachable point refused, where a chain arm used to answer NO_CLOSED_FORM."""
+    from armctl import FIRMWARE_DIR, memory
+    ref = referee()
+    q = np.radians([20.0, -30.0, 40.0, 50.0, 0.0])
+    tip = ref.fk(q)
+    pitch = math.degrees(float(pitch_of(ref, q)))
+    words = " ".join("%.4f" % v for v in tip)
+    lines = ["home", "ik %s %.4f" % (words, pitch), "move %s %.4f" % (words, pitch), "where",
+             "move 150 -200 40", "where", "move 900 0 100 90"]
+    _, out = memory.answer(micropython, FIRMWARE_DIR, SO101, lines, 512,
+                           extra_path=memory.FAKE_MACHINE_PATH, extra_env={"ARMCTL_FAKE_BUS": "1,2,3,4,5,6"})
+    _, replies = memory.replies(out)
+    finals = [r[-1] for r in replies]
+    assert finals[1].startswith("ok OK "), finals
+    # From home, the cheapest of the four candidates is the pose the target came from.
+    assert [float(v) for v in finals[1].split()[2:7]] == pytest.approx(np.degrees(q), abs=2e-3)
+
+    def field(line, key):
+        return float(line.split(key + "=")[1].split()[0])
+
+    for reply, (x, y, z), p in ((finals[3], tip, pitch), (finals[5], (150.0, -200.0, 40.0), 180.0)):
+        assert reply.startswith("ok OK "), finals
+        assert [field(reply, k) for k in ("x", "y", "z")] == pytest.approx([x, y, z], abs=2e-3)
+        assert abs((field(reply, "pitch") - p + 180.0) % 360.0 - 180.0) < 2e-3
+    assert finals[6].startswith("error TOO_FAR"), finals
