@@ -156,30 +156,48 @@ class Chain5Solver(ChainSolver):
         st = self._candidates(x, y, z, pitch, roll, yaw, 4)
         if st:
             return st
+        status = self._status
+        for c in range(4):
+            if status[c] <= SINGULAR and not self._fit_stored(self._q[c], 1, 0, 5):
+                status[c] = JOINT_LIMIT
+        st = self._choose(current, rule, out)
         # The closed form solves the chain with its axes exactly square; a URDF
         # rounds its right angles (1.5708 for pi/2), which moves the chain's tip
-        # up to ~2 um from the model's. Each candidate is aimed that much the
-        # other way, so the chain's own FK lands on the target (where the aimed
-        # solve fails, at full stretch, the candidate stays as it was); then the
-        # joint limits are checked.
+        # up to ~2 um from the model's. The choice is aimed that much the other
+        # way, so the chain's own FK lands on the target; where nothing was
+        # chosen for a joint limit, the candidates are aimed and checked again
+        # (a pose the URDF has on a limit is found).
+        if st <= SINGULAR:
+            c = self._chosen
+            if self._aim(c, x, y, z, pitch, roll, yaw):
+                self._pose(c, out)
+                st = status[c]
+        elif st == JOINT_LIMIT:
+            again = False
+            for c in range(4):
+                if status[c] == JOINT_LIMIT and self._aim(c, x, y, z, pitch, roll, yaw):
+                    again = True
+            if again:
+                st = self._choose(current, rule, out)
+        return st
+
+    def _aim(self, c, x, y, z, pitch, roll, yaw):
+        """Solve candidate c again for the target moved by the chain's miss (its FK of c's
+        angles); True if that one fits the limits (kept), else c is left as it was."""
+        q = self._q[c]
         status = self._status
         keep = self._pose_buf
-        for c in range(4):
-            if status[c] > SINGULAR:
-                continue
-            q = self._q[c]
-            p = self.fk(q, self._tip)
-            st = status[c]
-            for i in range(5):
-                keep[i] = q[i]
-            self._candidates(x + x - p[0], y + y - p[1], z + z - p[2], pitch, roll, yaw, c)
-            if status[c] > SINGULAR:
-                for i in range(5):
-                    q[i] = keep[i]
-                status[c] = st
-            if not self._fit_stored(q, 1, 0, 5):
-                status[c] = JOINT_LIMIT
-        return self._choose(current, rule, out)
+        before = status[c]
+        for i in range(5):
+            keep[i] = q[i]
+        p = self.fk(q, self._tip)
+        self._candidates(x + x - p[0], y + y - p[1], z + z - p[2], pitch, roll, yaw, c)
+        if status[c] <= SINGULAR and self._fit_stored(q, 1, 0, 5):
+            return True
+        for i in range(5):
+            q[i] = keep[i]
+        status[c] = before
+        return False
 
     def _candidates(self, x, y, z, pitch, roll, yaw, only):
         """Build candidate only (0-3), or all four (only 4), for tool (x, y, z, pitch) at this
@@ -253,6 +271,7 @@ class Chain5Solver(ChainSolver):
             if best < 0 or cost < best_cost:
                 best = c
                 best_cost = cost
+        self._chosen = best     # the last call's is the choice (Solver._choose)
         return best
 
     def pose_status(self, q):
