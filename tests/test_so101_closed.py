@@ -331,3 +331,51 @@ def test_the_board_answers_tool_targets_on_its_bus_under_micropython(micropython
         assert [field(reply, k) for k in ("x", "y", "z")] == pytest.approx([x, y, z], abs=2e-3)
         assert abs((field(reply, "pitch") - p + 180.0) % 360.0 - 180.0) < 2e-3
     assert finals[6].startswith("error TOO_FAR"), finals
+
+
+def as_float32(value):
+    """A parsed board file with every number a float32 (tests/test_float32.F32)."""
+    from test_float32 import F32
+    if isinstance(value, dict):
+        return {k: as_float32(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_float32(v) for v in value]
+    if isinstance(value, float):
+        return F32(value)
+    return value
+
+
+def test_in_single_precision_the_answers_stay_on_target(monkeypatch, report):
+    """Every number a float32 and the math functions off by an ulp (tests/test_float32.py's
+    emulation, extended to armfw.chain and armfw.chain5): no NaN, every grid target still
+    solved, inside the limits, and on target by the double-precision URDF FK within what
+    float32 rounding of 400 mm coordinates explains."""
+    from test_float32 import F32, Libm32
+    from armfw import arm5, chain, chain5, twolink
+    Libm32(seed=101).install(monkeypatch)
+    for module in (chain, chain5):
+        for name, source in (("sqrt", twolink), ("sin", twolink), ("atan2", twolink), ("cos", arm5)):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, getattr(source, name))
+    monkeypatch.setattr(chain5, "pi", F32(math.pi))
+    s = board_file.from_dict(as_float32(json.loads(SO101.read_text()))).solver
+    s.zones = None
+    ref = referee()
+    poses = joint_grid()[::13]
+    tips = ref.fk(poses)
+    pitches = pitch_of(ref, poses)
+    out = [0.0] * 5
+    worst = 0.0
+    solved = 0
+    for q, tip, pitch in zip(poses, tips, pitches):
+        if math.hypot(*(tip[:2] - ref.frames(q)[0][0, :2, 3])) < NEAR_PAN_MM:
+            continue
+        target = [F32(v) for v in tip] + [F32(pitch)]
+        st = s.ik(target, out, [F32(0.0)] * 4 + [F32(q[4])])
+        assert status.solved(st), (np.degrees(q), status.name(st))
+        assert all(math.isfinite(v) for v in out)
+        assert ref.within_limits(np.array(out, dtype=float))
+        worst = max(worst, float(np.linalg.norm(ref.fk(np.array(out, dtype=float)) - tip)))
+        solved += 1
+    report("so101 closed form in float32: %d grid targets solved, URDF FK within %.3g mm" % (solved, worst))
+    assert worst < 0.01

@@ -31,7 +31,7 @@ from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw.chain import ChainSolver
 from armfw.fields import BoardError
-from armfw.numeric import wrap_angle
+from armfw.numeric import all_finite, wrap_angle
 from armfw.solver import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN
 from armfw.status import SINGULAR, JOINT_LIMIT, BAD_INPUT, NEAR_AXIS, TOO_FAR
 from armfw.twolink import TwoLink, elbow_status
@@ -135,24 +135,21 @@ class Chain5Solver(ChainSolver):
         and the roll to keep, or None (roll 0). On a failing status out is
         left untouched.
         """
-        fin = isfinite
+        # Finite numbers only: 3 or 4 of them, and a current pose of 5.
+        if not (all_finite(target) and (current is None or all_finite(current))):
+            return BAD_INPUT
         try:
             if len(target) == 3:
                 x, y, z = target
                 pitch = self.default_pitch
             else:
                 x, y, z, pitch = target
-            if not (fin(x) and fin(y) and fin(z) and fin(pitch)):
-                return BAD_INPUT
-            roll = 0.0
+            yaw = roll = 0.0
             if current is not None:
-                b0, b1, b2, b3, roll = current
-                if not (fin(b0) and fin(b1) and fin(b2) and fin(b3) and fin(roll)):
-                    return BAD_INPUT
-        except (TypeError, ValueError):
+                yaw, _, _, _, roll = current
+        except ValueError:
             return BAD_INPUT
         pitch = wrap_angle(pitch)
-        yaw = b0 if current is not None else 0.0
         st = self._candidates(x, y, z, pitch, roll, yaw, 4)
         if st:
             return st
