@@ -41,15 +41,15 @@ def referee():
     return c
 
 
-def pitch_of(chain, q):
+def pitch_of(urdf, q):
     """Tool pitch (rad) of poses q as the protocol speaks it, from the chain alone: the
     gripper's direction (the board's tool_axis) from vertical in the plane the base
     faces (the shoulder axis times up), negated when the tip is behind the pan axis."""
-    joints, end = chain.frames(q)
-    shoulder = joints[..., 1, :3, :3] @ chain.axes[1]
+    joints, end = urdf.frames(q)
+    shoulder = joints[..., 1, :3, :3] @ urdf.axes[1]
     forward = np.stack([shoulder[..., 1], -shoulder[..., 0], np.zeros_like(shoulder[..., 0])], axis=-1)
     forward /= np.linalg.norm(forward, axis=-1, keepdims=True)
-    d = chain.tool_direction(q)
+    d = urdf.tool_direction(q)
     pitch = np.arctan2(np.sum(d * forward, axis=-1), d[..., 2])
     pan = joints[..., 0, :3, 3]
     behind = np.sum((end[..., :3, 3] - pan) * forward, axis=-1) < 0.0

@@ -30,7 +30,6 @@ and no target nearer the pan axis than |b| has a solution (NEAR_AXIS).
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw.chain import ChainSolver
-from armfw.fields import BoardError
 from armfw.numeric import all_finite, wrap_angle
 from armfw.solver import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN
 from armfw.status import SINGULAR, JOINT_LIMIT, BAD_INPUT, NEAR_AXIS, TOO_FAR
@@ -90,7 +89,7 @@ class Chain5Solver(ChainSolver):
 
         sf, su, _ = plane(1)
         ef, eu, _ = plane(2)
-        wf, wu, wl = plane(3)
+        wf, wu, _ = plane(3)
         rf, ru, rl = plane(4)
         tf, tu, tl = plane(-1)
         self._sf = sf
@@ -113,9 +112,9 @@ class Chain5Solver(ChainSolver):
         du /= norm
         # Wrist to roll origin (fixed) and roll origin to tip (turns with the roll),
         # along the roll axis (d), across it in the plane (n = lateral x d) and lateral.
-        self._along = (rf - wf + tf - rf) * df + (ru - wu + tu - ru) * du
+        self._along = (tf - wf) * df + (tu - wu) * du
         self._across = (rf - wf) * du - (ru - wu) * df
-        self._lateral = wl + (rl - wl)
+        self._lateral = rl
         self._tn = (tf - rf) * du - (tu - ru) * df
         self._tl = tl - rl
 
@@ -163,7 +162,8 @@ class Chain5Solver(ChainSolver):
         # up to ~2 um from the model's. The choice is aimed that much the other
         # way, so the chain's own FK lands on the target; where nothing was
         # chosen for a joint limit, the candidates are aimed and checked again
-        # (a pose the URDF has on a limit is found).
+        # (a pose the URDF has on a limit is found). The aimed pose is a few
+        # 1e-6 rad from the one the zones passed: far inside any clearance.
         if st <= SINGULAR:
             c = self._chosen
             if self._aim(c, x, y, z, pitch, roll, yaw):
