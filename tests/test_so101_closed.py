@@ -104,33 +104,36 @@ def joint_grid():
     return np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 5)
 
 
+def grid_targets(ref, step=1):
+    """(poses, tips, pitches) of every step-th grid pose whose tip is NEAR_PAN_MM or more
+    from the pan axis, by the referee's FK."""
+    poses = joint_grid()[::step]
+    tips = ref.fk(poses)
+    pan = ref.frames(poses[:1])[0][0, 0, :3, 3]
+    far = np.hypot(tips[:, 0] - pan[0], tips[:, 1] - pan[1]) >= NEAR_PAN_MM
+    return poses[far], tips[far], pitch_of(ref, poses[far])
+
+
 def test_every_answer_lands_on_its_target_by_the_urdf_fk_over_a_dense_grid(report):
     s = closed_form()
     ref = referee()
-    poses = joint_grid()
-    tips = ref.fk(poses)
-    pitches = pitch_of(ref, poses)
-    pan = ref.frames(poses[:1])[0][0, 0, :3, 3]
-    near_pan = np.hypot(tips[:, 0] - pan[0], tips[:, 1] - pan[1]) < NEAR_PAN_MM
+    poses, tips, pitches = grid_targets(ref)
     out = [0.0] * 5
-    answers = np.zeros_like(poses)
+    solved = np.zeros_like(poses)
     counts = {}
     for k, (q, tip, pitch) in enumerate(zip(poses, tips, pitches)):
-        if near_pan[k]:
-            continue
         # From home (the roll given): the cheapest branch, any of the four.
         current = [0.0, 0.0, 0.0, 0.0, float(q[4])]
         st = s.ik([float(v) for v in tip] + [float(pitch)], out, current)
         counts[status.name(st)] = counts.get(status.name(st), 0) + 1
         assert status.solved(st), (np.degrees(q), status.name(st))
-        answers[k] = out
-    solved = answers[~near_pan]
-    miss = np.linalg.norm(ref.fk(solved) - tips[~near_pan], axis=-1)
-    turn = np.abs(np.angle(np.exp(1j * (pitch_of(ref, solved) - pitches[~near_pan]))))
+        solved[k] = out
+    miss = np.linalg.norm(ref.fk(solved) - tips, axis=-1)
+    turn = np.abs(np.angle(np.exp(1j * (pitch_of(ref, solved) - pitches))))
     assert miss.max() <= 1e-3, miss.max()
     assert turn.max() <= PITCH_TOL_RAD, turn.max()
     assert np.all(ref.within_limits(solved))
-    assert np.allclose(solved[:, 4], poses[~near_pan, 4])       # the roll kept
+    assert np.allclose(solved[:, 4], poses[:, 4])       # the roll kept
     report("so101 closed form: %d grid targets (%s), URDF FK misses by at most %.2g mm, pitch by %.2g rad"
            % (len(solved), counts, miss.max(), turn.max()))
 
@@ -141,14 +144,9 @@ def test_each_grid_pose_is_found_again_from_itself():
     near full stretch moves the joints ten times as far: 1e-4 rad."""
     s = closed_form()
     ref = referee()
-    poses = joint_grid()[::7]
-    tips = ref.fk(poses)
-    pitches = pitch_of(ref, poses)
     out = [0.0] * 5
     worst = 0.0
-    for q, tip, pitch in zip(poses, tips, pitches):
-        if math.hypot(*(tip[:2] - ref.frames(q)[0][0, :2, 3])) < NEAR_PAN_MM:
-            continue
+    for q, tip, pitch in zip(*grid_targets(ref, 7)):
         st = s.ik([float(v) for v in tip] + [float(pitch)], out, [float(v) for v in q])
         assert status.solved(st)
         worst = max(worst, float(np.max(np.abs(np.array(out) - q))))
@@ -361,15 +359,10 @@ def test_in_single_precision_the_answers_stay_on_target(monkeypatch, report):
     s = board_file.from_dict(as_float32(json.loads(SO101.read_text()))).solver
     s.zones = None
     ref = referee()
-    poses = joint_grid()[::13]
-    tips = ref.fk(poses)
-    pitches = pitch_of(ref, poses)
     out = [0.0] * 5
     worst = 0.0
     solved = 0
-    for q, tip, pitch in zip(poses, tips, pitches):
-        if math.hypot(*(tip[:2] - ref.frames(q)[0][0, :2, 3])) < NEAR_PAN_MM:
-            continue
+    for q, tip, pitch in zip(*grid_targets(ref, 13)):
         target = [F32(v) for v in tip] + [F32(pitch)]
         st = s.ik(target, out, [F32(0.0)] * 4 + [F32(q[4])])
         assert status.solved(st), (np.degrees(q), status.name(st))
