@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""The SO-101 board (boards/so101.json): STS3215 servos on a Feetech bus, a chain arm
-solved on the host with its wrist roll held, and the host's words for a target in a zone."""
+"""The SO-101 board (boards/so101.json): STS3215 servos on a Feetech bus, a chain arm whose
+wrist roll the host's numerical solver holds, and the host's words for a target in a zone
+(its closed form on the board: tests/test_so101_closed.py)."""
 
 import json
 import math

@@ -237,14 +237,16 @@ class Protocol:
         self.roll = None
         if self.nt == 4 and len(plain) == 5:
             self.roll = wrap_angle(number(plain.pop()), 180.0) * DEG
-        v = self.numbers(plain, self.nt, self.target_words())
+        # X Y Z alone: the pitch the board sets, where its arm has one (armfw.chain5).
+        pitch = getattr(self.controller.solver, "default_pitch", None) if self.nt == 4 and len(plain) == 3 else None
+        v = self.numbers(plain, self.nt if pitch is None else 3, self.target_words())
         t = self.target
-        for i in range(self.nt):
+        for i in range(len(v)):
             t[i] = v[i]
         if self.nt == 4:
             # Whole turns of pitch are the same tool direction; reduced here,
             # an absurd 1e300 deg is just an angle.
-            t[3] = wrap_angle(v[3], 180.0) * DEG
+            t[3] = wrap_angle(v[3], 180.0) * DEG if pitch is None else pitch
         return rule
 
     def parse_joints(self, args):

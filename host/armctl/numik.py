@@ -219,6 +219,8 @@ def solve_batch(board_or_chain, targets, mode=None, seed=None, method="dls", res
         begin = _restart_poses(chain, pos[missed], d_sub, rng)
         if chain.kind == "arm5":
             begin[:, 4] = q0[missed, 4]     # wrist roll: the user's, not the solver's
+        for j in chain.held:
+            begin[:, j] = q0[missed, j]     # a held joint stays where the seed has it
         rq, rm, rr, ri, rc = run(chain, begin, pos[missed], d_sub, enough_mm[missed], tol_rad, cap)
         iters[missed] += ri
         capped[missed] = rc
