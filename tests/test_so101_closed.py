@@ -372,3 +372,21 @@ def test_in_single_precision_the_answers_stay_on_target(monkeypatch, report):
         solved += 1
     report("so101 closed form in float32: %d grid targets solved, URDF FK within %.3g mm" % (solved, worst))
     assert worst < 0.01
+
+
+def test_armctl_move_with_a_pitch_is_solved_by_the_so101_board(micropython, capsys):
+    """`armctl move X Y Z PITCH` on the SO-101: the pitch goes to the board's closed form
+    (a chain arm without one takes X Y Z only), and the arm ends where FK says."""
+    from armctl import cli
+    from armctl.link import Link
+    from armctl.sim import Simulator
+    with Simulator(BOARDS / "so101.json", pty=True) as sim:
+        with Link(sim.port) as link:
+            assert link.request("home").ok
+        assert cli.main(["move", "--port", sim.port, "150", "-200", "40", "150"]) == 0
+        assert capsys.readouterr().out.startswith("solver=board status=OK")
+        with Link(sim.port) as link:
+            where = link.request("where")
+        assert cli.main(["move", "--port", sim.port, "150", "-200", "40", "150", "10"]) != 0
+        assert "takes X Y Z [PITCH], got 5 numbers" in capsys.readouterr().err
+    assert [where.fields[k] for k in ("x", "y", "z", "pitch")] == pytest.approx([150, -200, 40, 150], abs=1e-2)

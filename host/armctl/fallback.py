@@ -184,11 +184,19 @@ class Mover:
         if kind == "planar":
             return self._board_move(target, None, None)
         if kind == "chain":
-            # The board's answer first: a chain arm says NO_CLOSED_FORM.
-            reply = self.request("move " + " ".join("%.6f" % v for v in target))
+            # The board's answer first: a chain arm without a closed form says NO_CLOSED_FORM.
+            reply = self.request("move " + self._chain_words(target, pitch_deg))
             if reply.ok or reply.status != fw_status.NO_CLOSED_FORM:
                 return self._board_outcome(reply, target)
         return self._host_move(target, roll_deg)
+
+    def _chain_words(self, target, pitch_deg):
+        """A chain arm's target words: with the pitch where its board solves a closed form
+        (armfw.chain5: X Y Z PITCH), which then also takes X Y Z alone."""
+        words = " ".join("%.6f" % v for v in target)
+        if pitch_deg is not None and len(self.solver.targets) == 4:
+            words += " %.6f" % pitch_deg
+        return words
 
     def _board_move(self, target, pitch_deg, roll_deg):
         words = " ".join("%.6f" % v for v in target)
@@ -283,7 +291,7 @@ class Mover:
                 words += " %.6f" % pitch_deg
             return self._board_outcome(self._board_motion("line " + words), target)
         if kind == "chain":
-            reply = self.request("line " + " ".join("%.6f" % v for v in target))
+            reply = self.request("line " + self._chain_words(target, pitch_deg))
             if reply.ok or reply.status != fw_status.NO_CLOSED_FORM:
                 return self._board_outcome(reply, target)
         q0, _ = self.pose()

@@ -47,13 +47,16 @@ def add_arguments(parser):
     parser.add_argument("target", nargs="+", type=float, metavar="V", help="X Y [Z [PITCH [ROLL]]]")
 
 
-def split_target(kind, values):
-    """(position, pitch_deg or None, roll_deg or None) for an arm kind; UsageError if miscounted."""
+def split_target(solver, values):
+    """(position, pitch_deg or None, roll_deg or None) for an arm's solver; UsageError if miscounted.
+
+    A chain arm whose board solves a closed form (armfw.chain5) takes a pitch too."""
+    kind = solver.kind
     width = 2 if kind == "planar" else 3
-    extra = {"planar": 0, "chain": 0, "arm5": 2}[kind]
+    extra = {"planar": 0, "chain": len(solver.targets) - 3, "arm5": 2}[kind]
     if not width <= len(values) <= width + extra:
-        raise cli.UsageError("a %s arm takes %s, got %d numbers" % (
-            kind, {"planar": "X Y", "chain": "X Y Z", "arm5": "X Y Z [PITCH [ROLL]]"}[kind], len(values)))
+        takes = {"planar": "X Y", "chain": "X Y Z" + (" [PITCH]" if extra else ""), "arm5": "X Y Z [PITCH [ROLL]]"}
+        raise cli.UsageError("a %s arm takes %s, got %d numbers" % (kind, takes[kind], len(values)))
     rest = list(values[width:]) + [None, None]
     return list(values[:width]), rest[0], rest[1]
 
@@ -61,7 +64,7 @@ def split_target(kind, values):
 def run(args):
     with Link(args.port, args.baud, args.timeout) as link:
         board = board_for(link, args.board, args.calibration)
-        position, pitch, roll = split_target(board.solver.kind, args.target)
+        position, pitch, roll = split_target(board.solver, args.target)
         mover = Mover(link, board)
         if args.line:
             if roll is not None:
