@@ -19,7 +19,7 @@ examples:
   armctl move --port /dev/pts/5 --board sim_al5d 150 40 180          (chain arm: host)
   armctl move --port /dev/pts/5 --board sim_al5d --line 150 -40 180  (straight line)
 
-Target: arm5 X Y Z [PITCH [ROLL]] (mm, degrees); planar X Y; chain X Y Z.
+Target: arm5 X Y Z [PITCH [ROLL]] (mm, degrees); planar X Y; chain X Y Z (X Y Z [PITCH] where the board solves a closed form, as the SO-101).
 The board's analytic solver answers first. Where the pitch is free, or the
 board answers NO_CLOSED_FORM (a chain arm), the host solves numerically
 (damped least squares) from the pose the board reports, checks the answer
