@@ -437,20 +437,26 @@ class Planner:
         return self.with_roll(self.pose, roll0 + (self._line_roll1 - roll0) * t)
 
     def _walk_arc(self, k, q, refill):
-        """An arc's chords, each walked as a straight line; its steps are counted across them."""
+        """An arc's chords, each walked as a straight line; its steps are counted across them.
+        A chord after the first starts where the last one ended on the arc, not at the forward
+        kinematics of its pose (a float's width off on the boards: the chord's one step, longer)."""
         arc = self._arcs[k]
         end = self._tools[k]            # the chord's end: an ARC keeps no target of its own
         self.line_steps = 0
         for i in range(1, arc.chords + 1):
-            if not (yield from self._walk_line(k, q, refill, arc.point(i, end), self.line_steps)):
+            if i > 1:
+                arc.point(i - 1, self._p0)
+            if not (yield from self._walk_line(k, q, refill, arc.point(i, end), self.line_steps, i == 1)):
                 return False
         return True
 
-    def _walk_line(self, k, q, refill, p1, step=0):
-        """The line from the walk's pose q to p1; step: the steps before it in the same operation
-        (an arc's chords), counted on in refusals; line_steps: where the count ended."""
+    def _walk_line(self, k, q, refill, p1, step=0, from_pose=True):
+        """The line to p1 from the walk's pose q (from_pose; else from _p0, as the caller set
+        it); step: the steps before it in the same operation (an arc's chords), counted on in
+        refusals; line_steps: where the count ended."""
         p0 = self._p0
-        self.solver.tool_pose(q, p0)
+        if from_pose:
+            self.solver.tool_pose(q, p0)
         if len(p0) == 4:
             p0[3] = p1[3] + wrap_angle(p0[3] - p1[3])
         roll0 = q[4] if len(p0) == 4 else 0.0
