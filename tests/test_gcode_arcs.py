@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""G2/G3 arcs and M0/M1 pauses (firmware/PROTOCOL.md, G-code).
+"""G2/G3 arcs and the M0 pause (firmware/PROTOCOL.md, G-code).
 
 Arc geometry is derived by hand here: centres from the words as a person
 draws them (a quarter circle's centre is a corner of the square its ends
@@ -248,14 +248,14 @@ def test_planar_arcs_take_no_z(micropython):
         assert sim.request("M114")[0].startswith("X:100.000 Y:60.000")
 
 
-# -- M0 / M1: the program pauses until ~ -------------------------------------------------------
+# -- M0: the program pauses until ~; M1, the optional stop, does not ---------------------------
 
-@pytest.mark.parametrize("word", ["M0", "M1", "M01"])
+@pytest.mark.parametrize("word", ["M0", "M00"])
 def test_m0_pauses_the_program_until_cycle_start(arm, word):
     pulses = len(arm.pulses())
     # The next motion is queued behind the pause; it must not run before `~`.
     arm.write(("%s\nG1 X160\n" % word).encode())
-    assert arm.readline() == "# paused (M0/M1): ~ resumes"
+    assert arm.readline() == "# paused (M0): ~ resumes"
     arm.write(b"?")
     status = arm.readline()
     assert status.startswith("# status state=hold ") and status.endswith(" steps=0/0"), status
@@ -263,6 +263,12 @@ def test_m0_pauses_the_program_until_cycle_start(arm, word):
     arm.write(b"~")
     assert arm.readline().startswith("ok OK 0.000 13.792 58.152 108.056 0.000 x=150.000")    # the pause's
     assert arm.readline().startswith("ok OK") and len(arm.pulses()) > pulses                 # the G1's
+    arm.write(b"?")
+    assert arm.readline().startswith("# status state=idle ")
+
+
+def test_m1_the_optional_stop_is_off(arm):
+    assert arm.request("M1") == ["ok"]
     arm.write(b"?")
     assert arm.readline().startswith("# status state=idle ")
 

@@ -356,13 +356,13 @@ class GCode:
 
     def _no_op(self, args):
         # G94 (feed per minute: F is mm/min already), G54 (the one coordinate system):
-        # header words CAM tools and plotters emit; M2/M30 (program end): nothing to end.
+        # header words CAM tools and plotters emit; M2/M30 (program end): nothing to end;
+        # M1 (optional stop): as in GRBL, the optional-stop switch is off (there is none).
         return "ok"
 
     def _pause(self, args):
-        # M0 / M1: a dwell that starts held, as GRBL's program pause is a feed hold;
-        # `~` (cycle start) resumes. Check mode runs on through it. M1 (optional stop)
-        # pauses too: there is no optional-stop switch, and stopping is the safe reading.
+        # M0: a dwell that starts held, as GRBL's program pause is a feed hold;
+        # `~` (cycle start) resumes. Check mode runs on through it.
         p = self.protocol
         if not p.checking:
             p.machine.hold()
@@ -372,7 +372,7 @@ class GCode:
             p.machine.ended()       # not paused: nothing started
             raise
         if not p.checking:
-            p.write("# paused (M0/M1): ~ resumes")
+            p.write("# paused (M0): ~ resumes")
         return reply
 
     def _relax(self, args):
@@ -394,5 +394,5 @@ _CODES = {
     "G17": GCode._xy_plane, "G18": GCode._other_plane, "G19": GCode._other_plane,
     "G54": GCode._no_op, "G94": GCode._no_op, "M2": GCode._no_op, "M30": GCode._no_op,
     "M18": GCode._relax, "M84": GCode._relax,
-    "G2": GCode._clockwise, "G3": GCode._counterclockwise, "M0": GCode._pause, "M1": GCode._pause,
+    "G2": GCode._clockwise, "G3": GCode._counterclockwise, "M0": GCode._pause, "M1": GCode._no_op,
 }
