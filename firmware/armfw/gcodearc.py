@@ -76,6 +76,21 @@ class Arc:
             out[j] = start[j] + (end[j] - start[j]) * f
         return out
 
+    def walk(self, planner, k, q, refill):
+        """The planner's walk of this arc, operation k of its plan, from pose q: each chord
+        walked as a straight line (armfw.planner.Planner._walk_line, a generator returning
+        True or False), its steps counted across them. A chord after the first starts where
+        the last one ended on the arc, not at the forward kinematics of its pose (a float's
+        width off on the boards: its one step would not reach the end)."""
+        end = planner._tools[k]         # the chord's end: an ARC keeps no target of its own
+        planner.line_steps = 0
+        for i in range(1, self.chords + 1):
+            if i > 1:
+                self.point(i - 1, planner._p0)
+            if not (yield from planner._walk_line(k, q, refill, self.point(i, end), planner.line_steps, i == 1)):
+                return False
+        return True
+
     def split(self, most_mm):
         """Make each chord one step of at most most_mm (mm; more chords where the tolerance
         allows longer ones); returns the step (mm), a hair longer than a chord."""

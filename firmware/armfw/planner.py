@@ -298,7 +298,7 @@ class Planner:
                     return False
                 continue
             if op == ARC:
-                if not (yield from self._walk_arc(k, q, refill)):
+                if not (yield from self._arcs[k].walk(self, k, q, refill)):
                     return False
                 continue
             if op == PATH:
@@ -436,24 +436,10 @@ class Planner:
         roll0 = self._line_roll0
         return self.with_roll(self.pose, roll0 + (self._line_roll1 - roll0) * t)
 
-    def _walk_arc(self, k, q, refill):
-        """An arc's chords, each walked as a straight line; its steps are counted across them.
-        A chord after the first starts where the last one ended on the arc, not at the forward
-        kinematics of its pose (a float's width off on the boards: the chord's one step, longer)."""
-        arc = self._arcs[k]
-        end = self._tools[k]            # the chord's end: an ARC keeps no target of its own
-        self.line_steps = 0
-        for i in range(1, arc.chords + 1):
-            if i > 1:
-                arc.point(i - 1, self._p0)
-            if not (yield from self._walk_line(k, q, refill, arc.point(i, end), self.line_steps, i == 1)):
-                return False
-        return True
-
     def _walk_line(self, k, q, refill, p1, step=0, from_pose=True):
         """The line to p1 from the walk's pose q (from_pose; else from _p0, as the caller set
-        it); step: the steps before it in the same operation (an arc's chords), counted on in
-        refusals; line_steps: where the count ended."""
+        it); step: the steps before it in the same operation (an arc's chords, which
+        armfw.gcodearc.Arc.walk walks), counted on in refusals; line_steps: where the count ended."""
         p0 = self._p0
         if from_pose:
             self.solver.tool_pose(q, p0)
