@@ -181,6 +181,22 @@ def test_every_step_of_an_arc_ends_on_it_at_the_speed_f_sets(line, centre, r, an
         assert sagitta(r, hypot(b[0] - a[0], b[1] - a[1])) <= CHORD_TOLERANCE_MM
 
 
+def test_a_tight_arc_slows_to_keep_the_tools_acceleration():
+    # A whole circle of radius 5 at F6000 (100 mm/s): round it the tool would accelerate at
+    # v^2 / r = 2000 mm/s^2. The board's 500 mm/s^2 allow sqrt(500 * 5) = 50 mm/s, 1 mm a step:
+    # 10 pi mm in 32 steps. Between its first and last step (where the tool starts and stops,
+    # unramped as a G1) each step's change of velocity stays within 500 mm/s^2.
+    p, out = cpython_arm()
+    run_line(p, out, START)
+    start = arm5_tool(p.controller.q)
+    points = [start] + [arm5_tool(q) for q in run_line(p, out, "G2 I5 F6000")]
+    assert out[-1].endswith("steps=%d" % ceil(10 * pi / 1.0)), out[-1]
+    accel = [hypot(c[0] - 2 * b[0] + a[0], c[1] - 2 * b[1] + a[1]) / STEP_S ** 2
+             for a, b, c in zip(points, points[1:], points[2:])]
+    assert max(accel) <= 500.0 * (1 + 1e-6)
+    assert min(accel) >= 0.99 * 10 * pi / 32 / STEP_S * 2 * sin(pi / 32) / STEP_S
+
+
 @pytest.mark.parametrize("line, centre, r, angle0, turn, z0, z1, steps", ARCS[:2])
 def test_micropythons_pulses_decode_to_the_same_arc(micropython, line, centre, r, angle0, turn, z0, z1, steps):
     p, out = cpython_arm()

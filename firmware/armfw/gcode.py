@@ -19,6 +19,8 @@ that follow are answered but move nothing until M999 or $X clears it, so the
 rest of a stream cannot move the arm on from the wrong place.
 """
 
+from math import sqrt
+
 import armfw
 from armfw import planner, status
 from armfw.commands import GCODE_MOTION
@@ -279,8 +281,11 @@ class GCode:
         p.may_move()
         controller = p.controller
         controller.plan()
-        most = step_mm if step_mm > 0.0 else controller.planner.line_step_mm
-        controller.add(planner.ARC, chords, MIN_MOTION, None, chords.split(most), False)
+        plan = controller.planner
+        most = step_mm if step_mm > 0.0 else plan.line_step_mm
+        # No faster than the tool's acceleration allows round the bend: v^2 / r <= accel.
+        bend = sqrt(plan.ramp.accel * chords.radius) * plan.ramp.step_s
+        controller.add(planner.ARC, chords, MIN_MOTION, None, chords.split(bend if bend < most else most), False)
         return p.start()
 
     def _clockwise(self, args):
