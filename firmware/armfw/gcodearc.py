@@ -7,9 +7,10 @@ GRBL and LinuxCNC read them. It is split into chords of equal angle: no
 chord strays more than CHORD_TOLERANCE_MM from the true arc (the sagitta
 r (1 - cos(a / 2)) of a chord of angle a), and none is longer than a step
 at the speed F sets, so each step of the arc ends on the arc itself and the
-tool's speed is even along it. The planner walks each chord as a straight
-line (armfw.planner, ARC), so every step is solved and checked as a G1's
-(one a chord, or shorter where a joint would turn too fast).
+tool's speed is even along it. The planner's walk of an ARC operation hands
+over to Arc.walk, which walks each chord as a straight line, so every step is
+solved and checked as a G1's (one a chord, or shorter where a joint would
+turn too fast).
 Coordinates other than X and Y (an arm5's Z and pitch) change linearly with
 the angle turned: a helix where Z changes.
 """
@@ -30,8 +31,8 @@ RADIUS_SLACK_RATIO = 0.001
 MAX_CHORD_ANGLE = pi / 2
 # A turn this close to zero between start and end is a full circle (I J only; GRBL's epsilon).
 _FULL_TURN_EPSILON = 5e-7
-# A step a hair longer than its chord: a chord whose start the last one's IK left a
-# float's width off still ends in one step.
+# A step a hair longer than its chord: the chord's length, worked out again by the walk,
+# may come out a float's width longer, and the chord must still end in one step.
 _STEP_MARGIN = 1e-4
 
 
