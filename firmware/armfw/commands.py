@@ -65,7 +65,7 @@ def moving():
 
 
 # The G-code words that move the arm (G01 is G1; armfw.gcode translates each onto a command above).
-GCODE_MOTION = ("G0", "G1", "G4", "G28", "M3", "M5")
+GCODE_MOTION = ("G0", "G1", "G2", "G3", "G4", "G28", "M0", "M3", "M5")
 # And the words after which the pose may differ otherwise: servos off (relax).
 GCODE_POSE = GCODE_MOTION + ("M18", "M84")
 

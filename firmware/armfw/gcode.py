@@ -19,15 +19,18 @@ that follow are answered but move nothing until M999 or $X clears it, so the
 rest of a stream cannot move the arm on from the wrong place.
 """
 
+from math import sqrt
+
 import armfw
-from armfw import status
+from armfw import planner, status
 from armfw.commands import GCODE_MOTION
 from armfw.numeric import DEG
+from armfw.solver import MIN_MOTION
 
 # The first letters of G-code words and what each means here.
 AXES = "XYZAB"
+ARC_WORDS = "XYZIJRF"
 FIRMWARE = "armfw"
-
 
 
 def checksum(text):
@@ -175,7 +178,6 @@ class GCode:
             return self._dollar(text.strip().upper())
         # G01 is G1, M03 is M3.
         code = head[0] + str(self._int(head[1:], head[0])) if head[0] in "GM" else head
-        args = self._words(words[1:])
         p = self.protocol
         if code in GCODE_MOTION and p.machine.alarm:
             raise self.Refused(status.ALARM, "motion locked: %s (M999 or $X unlocks)" % p.machine.alarm_reason)
@@ -183,7 +185,8 @@ class GCode:
         if handler is None:
             raise self.Refused(status.BAD_COMMAND, "unsupported G-code %s" % head[:20])
         try:
-            return handler(self, args)
+            # A motion line with a malformed word is a refused motion line like any other.
+            return handler(self, self._words(words[1:]))
         except self.Refused as e:
             if code in GCODE_MOTION and e.word != status.ALARM:
                 # The rest of a stream must not move the arm on from the wrong place.
@@ -231,16 +234,65 @@ class GCode:
     def _move(self, args):
         return self.protocol.command("move", self._target(args))
 
-    def _line(self, args):
-        p = self.protocol
+    def _step_mm(self, args):
+        """The tool's travel per step F sets (modal; 0: the board's own line speed)."""
         if "F" in args:
             if not args["F"] > 0:
                 raise self.Refused(status.NAMES[status.BAD_INPUT], "F must be > 0 mm/min")
             self.feed_mm_min = args["F"]
+        return self.feed_mm_min / 60000.0 * self.protocol.controller.planner.step_ms
+
+    def _line(self, args):
+        p = self.protocol
+        step_mm = self._step_mm(args)
         target = self._target(args)
         # F sets the tool speed of this line, up to the board's own line speed. Not ramped:
         # a G-code file's short segments would each start and stop at rest.
-        return p.family("motion").line(p, target, self.feed_mm_min / 60000.0 * p.controller.planner.step_ms, False)
+        return p.family("motion").line(p, target, step_mm, False)
+
+    def _arc(self, args, clockwise):
+        """G2 (clockwise) / G3: an arc in the XY plane (armfw.gcodearc), its chords walked
+        as G1 lines at the speed F sets, in one plan checked whole."""
+        p = self.protocol
+        for letter in args:
+            if letter not in ARC_WORDS or p.nt == 2 and letter == "Z":
+                raise self.Refused(status.NAMES[status.BAD_INPUT], "G2/G3 take %s, not %s"
+                                   % (" ".join(ARC_WORDS if p.nt == 4 else "XYIJRF"), letter))
+        if "R" in args and ("I" in args or "J" in args):
+            raise self.Refused(status.NAMES[status.BAD_INPUT], "G2/G3 take I J (the centre) or R, not both")
+        if not ("R" in args or "I" in args or "J" in args):
+            raise self.Refused(status.NAMES[status.BAD_INPUT], "G2/G3 need I J (the centre's offset) or R")
+        p.closed_form()
+        step_mm = self._step_mm(args)
+        start = p.controller.tool()
+        end = list(start)
+        for i in range(3 if p.nt == 4 else 2):
+            letter = AXES[i]
+            if letter in args:
+                end[i] = end[i] + args[letter] if self.relative else args[letter]
+        from armfw.gcodearc import arc
+        try:
+            if "R" in args:
+                chords = arc(start, end, clockwise, radius=args["R"])
+            else:
+                chords = arc(start, end, clockwise, (args.get("I", 0.0), args.get("J", 0.0)))
+        except ValueError as e:
+            raise self.Refused(status.NAMES[status.BAD_INPUT], "G%d: %s" % (2 if clockwise else 3, e))
+        p.may_move()
+        controller = p.controller
+        controller.plan()
+        plan = controller.planner
+        most = step_mm if step_mm > 0.0 else plan.line_step_mm
+        # No faster than the tool's acceleration allows round the bend: v^2 / r <= accel.
+        bend = sqrt(plan.ramp.accel * chords.radius) * plan.ramp.step_s
+        controller.add(planner.ARC, chords, MIN_MOTION, None, chords.split(bend if bend < most else most), False)
+        return p.start()
+
+    def _clockwise(self, args):
+        return self._arc(args, True)
+
+    def _counterclockwise(self, args):
+        return self._arc(args, False)
 
     def _dwell(self, args):
         ms = 0.0
@@ -301,7 +353,7 @@ class GCode:
         return self.protocol.command("unlock", [])
 
     def _xy_plane(self, args):
-        # G17: arcs in the XY plane, the only one (no arcs yet: a header word).
+        # G17: arcs in the XY plane, the only one.
         return "ok"
 
     def _other_plane(self, args):
@@ -309,8 +361,24 @@ class GCode:
 
     def _no_op(self, args):
         # G94 (feed per minute: F is mm/min already), G54 (the one coordinate system):
-        # header words CAM tools and plotters emit; M2/M30 (program end): nothing to end.
+        # header words CAM tools and plotters emit; M2/M30 (program end): nothing to end;
+        # M1 (optional stop): as in GRBL, the optional-stop switch is off (there is none).
         return "ok"
+
+    def _pause(self, args):
+        # M0: a dwell that starts held, as GRBL's program pause is a feed hold;
+        # `~` (cycle start) resumes. Check mode runs on through it.
+        p = self.protocol
+        if not p.checking:
+            p.machine.hold()
+        try:
+            reply = p.command("wait", ["0"])
+        except self.Refused:
+            p.machine.ended()       # not paused: nothing started
+            raise
+        if not p.checking:
+            p.write("# paused (M0): ~ resumes")
+        return reply
 
     def _relax(self, args):
         return self.protocol.command("relax", [])
@@ -331,4 +399,5 @@ _CODES = {
     "G17": GCode._xy_plane, "G18": GCode._other_plane, "G19": GCode._other_plane,
     "G54": GCode._no_op, "G94": GCode._no_op, "M2": GCode._no_op, "M30": GCode._no_op,
     "M18": GCode._relax, "M84": GCode._relax,
+    "G2": GCode._clockwise, "G3": GCode._counterclockwise, "M0": GCode._pause, "M1": GCode._no_op,
 }

@@ -27,7 +27,7 @@ HELP = (
     "echo on|off               echo typed characters and prompt '> ' (people)",
     "check [on|off]            check mode: motions are validated, nothing moves ($C)",
     "wait MS                   dwell: wait MS milliseconds (G4)",
-    "G0 G1 G4 G28 G90 G91 M3 M5 M114 M400 M115 ...  G-code (firmware/PROTOCOL.md)",
+    "G0 G1 G2 G3 G4 G28 G90 G91 M0 M3 M5 M114 M400 ...  G-code (firmware/PROTOCOL.md)",
     "pose save|go|del NAME     save the pose as NAME (relaxed: where moved by hand), move to it, delete it",
     "pose set NAME Q1..QN      save joint angles (deg) as NAME;  pose list: one # line each",
     "info                      board name, arm kind, joint names, zones, clearance",

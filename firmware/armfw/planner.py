@@ -2,7 +2,7 @@
 """Plans and their check: the operations of a motion, the walk that checks every step, and why a plan was refused.
 
 A plan is a short list of operations (joint moves, tool moves, straight tool
-lines, a joint path, gripper actions, waits) that run one after another. The
+lines, G-code arcs as chords, a joint path, gripper actions, waits) that run one after another. The
 walk goes through the whole plan from the pose it starts from, touching
 nothing: every step's IK status, zone check and servo pulses. It hands each
 event it reaches (a step with its pose and pulses, a gripper action, a wait)
@@ -39,7 +39,8 @@ GRIP_OPEN = const(3)
 GRIP_CLOSE = const(4)
 PATH = const(5)            # joint interpolation through the waypoints of the path buffer
 WAIT = const(6)            # a dwell (G4): target[0] ms, the arm holds still
-OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path", "wait")
+ARC = const(7)             # straight tool lines through the chord ends of an arc (armfw.gcodearc.Arc)
+OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path", "wait", "arc")
 
 MAX_OPS = const(6)
 
@@ -133,6 +134,7 @@ class Planner:
         self._waits = [0] * MAX_OPS          # WAIT: ms
         self._line_steps = [0.0] * MAX_OPS   # LINE: mm per step
         self._ramped = [True] * MAX_OPS      # LINE: its tool speed ramps (see add)
+        self._arcs = [None] * MAX_OPS        # ARC: its chords (an armfw.gcodearc.Arc)
         self._n_ops = 0
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
         self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
@@ -148,6 +150,7 @@ class Planner:
         self._line = LineStepper(n, nt)
         self._line_roll0 = 0.0
         self._line_roll1 = 0.0
+        self.line_steps = 0             # where the last line's step count ended (_walk_line)
 
     # -- the plan ---------------------------------------------------------
 
@@ -157,7 +160,8 @@ class Planner:
 
     def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0, ramped=True):
         """Append an operation; target: joint angles (JOINTS, radians), tool coordinates
-        (MOVE, LINE: mm, arm5 pitch in radians) or [ms] (WAIT); roll: the arm5 wrist roll
+        (MOVE, LINE: mm, arm5 pitch in radians), [ms] (WAIT) or an armfw.gcodearc.Arc
+        (ARC: walked as its chords, each a LINE's steps); roll: the arm5 wrist roll
         a MOVE or LINE ends at (radians; None: unchanged); step_mm: a LINE's tool travel
         per step, at most line_step_mm (0: line_step_mm); ramped: a LINE's tool speed
         ramps up from rest and down to it (False: G-code's G1, which runs at its speed
@@ -171,8 +175,11 @@ class Planner:
         # Kept with the operation: a long plan's live pass walks it again.
         self._line_steps[k] = step_mm if 0.0 < step_mm < self.line_step_mm else self.line_step_mm
         self._ramped[k] = ramped
+        self._arcs[k] = None
         if op == WAIT:
             self._waits[k] = target[0]
+        elif op == ARC:
+            self._arcs[k] = target
         elif target is not None:
             t = self._angles[k] if op == JOINTS else self._tools[k]
             for i in range(len(t)):
@@ -287,7 +294,11 @@ class Planner:
                     yield
                 continue
             if op == LINE:
-                if not (yield from self._walk_line(k, q, refill)):
+                if not (yield from self._walk_line(k, q, refill, self._tools[k])):
+                    return False
+                continue
+            if op == ARC:
+                if not (yield from self._arcs[k].walk(self, k, q, refill)):
                     return False
                 continue
             if op == PATH:
@@ -425,10 +436,13 @@ class Planner:
         roll0 = self._line_roll0
         return self.with_roll(self.pose, roll0 + (self._line_roll1 - roll0) * t)
 
-    def _walk_line(self, k, q, refill):
+    def _walk_line(self, k, q, refill, p1, step=0, from_pose=True):
+        """The line to p1 from the walk's pose q (from_pose; else from _p0, as the caller set
+        it); step: the steps before it in the same operation (an arc's chords, which
+        armfw.gcodearc.Arc.walk walks), counted on in refusals; line_steps: where the count ended."""
         p0 = self._p0
-        p1 = self._tools[k]
-        self.solver.tool_pose(q, p0)
+        if from_pose:
+            self.solver.tool_pose(q, p0)
         if len(p0) == 4:
             p0[3] = p1[3] + wrap_angle(p0[3] - p1[3])
         roll0 = q[4] if len(p0) == 4 else 0.0
@@ -439,7 +453,8 @@ class Planner:
         if not finite(length):
             # Coordinates so large their squares overflow: far outside any arm.
             st = self.solver.ik(p1, self._goal, q, MIN_MOTION)
-            return self.refuse(BAD_INPUT if solved(st) else st, REASON_SOLVER, k, 1, p1)
+            return self.refuse(BAD_INPUT if solved(st) else st, REASON_SOLVER, k, step + 1, p1)
+        self.line_steps = step
         if length <= 0.0:
             return True
         self._line_roll0 = roll0
@@ -457,7 +472,6 @@ class Planner:
             ramp.add(length, top if top < self.tool_speed else self.tool_speed, 0.0, 0.0, 0.0)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
                           self._rolled_at if roll1 != roll0 else None, ramp=ramp)
-        step = 0
         for st in steps:
             step += 1
             if st == JUMP:
@@ -471,4 +485,5 @@ class Planner:
                 return False
             if refill:
                 yield
+        self.line_steps = step
         return True

@@ -353,7 +353,7 @@ class Protocol:
         if controller.refusal.reason == planner.REASON_GRIPPER:
             return "no gripper on this board"
         text = "%s step %d" % (planner.OP_NAMES[controller.refusal.kind], controller.refusal.step)
-        if controller.refusal.kind == planner.MOVE or controller.refusal.kind == planner.LINE:
+        if controller.refusal.kind in (planner.MOVE, planner.LINE, planner.ARC):
             p = controller.refusal.point
             text += " at " + " ".join([fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self.nt)])
         if controller.refusal.joint >= 0:
