@@ -74,8 +74,11 @@ class Session:
         elif c == con.HOLD:
             if p.machine.moving or (p.controller is not None and p.controller.planner.checking):
                 p.machine.hold()        # during a check: the motion starts held
+                if p.machine.moving:
+                    p.controller.executor.hold()
         elif c == con.RESUME:
             if p.machine.resume():
+                p.controller.executor.resume()
                 self._clock.start()
         elif c == con.ABORT:
             self.console.clear_typing()
@@ -179,7 +182,10 @@ class Session:
         """One step of the running motion and the wait after it (or a wait while held)."""
         p = self.protocol
         c = self.console
+        executor = p.controller.executor
         if p.machine.held:
+            executor.hold()             # decelerates to rest, or already does
+        if executor.resting():
             c.wait(PROGRESS_MS)
             self._refuse_overflow()
             if p.machine.held and self._long():
@@ -224,7 +230,7 @@ class Session:
             else:
                 c.wait(left)
             self._refuse_overflow()
-            if left <= 0 or not p.machine.moving or p.machine.held:
+            if left <= 0 or not p.machine.moving or p.controller.executor.resting():
                 return
 
 
