@@ -255,3 +255,20 @@ def test_in_micropython_a_hold_decelerates_and_ctrl_x_still_stops_at_once(microp
     report("hold in MicroPython: peak tool acceleration over %d steps %.0f mm/s^2 (limit %.0f, "
            "pulse quantum tolerance %.0f)" % (WINDOW, max(abs(a) for a in acc), tool_accel,
                                               2 * err / (WINDOW * STEP_S) ** 2))
+
+
+def test_accel_sets_the_limits_validated_and_info_shows_them(micropython):
+    with Simulator(ARM5) as sim:
+        info = fields(sim.request("info")[-1])
+        assert info["accel_deg_s2"] == ",".join(["360.000"] * 5) and info["tool_accel_mm_s2"] == "500.000"
+        assert sim.request("accel")[-1] == "ok joints=%s tool=500.000" % ",".join(["360.000"] * 5)
+        for bad in ("accel 0", "accel 361", "accel 100 501", "accel nan", "accel 100 x", "accel 1 2 3"):
+            assert sim.request(bad)[-1].startswith("error BAD_INPUT"), bad
+        assert sim.request("accel")[-1].endswith("tool=500.000")        # nothing changed
+        assert sim.request("accel 180 250")[-1] == "ok joints=%s tool=250.000" % ",".join(["180.000"] * 5)
+        info = fields(sim.request("info")[-1])
+        assert info["accel_deg_s2"] == ",".join(["180.000"] * 5) and info["tool_accel_mm_s2"] == "250.000"
+        # The new limit times the next move: 90 deg of the base at 90 deg/s and 180 deg/s^2 is
+        # 0.5 s up, 0.5 s at speed, 0.5 s down: 1.5 s, 75 steps (at 360 deg/s^2, 1.25 s).
+        reply = sim.request("joints 90 0 90 0 0")[-1]
+        assert reply.startswith("ok OK") and reply.endswith("steps=75"), reply
