@@ -15,8 +15,9 @@ raises instead of sending anything it did not check.
 
 The run is a stepper: each step() sends one event and returns how long to
 wait before the next, so the caller (armfw.session) serves the console
-between steps and may stop at any step (hold, abort); after each step it
-calls refill(), which refills a long plan's ring in the idle time.
+between steps and may stop at any step (abort); after each step it calls
+refill(), which refills a long plan's ring in the idle time. A hold re-times
+the ring's steps to rest and back (armfw.hold, loaded on the first one).
 """
 
 from array import array
