@@ -5,8 +5,8 @@ One loop (serve) owns the time. Idle, it waits on the console for a line and
 answers it (armfw.protocol). A motion, once its whole plan has been checked,
 runs one step per step period; between steps the loop waits on the console
 (armfw.console, select.poll with a timeout), so real-time characters act at
-once: `?` writes a status line, `!` holds the motion at the next step, `~`
-resumes it, Ctrl-X aborts it (its final line is an error with the pose
+once: `?` writes a status line, `!` decelerates the motion to rest on its
+path (armfw.hold), `~` accelerates it back, Ctrl-X aborts it (its final line is an error with the pose
 reached; queued lines are dropped, each with an error; motion is then locked
 until `unlock` or `home`, as GRBL's alarm). Lines that arrive meanwhile wait
 in the console's queue and are answered in order after the motion.
