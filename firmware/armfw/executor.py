@@ -184,20 +184,11 @@ class Executor:
         if self._hold is not None:
             self._hold.engaged = self._hold.holding = False
 
-    def _hold_run(self):
-        """The re-timed run (armfw.hold), loaded the first time it is needed, engaged."""
-        if self._hold is None:
-            from armfw.hold import Hold
-            self._hold = Hold(self)
-        hold = self._hold
-        if not hold.engaged:
-            hold.engage(self._prev_q)
-        return hold
-
     def hold(self):
         """`!`: decelerate along the checked steps to rest, within the acceleration limits."""
         if self._live:
-            self._hold_run().holding = True
+            from armfw.hold import engaged
+            engaged(self).holding = True
 
     def resume(self):
         """`~`: accelerate back along the same steps to the plan's pace."""
@@ -215,14 +206,8 @@ class Executor:
         """(the tool's speed over the last step, mm/s; its travel until a hold from now rests, mm)."""
         if not self._live:
             return 0.0, 0.0
-        hold = self._hold
-        engaged = hold is not None and hold.engaged
-        hold = self._hold_run()
-        speed = hold.speed_mm_s()
-        stop = hold.stopping_mm()
-        if not engaged:
-            hold.engaged = False
-        return speed, stop
+        from armfw.hold import motion_fields
+        return motion_fields(self)
 
     def _keep(self, event, q, us):
         """Keep the walk's next event (a step: its pose q and pulses us) in the ring.

@@ -341,3 +341,23 @@ class Hold:
             for i in range(self.n):
                 ex._prev_q[i] = self.c_q[i] - self.d[i]
         return ex.planner.step_ms
+
+
+def engaged(executor):
+    """executor's re-timed run, made the first time, engaged where the plain run had the arm."""
+    if executor._hold is None:
+        executor._hold = Hold(executor)
+    hold = executor._hold
+    if not hold.engaged:
+        hold.engage(executor._prev_q)
+    return hold
+
+
+def motion_fields(executor):
+    """(the tool's speed over the last step, mm/s; its travel until a hold from now rests, mm)."""
+    was = executor._hold is not None and executor._hold.engaged
+    hold = engaged(executor)
+    speed = hold.speed_mm_s()
+    stop = hold.stopping_mm()
+    hold.engaged = was
+    return speed, stop
