@@ -58,7 +58,6 @@ class Hold:
         self._dq = [0.0] * n        # a segment's joint change per unit of sigma
         self._xt = [0.0] * 3
         self._dtool = [0.0] * 3
-        self._t = [0.0] * 3         # the tool point of the segment's end
         self._tp = [0.0] * len(executor.planner.solver.targets)
         self._s_q = [0.0] * n       # a segment's start and end poses and tool points
         self._s_t = [0.0] * 3
@@ -73,11 +72,11 @@ class Hold:
         for i in range(3):
             out[i] = p[i] if i < k else 0.0
 
-    def _step_at(self, e, live):
+    def _step_at(self, e):
         """The ring slot of event e where it is a step (walked first where it was not yet),
         else -1 (a gripper action, a wait, the plan's end, or beyond what the ring may hold)."""
         ex = self.ex
-        if e >= ex._n_events or e >= ex._sent + ex.ring_size - 1 and not live:
+        if e >= ex._n_events or e >= ex._sent + ex.ring_size - 1:
             return -1
         while ex._n_walked <= e:
             ex._refill_event()
@@ -138,7 +137,7 @@ class Hold:
             q[i] = ex._ring_q[j + i]
         self._tool(q, t)
 
-    def _choose(self, relax, live):
+    def _choose(self, relax):
         """The next step's sigma within the limits x relax; -1.0 where none fits."""
         ex = self.ex
         n = self.n
@@ -170,7 +169,7 @@ class Hold:
         length = 1.0 - self.f
         best = -1.0
         while start < 1.0 - _EPS:
-            slot = self._step_at(e, live)
+            slot = self._step_at(e)
             if slot < 0:
                 if start <= _EPS:
                     return 0.0          # a gripper action, a wait or the end is next: here it rests
@@ -257,7 +256,7 @@ class Hold:
         False where it stays at rest."""
         sigma = -1.0
         for relax in _RELAX:
-            sigma = self._choose(relax, live)
+            sigma = self._choose(relax)
             if sigma >= 0.0:
                 break
         if sigma < 0.0:
@@ -281,7 +280,7 @@ class Hold:
         left = sigma
         while True:
             rest = 1.0 - self.f
-            slot = self._step_at(self.e, live)
+            slot = self._step_at(self.e)
             if left < rest - _EPS:
                 self.f += left
                 break
@@ -296,9 +295,9 @@ class Hold:
             if live:
                 ex._sent = self.e
                 ex.steps += 1
-            if left <= _EPS or self._step_at(self.e, live) < 0:
+            if left <= _EPS or self._step_at(self.e) < 0:
                 break
-        slot = self._step_at(self.e, live)
+        slot = self._step_at(self.e)
         f = self.f
         if f > 0.0:
             self._load(slot, self._e_q, self._e_t)
@@ -336,7 +335,7 @@ class Hold:
         if self.resting and self.holding:
             return ex.planner.step_ms
         self.advance(True)
-        if not self.holding and self.f == 0.0 and (self.sigma >= 1.0 - _EPS or self._step_at(self.e, True) < 0):
+        if not self.holding and self.f == 0.0 and (self.sigma >= 1.0 - _EPS or self._step_at(self.e) < 0):
             self.engaged = False
             for i in range(self.n):
                 ex._prev_q[i] = self.c_q[i] - self.d[i]
