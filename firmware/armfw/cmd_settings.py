@@ -52,8 +52,8 @@ def speed(p, args):
 
 
 def _limits(p):
-    planner = p.controller.planner
-    return "joints=%s tool=%s" % (",".join([fmt(a / DEG) for a in planner.joint_accel]), fmt(planner.ramp.accel))
+    limits = p.controller.planner
+    return "joints=%s tool=%s" % (",".join([fmt(a / DEG) for a in limits.joint_accel]), fmt(limits.ramp.accel))
 
 
 def accel(p, args):
@@ -62,7 +62,7 @@ def accel(p, args):
     if len(args) > 2:
         raise Refused(BAD_INPUT, "accel [DEG_PER_S2 [MM_PER_S2]]")
     controller = p.controller
-    planner = controller.planner
+    limits = controller.planner
     m = controller.board.motion
     board_joint = [float(v) for v in m["joint_accel_deg_s2"]]
     board_tool = float(m["tool_accel_mm_s2"])
@@ -73,9 +73,9 @@ def accel(p, args):
         raise Refused(BAD_INPUT, "tool accel must be %s..%s mm/s^2" % (fmt(MIN_ACCEL), fmt(board_tool)))
     if values:
         for i in range(len(board_joint)):
-            planner.joint_accel[i] = min(board_joint[i], values[0]) * DEG
+            limits.joint_accel[i] = min(board_joint[i], values[0]) * DEG
     if len(values) > 1:
-        planner.ramp.accel = values[1]
+        limits.ramp.accel = values[1]
     return "ok " + _limits(p)
 
 
@@ -104,13 +104,13 @@ def info(p, args):
     controller = p.controller
     b = controller.board
     z = controller.solver.zones
-    planner = controller.planner
+    limits = controller.planner
     return ("ok name=%s arm=%s joints=%s gripper=%s step_ms=%d line_step_mm=%s speed_deg_s=%s joint_speed_deg_s=%s"
             " accel_deg_s2=%s tool_speed_mm_s=%s tool_accel_mm_s2=%s zones=%s calibration=%s%s") % (
         b.name, controller.solver.kind, ",".join(controller.solver.names),
-        "none" if controller.gripper is None else controller.gripper.channel, planner.step_ms,
-        fmt(planner.line_step_mm), fmt(planner.speed_rad_s / DEG), ",".join([fmt(v / DEG) for v in planner.joint_speed]),
-        ",".join([fmt(a / DEG) for a in planner.joint_accel]), fmt(planner.tool_speed), fmt(planner.ramp.accel),
+        "none" if controller.gripper is None else controller.gripper.channel, limits.step_ms,
+        fmt(limits.line_step_mm), fmt(limits.speed_rad_s / DEG), ",".join([fmt(v / DEG) for v in limits.joint_speed]),
+        ",".join([fmt(a / DEG) for a in limits.joint_accel]), fmt(limits.tool_speed), fmt(limits.ramp.accel),
         ",".join(z.zone_names) if z is not None and z.n_zones else "none", b.calibration, p.clearance())
 
 

@@ -261,12 +261,14 @@ class Executor:
                 return
         raise RuntimeError(_DISAGREE)
 
-    def _emit(self):
-        """Send output's next pulses (the pose in output.q): one step, its feedback checked."""
+    def _emit(self, passed):
+        """Send output's next pulses (the pose in output.q), which pass passed steps of the
+        plan, and check the servos' feedback."""
         try:
             self.output.send()
         except OSError as e:    # a bus or I2C transfer failed: the servos may not have it
             raise MotionStopped(BUS_ERROR, str(e))
+        self.steps += passed
         if self.monitor is not None:
             failure = self.monitor(self.output.next_us)
             if failure is not None:
@@ -285,7 +287,7 @@ class Executor:
         prev = self._prev_q
         n = len(q)
         slot = e % RING_STEPS
-        while self._n_walked <= e:
+        while e >= RING_STEPS and self._n_walked <= e:
             self._refill_event()    # not reached yet (the walk ran slow): now, before it is sent
         event = self._events[slot]
         for i in range(n):
@@ -298,8 +300,7 @@ class Executor:
             for i in range(n):
                 us[i] = ring_us[j + i]
                 q[i] = ring_q[j + i]
-            self._emit()
-            self.steps += 1
+            self._emit(1)
             wait = self.planner.step_ms
         elif event >= WAIT_EVENT:
             wait = self.planner.wait_ms(event)

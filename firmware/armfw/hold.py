@@ -78,8 +78,8 @@ class Hold:
         ex = self.ex
         if e >= ex._n_events or e >= ex._sent + ex.ring_size - 1:
             return -1
-        while ex._n_walked <= e:
-            ex._refill_event()
+        while e >= ex.ring_size and ex._n_walked <= e:
+            ex._refill_event()      # not reached yet: now, before it is used
         slot = e % ex.ring_size
         return slot if ex._events[slot] >= LINE_STEP_EVENT else -1
 
@@ -278,6 +278,7 @@ class Hold:
         for i in range(3):
             self.d_t[i] = self.c_t[i]
         left = sigma
+        passed = 0
         while True:
             rest = 1.0 - self.f
             slot = self._step_at(self.e)
@@ -292,9 +293,9 @@ class Hold:
                 self.a_us[i] = ex._ring_us[j + i]
             self.e += 1
             self.f = 0.0
+            passed += 1
             if live:
                 ex._sent = self.e
-                ex.steps += 1
             if left <= _EPS or self._step_at(self.e) < 0:
                 break
         slot = self._step_at(self.e)
@@ -325,7 +326,7 @@ class Hold:
             for i in range(n):
                 out.q[i] = self.c_q[i]
                 out.next_us[i] = self.c_us[i]
-            ex._emit()
+            ex._emit(passed)
         return True
 
     def step(self):
