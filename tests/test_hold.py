@@ -13,8 +13,9 @@ import pytest
 
 from armctl.sim import Simulator
 from armfw import board
+from armfw.gripper import Gripper
 from armfw.motion import ArmController
-from armfw.planner import LINE
+from armfw.planner import GRIP_CLOSE, GRIP_OPEN, LINE
 from armfw.simservo import SimServo
 from conftest import BOARDS
 from test_motion_profile import (ACCEL, JOINTS, QUANTUM, STEP_S, TOOL_ACCEL, WINDOW, arm5_mapping, arm5_tool,
@@ -27,7 +28,8 @@ FLOAT = 1e-9
 
 def arm5():
     b = board.load(str(ARM5))
-    arm = ArmController(b, SimServo(b.driver), sleep_ms=lambda ms: None)
+    driver = SimServo(b.driver)
+    arm = ArmController(b, driver, Gripper(driver, b.gripper), sleep_ms=lambda ms: None)
     arm.park()
     return arm
 
@@ -149,6 +151,34 @@ def test_a_hold_on_a_long_line_works_while_the_ring_is_refilled():
     plan()
     assert arm.begin() and not arm.executor.kept_whole()
     held = run_recording(arm, 200, 4)
+    assert_on_the_checked_path(held, checked)
+    assert held[-1] == checked[-1]
+    for j in JOINTS:
+        v = velocities(held, j)
+        assert max(abs(b - a) for a, b in zip(v, v[1:])) <= ACCEL * STEP_S * (1 + FLOAT)
+
+
+# The pick's events: the joint move above 0..47, open 48, the line down 49..77, close 78.
+@pytest.mark.parametrize("hold_at", [45, 52, 65, 74, 77])
+def test_a_hold_ahead_of_a_gripper_action_rests_on_the_checked_step_before_it(hold_at):
+    # pick: above the object (a joint move), open, straight down, close, straight up.
+    arm = arm5()
+    grips = []
+    arm.gripper.open = lambda: grips.append(("open", list(arm.q)))
+    arm.gripper.close = lambda: grips.append(("close", list(arm.q)))
+
+    def plan():
+        assert arm.joints([0, 0, radians(90), 0, 0])
+        arm.pick_plan((150, 0, 60), True)
+    checked = plain_run(arm, plan)
+    plain_grips = list(grips)
+    grips.clear()
+    plan()
+    assert arm.begin()
+    assert (arm.executor._events[48], arm.executor._events[78]) == (GRIP_OPEN, GRIP_CLOSE)
+    held = run_recording(arm, hold_at, 3)
+    # The gripper acted as often, at the same checked poses; the arm never moved past one unacted.
+    assert grips == plain_grips
     assert_on_the_checked_path(held, checked)
     assert held[-1] == checked[-1]
     for j in JOINTS:
