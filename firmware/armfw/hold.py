@@ -25,8 +25,9 @@ from math import sqrt
 
 from armfw.planner import LINE_STEP_EVENT
 
-# Past a stop's own reach (a plan's end, a gripper action) the limits are relaxed
-# by doubling until a step fits: the plan itself stops there.
+# Where no step fits the limits (a hold too close to a plan's end or a gripper
+# action, where the plan itself stops as it planned) they are relaxed by these
+# factors in turn until one does.
 _RELAX = (1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 1e9)
 _EPS = 1e-9
 
