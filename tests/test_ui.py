@@ -31,7 +31,7 @@ from armctl.ui.words import PageRefused, check_words
 from armfw import board as boardlib
 from armfw.numeric import DEG
 from conftest import BOARDS
-from ui_served import ARM5, at, ask, open_tab, served, served_al5d, until  # noqa: F401 (fixtures)
+from ui_served import ARM5, at, ask, open_tab, served, served_al5d, served_realtime, until  # noqa: F401 (fixtures)
 
 PLANAR = boardlib.load(str(BOARDS / "sim_planar.json"))
 
@@ -228,6 +228,8 @@ def test_status_line_fields():
     assert f["kind"] == "progress" and f["state"] == "run" and f["steps"] == "3/40"
     assert f["joints"] == [10.0, -5.5, None, 0.0, 0.0]
     assert (f["x"], f["pitch"]) == (1.5, 90.0)
+    f = parse_status_line("# status state=hold joints=1,2 x=1 y=2 steps=3/40 speed=12.500 stop=0.750")
+    assert (f["speed"], f["stop"]) == (12.5, 0.75)
 
 
 class _MovingLink:
@@ -660,3 +662,25 @@ def test_every_request_that_may_move_the_arm_redraws_it():
         assert moves_the_arm(text), text
     for text in ("where", "ik 1 2 3 4", "info", "speed", "M114", "G90", "G17", "M2", "N3 M114*1", "", "Gx"):
         assert not moves_the_arm(text), text
+
+
+def test_the_page_is_shown_the_tool_speed_live_during_a_move(served_realtime):
+    run, sim = served_realtime
+
+    async def body(client, session):
+        ws, hello = await open_tab(client)
+        assert (await ask(ws, 1, {"op": "send", "words": ["move", "150", "-100", "150", "180"]}))["final"].startswith("ok OK")
+        # A 200 mm line at up to 100 mm/s (2.2 s); the page polls `?` during it.
+        await ws.send_json({"id": 2, "op": "send", "words": ["line", "150", "100", "150", "180"]})
+        moving, _ = await until(ws, lambda m: m["type"] == "pose" and m.get("motion") is not None
+                                and m["motion"]["speed_mm_s"] > 0)
+        speed, stop = moving["motion"]["speed_mm_s"], moving["motion"]["stop_mm"]
+        assert speed <= 100.0 + 1e-3
+        # From speed, 500 mm/s^2 x 0.02 s slower a step: at most speed^2 / (2 x 500) + one step's travel.
+        assert 0 <= stop <= speed ** 2 / 1000 + speed * 0.02
+        reply, seen = await until(ws, lambda m: m.get("id") == 2)
+        assert reply["final"].startswith("ok OK")
+        _, more = await until(ws, lambda m: m["type"] == "pose" and m["busy"] is None)
+        assert [m for m in seen + more if m["type"] == "pose"][-1]["motion"] is None
+
+    run(body)

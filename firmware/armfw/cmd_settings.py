@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The settings and information commands (armfw.commands): speed, progress, echo,
+"""The settings and information commands (armfw.commands): speed, accel, progress, echo,
 check, unlock, info, sync, help. Each is f(protocol, args) -> its final line."""
 
 from armfw import planner
@@ -7,6 +7,9 @@ from armfw.compat import const
 from armfw.numeric import DEG
 from armfw.protocol import BAD_INPUT, Refused, fmt
 from armfw.status import BAD_COMMAND
+
+# Gentler than this a stop from full speed takes minutes (deg/s^2, mm/s^2).
+MIN_ACCEL = 1.0
 
 # A sync token: letters, digits, "-" and "_", at most this long.
 MAX_TOKEN = const(32)
@@ -48,6 +51,34 @@ def speed(p, args):
     return "ok %s" % fmt(controller.planner.speed_rad_s / DEG)
 
 
+def _limits(p):
+    limits = p.controller.planner
+    return "joints=%s tool=%s" % (",".join([fmt(a / DEG) for a in limits.joint_accel]), fmt(limits.ramp.accel))
+
+
+def accel(p, args):
+    """accel [DEG_PER_S2 [MM_PER_S2]]: each joint's acceleration at most DEG_PER_S2 (and its
+    board's), the tool's MM_PER_S2 (at most its board's). Checked whole before any is set."""
+    if len(args) > 2:
+        raise Refused(BAD_INPUT, "accel [DEG_PER_S2 [MM_PER_S2]]")
+    controller = p.controller
+    limits = controller.planner
+    m = controller.board.motion
+    board_joint = [float(v) for v in m["joint_accel_deg_s2"]]
+    board_tool = float(m["tool_accel_mm_s2"])
+    values = p.numbers(args, len(args), "DEG_PER_S2 [MM_PER_S2]")
+    if values and not MIN_ACCEL <= values[0] <= max(board_joint):
+        raise Refused(BAD_INPUT, "joint accel must be %s..%s deg/s^2" % (fmt(MIN_ACCEL), fmt(max(board_joint))))
+    if len(values) > 1 and not MIN_ACCEL <= values[1] <= board_tool:
+        raise Refused(BAD_INPUT, "tool accel must be %s..%s mm/s^2" % (fmt(MIN_ACCEL), fmt(board_tool)))
+    if values:
+        for i in range(len(board_joint)):
+            limits.joint_accel[i] = min(board_joint[i], values[0]) * DEG
+    if len(values) > 1:
+        limits.ramp.accel = values[1]
+    return "ok " + _limits(p)
+
+
 def check(p, args):
     """Check mode (GRBL's $C): every motion is validated against the pose the
     previous ones would reach, nothing moves; off restores the real pose."""
@@ -73,10 +104,13 @@ def info(p, args):
     controller = p.controller
     b = controller.board
     z = controller.solver.zones
-    return "ok name=%s arm=%s joints=%s gripper=%s step_ms=%d line_step_mm=%s zones=%s calibration=%s%s" % (
+    limits = controller.planner
+    return ("ok name=%s arm=%s joints=%s gripper=%s step_ms=%d line_step_mm=%s speed_deg_s=%s joint_speed_deg_s=%s"
+            " accel_deg_s2=%s tool_speed_mm_s=%s tool_accel_mm_s2=%s zones=%s calibration=%s%s") % (
         b.name, controller.solver.kind, ",".join(controller.solver.names),
-        "none" if controller.gripper is None else controller.gripper.channel, controller.planner.step_ms,
-        fmt(controller.planner.line_step_mm),
+        "none" if controller.gripper is None else controller.gripper.channel, limits.step_ms,
+        fmt(limits.line_step_mm), fmt(limits.speed_rad_s / DEG), ",".join([fmt(v / DEG) for v in limits.joint_speed]),
+        ",".join([fmt(a / DEG) for a in limits.joint_accel]), fmt(limits.tool_speed), fmt(limits.ramp.accel),
         ",".join(z.zone_names) if z is not None and z.n_zones else "none", b.calibration, p.clearance())
 
 

@@ -37,6 +37,7 @@ COMMANDS = (
     ("engage", TEACH, True),
     ("unlock", SETTINGS, True),
     ("speed", SETTINGS, False),
+    ("accel", SETTINGS, False),
     ("progress", SETTINGS, False),
     ("echo", SETTINGS, False),
     ("check", SETTINGS, False),

@@ -15,14 +15,15 @@ raises instead of sending anything it did not check.
 
 The run is a stepper: each step() sends one event and returns how long to
 wait before the next, so the caller (armfw.session) serves the console
-between steps and may stop at any step (hold, abort); after each step it
-calls refill(), which refills a long plan's ring in the idle time.
+between steps and may stop at any step (abort); after each step it calls
+refill(), which refills a long plan's ring in the idle time. A hold re-times
+the ring's steps to rest and back (armfw.hold, loaded on the first one).
 """
 
 from array import array
 
 from armfw.compat import const
-from armfw.planner import STEP_EVENT, WAIT_EVENT, GRIP_OPEN, REASON_UNKNOWN_POSE
+from armfw.planner import LINE_STEP_EVENT, WAIT_EVENT, GRIP_OPEN, REASON_UNKNOWN_POSE
 from armfw.status import BUS_ERROR, HOME_FIRST
 
 # Events (steps, gripper actions, waits) of a plan the ring keeps for the live
@@ -81,12 +82,15 @@ class Executor:
         self.monitor = None
         self.steps = 0                    # steps of the plan begun sent so far
         self.total = 0                    # steps of the plan begun
-        self._live = None                 # the running plan's events (a generator), or None
+        self._live = False                # True while a plan begun has events left
+        self._hold = None                 # the re-timed run (armfw.hold), loaded on the first hold
+        self._prev_q = [0.0] * n          # the pose before the last step sent
+        self.ring_size = RING_STEPS
         # Event e in slot e % RING_STEPS; a step's pulses and pose at slot * n.
         # (zeros: an array made from bytes takes them as raw items)
         self._ring_us = array("H", bytes(2 * RING_STEPS * n))
         self._ring_q = array(_POSE_TYPE, bytes((4 if _POSE_TYPE == "f" else 8) * RING_STEPS * n))
-        self._events = bytearray(RING_STEPS)   # STEP_EVENT, a gripper op or a wait
+        self._events = bytearray(RING_STEPS)   # a step (STEP_EVENT, LINE_STEP_EVENT), a gripper op or a wait
         self._n_events = 0                # events of the plan (the check counted)
         self._n_walked = 0                # events the walk under way has reached
         self._refill = None               # the second walk of a long plan (a generator), or None
@@ -98,8 +102,10 @@ class Executor:
         (see planner.refusal)."""
         planner = self.planner
         output = self.output
-        self._live = None
+        self._live = False
         self._refill = None
+        if self._hold is not None:
+            self._hold.engaged = self._hold.holding = False
         if not output.pose_known():
             # Interpolating from a pose the servos never got would be fiction.
             return planner.refuse(HOME_FIRST, REASON_UNKNOWN_POSE, 0, 0)
@@ -120,7 +126,9 @@ class Executor:
             self._n_walked = 0          # the second walk has reached nothing yet
             self._refill = planner.walk(True)
         self._sent = 0
-        self._live = self._replay()
+        for i in range(len(end)):
+            self._prev_q[i] = output.q[i]
+        self._live = True
         return True
 
     def kept_whole(self):
@@ -129,13 +137,16 @@ class Executor:
 
     def step(self):
         """Send the next event of the plan begun; ms to wait before the next one, -1 when the plan is done."""
-        if self._live is None:
+        if not self._live:
             return -1
         try:
-            return next(self._live)
-        except StopIteration:
-            self.stop()
-            return -1
+            hold = self._hold
+            if hold is not None and hold.engaged:
+                return hold.step()
+            wait = self._send_next()
+            if wait < 0:
+                self.stop()
+            return wait
         except Exception:
             self.stop()                 # nothing more is sent (see _refill_event)
             raise
@@ -162,14 +173,41 @@ class Executor:
 
     def running(self):
         """True while a plan begun has steps left."""
-        return self._live is not None
+        return self._live
 
     def stop(self):
-        """Drop the rest of the running plan; the arm stays at the last step sent."""
-        if self._live is not None:
+        """Drop the rest of the running plan at once (Ctrl-X); the arm stays at the last step sent."""
+        if self._live:
             self.planner.ended()
-        self._live = None
+        self._live = False
         self._refill = None
+        if self._hold is not None:
+            self._hold.engaged = self._hold.holding = False
+
+    def hold(self):
+        """`!`: decelerate along the checked steps to rest, within the acceleration limits."""
+        if self._live:
+            from armfw.hold import engaged
+            engaged(self).holding = True
+
+    def resume(self):
+        """`~`: accelerate back along the same steps to the plan's pace."""
+        hold = self._hold
+        if hold is not None and hold.engaged:
+            hold.holding = False
+            hold.resting = False
+
+    def resting(self):
+        """True when a held motion has come to rest."""
+        hold = self._hold
+        return hold is not None and hold.engaged and hold.holding and hold.resting
+
+    def motion_fields(self):
+        """(the tool's speed over the last step, mm/s; its travel until a hold from now rests, mm)."""
+        if not self._live:
+            return 0.0, 0.0
+        from armfw.hold import motion_fields
+        return motion_fields(self)
 
     def _keep(self, event, q, us):
         """Keep the walk's next event (a step: its pose q and pulses us) in the ring.
@@ -223,45 +261,54 @@ class Executor:
                 return
         raise RuntimeError(_DISAGREE)
 
-    def _replay(self):
-        """The live run: send each event of the ring (a step's pulses, recording its pose;
+    def _emit(self, passed):
+        """Send output's next pulses (the pose in output.q), which pass passed steps of the
+        plan, and check the servos' feedback."""
+        try:
+            self.output.send()
+        except OSError as e:    # a bus or I2C transfer failed: the servos may not have it
+            raise MotionStopped(BUS_ERROR, str(e))
+        self.steps += passed
+        if self.monitor is not None:
+            failure = self.monitor(self.output.next_us)
+            if failure is not None:
+                raise MotionStopped(failure[0], failure[2])
+
+    def _send_next(self):
+        """The live run: send the next event of the ring (a step's pulses, recording its pose;
         a gripper action; a wait); nothing is solved or checked again. An event the
         second walk has not reached yet is walked first (nothing is sent unwalked).
-        A generator: it yields after each event the ms to wait before the next."""
+        The ms to wait before the next, -1 when the plan is done."""
+        e = self._sent
+        if e >= self._n_events:
+            return -1
         output = self.output
-        us = output.next_us
         q = output.q
+        prev = self._prev_q
         n = len(q)
-        ring_us = self._ring_us
-        ring_q = self._ring_q
-        events = self._events
-        for e in range(self._n_events):
-            slot = e % RING_STEPS
-            while e >= RING_STEPS and self._n_walked <= e:
-                self._refill_event()    # not reached yet (the walk ran slow): now, before it is sent
-            event = events[slot]
-            if event == STEP_EVENT:
-                j = slot * n
-                for i in range(n):
-                    us[i] = ring_us[j + i]
-                    q[i] = ring_q[j + i]
-                try:
-                    output.send()
-                except OSError as e:    # a bus or I2C transfer failed: the servos may not have it
-                    raise MotionStopped(BUS_ERROR, str(e))
-                self.steps += 1
-                if self.monitor is not None:
-                    failure = self.monitor(us)
-                    if failure is not None:
-                        raise MotionStopped(failure[0], failure[2])
-                wait = self.planner.step_ms
-            elif event >= WAIT_EVENT:
-                wait = self.planner.wait_ms(event)
+        slot = e % RING_STEPS
+        while e >= RING_STEPS and self._n_walked <= e:
+            self._refill_event()    # not reached yet (the walk ran slow): now, before it is sent
+        event = self._events[slot]
+        for i in range(n):
+            prev[i] = q[i]
+        if event >= LINE_STEP_EVENT:
+            us = output.next_us
+            ring_us = self._ring_us
+            ring_q = self._ring_q
+            j = slot * n
+            for i in range(n):
+                us[i] = ring_us[j + i]
+                q[i] = ring_q[j + i]
+            self._emit(1)
+            wait = self.planner.step_ms
+        elif event >= WAIT_EVENT:
+            wait = self.planner.wait_ms(event)
+        else:
+            if event == GRIP_OPEN:
+                self.gripper.open()
             else:
-                if event == GRIP_OPEN:
-                    self.gripper.open()
-                else:
-                    self.gripper.close()
-                wait = GRIP_DWELL_MS
-            self._sent = e + 1          # its slot may take event e + RING_STEPS
-            yield wait
+                self.gripper.close()
+            wait = GRIP_DWELL_MS
+        self._sent = e + 1          # its slot may take event e + RING_STEPS
+        return wait

@@ -23,6 +23,7 @@ HELP = (
     "engage                    bus servos: torque back on where the relaxed arm was left",
     "unlock                    allow motion again after an abort (Ctrl-X)",
     "speed [DEG_PER_S]         show or set the joint speed limit",
+    "accel [DEG_S2 [MM_S2]]    show or set the joint (and tool) acceleration limits",
     "progress on|off           '# progress' lines during moves longer than 1 s",
     "echo on|off               echo typed characters and prompt '> ' (people)",
     "check [on|off]            check mode: motions are validated, nothing moves ($C)",

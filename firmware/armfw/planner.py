@@ -51,6 +51,7 @@ MAX_WAYPOINTS = const(128)
 # Events the walk hands to keep(): a step, a gripper op (GRIP_OPEN, GRIP_CLOSE)
 # or a wait (WAIT_EVENT + the plan index of its WAIT operation).
 STEP_EVENT = const(255)
+LINE_STEP_EVENT = const(254)    # a line's step (a hold keeps the tool's acceleration on it)
 WAIT_EVENT = const(200)
 
 # Slower than this a half-turn move takes minutes and looks like a hang.
@@ -356,7 +357,7 @@ class Planner:
                 self.poll()
                 if self._cancelled:
                     return self.refuse(ABORTED, REASON_CANCELLED, k, step, self._failing_point(q, point))
-        self.keep(STEP_EVENT, q, self._pulses)
+        self.keep(STEP_EVENT if point is None else LINE_STEP_EVENT, q, self._pulses)
         return True
 
     def _failing_point(self, q, point):

@@ -345,7 +345,11 @@ class Protocol:
         if known:
             text += self.tool_fields()
         if self.machine.moving:
-            text += " steps=%d/%d" % (controller.executor.steps, controller.executor.total)
+            executor = controller.executor
+            text += " steps=%d/%d" % (executor.steps, executor.total)
+            if kind == "status":
+                speed, stop = executor.motion_fields()
+                text += " speed=%s stop=%s" % (fmt(speed), fmt(stop))
         return text
 
     def refusal(self):

@@ -5,8 +5,8 @@ One loop (serve) owns the time. Idle, it waits on the console for a line and
 answers it (armfw.protocol). A motion, once its whole plan has been checked,
 runs one step per step period; between steps the loop waits on the console
 (armfw.console, select.poll with a timeout), so real-time characters act at
-once: `?` writes a status line, `!` holds the motion at the next step, `~`
-resumes it, Ctrl-X aborts it (its final line is an error with the pose
+once: `?` writes a status line, `!` decelerates the motion to rest on its
+path (armfw.hold), `~` accelerates it back, Ctrl-X aborts it (its final line is an error with the pose
 reached; queued lines are dropped, each with an error; motion is then locked
 until `unlock` or `home`, as GRBL's alarm). Lines that arrive meanwhile wait
 in the console's queue and are answered in order after the motion.
@@ -74,8 +74,11 @@ class Session:
         elif c == con.HOLD:
             if p.machine.moving or (p.controller is not None and p.controller.planner.checking):
                 p.machine.hold()        # during a check: the motion starts held
+                if p.machine.moving:
+                    p.controller.executor.hold()
         elif c == con.RESUME:
             if p.machine.resume():
+                p.controller.executor.resume()
                 self._clock.start()
         elif c == con.ABORT:
             self.console.clear_typing()
@@ -179,7 +182,10 @@ class Session:
         """One step of the running motion and the wait after it (or a wait while held)."""
         p = self.protocol
         c = self.console
+        executor = p.controller.executor
         if p.machine.held:
+            executor.hold()             # decelerates to rest, or already does
+        if executor.resting():
             c.wait(PROGRESS_MS)
             self._refuse_overflow()
             if p.machine.held and self._long():
@@ -224,7 +230,7 @@ class Session:
             else:
                 c.wait(left)
             self._refuse_overflow()
-            if left <= 0 or not p.machine.moving or p.machine.held:
+            if left <= 0 or not p.machine.moving or p.controller.executor.resting():
                 return
 
 

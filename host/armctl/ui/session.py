@@ -94,7 +94,7 @@ def parse_status_line(text):
             continue
         if key == "joints":
             out[key] = [None if v == "?" else float(v) for v in value.split(",")]
-        elif key in ("x", "y", "z", "pitch"):
+        elif key in ("x", "y", "z", "pitch", "speed", "stop"):
             out[key] = float(value)
         else:
             out[key] = value
@@ -146,6 +146,8 @@ class UiSession:
         self.clearance = {}           # where's clear_mm, zone, link: the nearest keep-out zone
         self.grip = None
         self.state = "unknown"
+        # The running motion's tool speed (mm/s) and its stopping distance (mm), from `?`; None idle.
+        self.motion = None
         self.busy = None              # the request in flight
         self._lock = asyncio.Lock()
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="armctl-ui-link")
@@ -192,7 +194,8 @@ class UiSession:
         if q is not None:
             points = geometry.link_points(self.solver, [v * DEG for v in q])
         return {"type": "pose", "q_deg": q, "points": points, "tool": self.tool, "clearance": self.clearance,
-                "grip": self.grip, "state": self.state, "busy": self.busy, "speed_deg_s": self.speed_deg_s}
+                "grip": self.grip, "state": self.state, "busy": self.busy, "speed_deg_s": self.speed_deg_s,
+                "motion": self.motion if self.busy else None}
 
     # -- the link ---------------------------------------------------------
 
@@ -302,6 +305,10 @@ class UiSession:
 
     def _take_status(self, fields):
         self.state = fields.get("state", self.state)
+        if self.state not in ("run", "hold"):
+            self.motion = None
+        elif "speed" in fields:         # a `# progress` line leaves them out: the last stand
+            self.motion = {"speed_mm_s": fields["speed"], "stop_mm": fields["stop"]}
         joints = fields.get("joints")
         if joints is not None:
             self.q_deg = None if None in joints else joints

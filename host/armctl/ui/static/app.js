@@ -190,7 +190,9 @@ function showPose(p) {
   scene.q = p.q_deg;
   scene.grip = p.grip;
   setState(p.state);
-  $("busy").textContent = p.busy ? "running: " + p.busy : "";
+  const m = p.motion;
+  $("busy").textContent = !p.busy ? "" : "running: " + p.busy +
+    (m ? " — " + fixed(m.speed_mm_s, 1) + " mm/s, stops within " + fixed(m.stop_mm, 1) + " mm" : "");
   $("grip").textContent = p.grip || "?";
   const t = p.tool || {};
   const names = ui.board.targets;
