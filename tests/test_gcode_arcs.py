@@ -274,7 +274,7 @@ def test_m0_pauses_the_program_until_cycle_start(arm, word):
     assert arm.readline() == "# paused (M0): ~ resumes"
     arm.write(b"?")
     status = arm.readline()
-    assert status.startswith("# status state=hold ") and status.endswith(" steps=0/0"), status
+    assert status.startswith("# status state=hold ") and status.endswith(" steps=0/0 speed=0.000 stop=0.000"), status
     assert len(arm.pulses()) == pulses
     arm.write(b"~")
     assert arm.readline().startswith("ok OK 0.000 13.792 58.152 108.056 0.000 x=150.000")    # the pause's
