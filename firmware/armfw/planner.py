@@ -336,7 +336,10 @@ class Planner:
             zones = self.solver.zones
             if zones is not None and not zones.clear(q):
                 return self.refuse(COLLISION, REASON_ZONE, k, step, self._failing_point(q, point))
-        bad = self.servos.pulses(q, self._pulses)
+        if point is None:
+            bad = self.servos.pulses(q, self._pulses)
+        else:       # a line step: its pulses chosen on the line, q moved onto the pose they command
+            bad = self.servos.line_pulses(q, self._pulses, self.solver, self._p0, self._tools[k])
         if bad >= 0:
             return self.refuse(JOINT_LIMIT, REASON_PULSE, k, step, self._failing_point(q, point), bad)
         if not self.refilling:

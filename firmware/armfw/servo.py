@@ -23,8 +23,13 @@ class ServoMap:
     """Pulse mapping for every joint of one arm (lists indexed by joint).
 
     min_us and max_us are the pulse windows; a caller narrows them in place
-    (pulses() keeps these very lists), never by assigning new ones.
+    (pulses() keeps these very lists), never by assigning new ones. driver:
+    the board's driver section (armfw.board sets it), whose pulse grid a
+    line's pulses are chosen on (line_pulses).
     """
+
+    driver = None
+    _picker = None
 
     def __init__(self, channels, offsets, signs, center_us, us_per_rad, min_us, max_us):
         self.channels = channels
@@ -94,6 +99,15 @@ class ServoMap:
                 return i
             out[i] = us
         return -1
+
+    def line_pulses(self, q, out, solver, p0, p1):
+        """A line step's pulses into out, chosen jointly (armfw.pulsepick) on the line
+        p0 -> p1, with q moved onto the pose they command; -1, or a refused joint."""
+        picker = self._picker
+        if picker is None:
+            from armfw.pulsepick import PulsePicker
+            picker = self._picker = PulsePicker(self, solver, self.driver)
+        return picker.pick(q, out, p0, p1)
 
     def angle(self, joint, us):
         """Joint angle (radians) that the pulse us (microseconds) commands."""

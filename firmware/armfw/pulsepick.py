@@ -1,0 +1,216 @@
+# SPDX-License-Identifier: MIT
+"""A line step's pulses, chosen jointly: of the combinations of each joint's pulse
+just below and just above its exact one, the one whose tool lies nearest the line.
+
+Rounding each joint's pulse on its own moves the tool up to half a pulse step
+per joint, and the joints' errors add up: the drawn line strays. Each joint
+has two pulses next to its exact one on the driver's grid (whole microseconds;
+a PCA9685's 4096 counts per period, about 4.9 us at 50 Hz), so n joints have
+2^n combinations; the one whose tool is nearest the line from p0 to p1 is
+sent. Every chosen pulse is inside its window and its angle inside its joint
+limits; a joint with neither is refused, never clamped.
+
+Cost: n + 1 forward kinematics give the tool at the all-below combination and
+the move each joint's step up makes from it; every combination is judged on
+their sum (what a step's joint moves do to the tool, to first order: exact for
+one joint up, a hair off for several). The winner is then judged by its own
+forward kinematics against the combination of nearest pulses, and sent only
+where really nearer: never worse than rounding each joint on its own.
+
+Loaded when a line is first planned (armfw.servo.ServoMap.line_pulses); the
+host's lines choose their waypoints' pulses with it too (armctl.fallback_line).
+"""
+
+from armfw.solver import LIMIT_EPS
+
+
+def grid(driver):
+    """(num, den) of the driver section driver (armfw.drivers): its pulses step by
+    den / num microseconds, a PCA9685's counts (a simulated one's too, "model":
+    "pca9685") or whole microseconds."""
+    if driver is not None and (driver.get("kind") == "pca9685" or driver.get("model") == "pca9685"):
+        from armfw.pca9685 import OSC_HZ, count_fraction
+        num, den = count_fraction(driver.get("freq_hz", 50), driver.get("osc_hz", OSC_HZ))
+        if den > num:       # a count longer than a microsecond: whole microseconds can name each
+            return num, den
+    return 1, 1
+
+
+class PulsePicker:
+    """Chooses line steps' pulses for the servo map servos (armfw.servo.ServoMap) of an
+    arm with solver (armfw.solver.Solver), on the pulse grid of driver (a board's
+    driver section). Every buffer is made here once."""
+
+    def __init__(self, servos, solver, driver):
+        self.servos = servos
+        self.solver = solver
+        self.num, self.den = grid(driver)
+        n = servos.n
+        self.n = n
+        self.dim = 3 if len(solver.targets) > 3 else len(solver.targets)     # tool position only
+        self._lo_q = [a - LIMIT_EPS for a in solver.lo]
+        self._hi_q = [a + LIMIT_EPS for a in solver.hi]
+        self._down_us = [0] * n     # the pulse sent for the grid point below / above the exact one
+        self._up_us = [0] * n
+        self._down_q = [0.0] * n    # the angle each commands
+        self._up_q = [0.0] * n
+        self._nearest = 0           # bit i: joint i's nearest grid point is the one above
+        self._usable = [0] * n      # bit 0: below usable, bit 1: above usable
+        self._pose = [0.0] * n
+        self._tip = [0.0] * len(solver.targets)
+        self._base = [0.0] * 3      # the tool at the all-below combination
+        self._move = [0.0] * (3 * n)    # the tool's move when joint i steps up, at 3 * i
+        self._t = [0.0] * 3
+
+    def pick(self, q, out, p0, p1):
+        """The pulses of pose q (radians) nearest the line p0 -> p1 (tool coordinates) into
+        out, and q moved onto the pose they command; -1, or the first joint with no usable
+        pulse (out and q are then scratch)."""
+        servos = self.servos
+        n = self.n
+        num = self.num
+        den = self.den
+        half = num // 2
+        down_us = self._down_us
+        up_us = self._up_us
+        down_q = self._down_q
+        up_q = self._up_q
+        usable = self._usable
+        lo_us = servos.min_us
+        hi_us = servos.max_us
+        nearest = 0
+        for i in range(n):
+            steps = servos.exact_us(i, q[i]) * num / den       # in grid steps
+            if not 1.0 <= steps < 1e9:     # NaN, inf, no pulse
+                return i
+            c = int(steps)
+            if steps - c >= 0.5:
+                nearest |= 1 << i
+            u = 0
+            for side in (0, 1):
+                us = ((c + side) * den + half) // num
+                a = servos.angle(i, (c + side) * den / num)
+                if side:
+                    up_us[i] = us
+                    up_q[i] = a
+                else:
+                    down_us[i] = us
+                    down_q[i] = a
+                if lo_us[i] <= us <= hi_us[i] and self._lo_q[i] <= a <= self._hi_q[i]:
+                    u |= 1 << side
+            if u == 0:
+                return i
+            usable[i] = u
+        self._nearest = nearest
+        best = self._search(p0, p1)
+        if best != nearest and self._usable_combo(nearest):
+            if self._distance2(self._fk(nearest), p0, p1) <= self._distance2(self._fk(best), p0, p1):
+                best = nearest
+        for i in range(n):
+            if best >> i & 1:
+                out[i] = up_us[i]
+                q[i] = up_q[i]
+            else:
+                out[i] = down_us[i]
+                q[i] = down_q[i]
+        return -1
+
+    def _usable_combo(self, combo):
+        usable = self._usable
+        for i in range(self.n):
+            if not usable[i] >> (combo >> i & 1) & 1:
+                return False
+        return True
+
+    def _fk(self, combo):
+        """The tool position of the combination combo (bit i: joint i's grid point above)."""
+        pose = self._pose
+        for i in range(self.n):
+            pose[i] = self._up_q[i] if combo >> i & 1 else self._down_q[i]
+        return self.solver.fk(pose, self._tip)
+
+    def _distance2(self, t, p0, p1):
+        """Squared distance of point t (its first dim coordinates) from the segment p0 -> p1."""
+        along = 0.0
+        length2 = 0.0
+        for j in range(self.dim):
+            d = p1[j] - p0[j]
+            along += (t[j] - p0[j]) * d
+            length2 += d * d
+        if along <= 0.0 or length2 <= 0.0:
+            end = p0
+        elif along >= length2:
+            end = p1
+        else:
+            # t's distance squared from p0, less its part along the line
+            d2 = 0.0
+            for j in range(self.dim):
+                e = t[j] - p0[j]
+                d2 += e * e
+            d2 -= along * along / length2
+            return d2 if d2 > 0.0 else 0.0
+        d2 = 0.0
+        for j in range(self.dim):
+            e = t[j] - end[j]
+            d2 += e * e
+        return d2
+
+    def _search(self, p0, p1):
+        """The combination whose tool, to first order, lies nearest the segment (the
+        nearest pulses' where none is nearer); every one tried in Gray-code order, one
+        joint changing at a time."""
+        n = self.n
+        dim = self.dim
+        base = self._base
+        move = self._move
+        t = self._t
+        tip = self._fk(0)
+        for j in range(dim):
+            base[j] = tip[j]
+        for i in range(n):
+            tip = self._fk(1 << i)
+            for j in range(dim):
+                move[3 * i + j] = tip[j] - base[j]
+        usable = self._usable
+        nearest = self._nearest
+        best = -1
+        best_d2 = 0.0
+        # The nearest pulses first: another combination must be strictly nearer.
+        if self._usable_combo(nearest):
+            for j in range(dim):
+                t[j] = base[j]
+            for i in range(n):
+                if nearest >> i & 1:
+                    for j in range(dim):
+                        t[j] += move[3 * i + j]
+            best = nearest
+            best_d2 = self._distance2(t, p0, p1)
+        for j in range(dim):
+            t[j] = base[j]
+        combo = 0
+        blocked = 0     # joints whose current side is not usable
+        for i in range(n):
+            if not usable[i] & 1:
+                blocked += 1
+        for k in range(1 << n):
+            if k:
+                # Gray code: step k changes the joint of k's lowest set bit.
+                i = 0
+                while not k >> i & 1:
+                    i += 1
+                combo ^= 1 << i
+                side = combo >> i & 1
+                sign = 1.0 if side else -1.0
+                for j in range(dim):
+                    t[j] += sign * move[3 * i + j]
+                if usable[i] >> side & 1:
+                    if not usable[i] >> (1 - side) & 1:
+                        blocked -= 1
+                elif usable[i] >> (1 - side) & 1:
+                    blocked += 1
+            if blocked == 0 and combo != best:
+                d2 = self._distance2(t, p0, p1)
+                if best < 0 or d2 < best_d2:
+                    best = combo
+                    best_d2 = d2
+        return best
