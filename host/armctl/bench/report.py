@@ -208,6 +208,19 @@ def fallback_lines(fb):
             ""]
 
 
+def accuracy_lines(ac):
+    lines = ["Drawn path against the intended lines, rebuilt from the pulse record (%s, %d lines of %g mm; "
+             "distance of each step's tool from its line):" % (ac["board"], ac["pwm"]["lines"], ac["lines_mm"]),
+             "  %-22s %18s %18s   %s" % ("driver", "rounded per joint", "chosen jointly", "lines better/equal/worse")]
+    for key, label in (("pwm", "direct PWM (1 us)"), ("pca9685", "PCA9685 (4096 counts)")):
+        v = ac[key]
+        lines.append("  %-22s %6.3f / %5.3f mm %6.3f / %5.3f mm   %d/%d/%d" % (
+            label, v["rounded_worst_mm"], v["rounded_mean_mm"], v["joint_worst_mm"], v["joint_mean_mm"],
+            v["better"], v["equal"], v["worse"]))
+    lines.append("  (worst / mean over %d and %d steps)" % (ac["pwm"]["steps"], ac["pca9685"]["steps"]))
+    return lines + [""]
+
+
 def console_lines(co):
     lines = ["Live console, real time (step_ms %d; traffic: `?` every %d ms):" % (co["step_ms"], co["traffic_ms"]),
              "  %-8s %6s %9s %9s %9s %9s" % ("", "steps", "mean", "median", "p99", "max")]
@@ -240,7 +253,7 @@ def memory_lines(mem):
 
 SECTION_LINES = (("firmware", firmware_lines), ("estimate", estimate_lines), ("numeric", numeric_lines),
                  ("batch", batch_lines), ("protocol", protocol_lines), ("console", console_lines),
-                 ("fallback", fallback_lines), ("memory", memory_lines))
+                 ("fallback", fallback_lines), ("accuracy", accuracy_lines), ("memory", memory_lines))
 
 
 def text(result):
