@@ -8,7 +8,8 @@ has two pulses next to its exact one on the driver's grid (whole microseconds;
 a PCA9685's 4096 counts per period, about 4.9 us at 50 Hz), so n joints have
 2^n combinations; the one whose tool is nearest the line from p0 to p1 is
 sent. Every chosen pulse is inside its window and its angle inside its joint
-limits; a joint with neither is refused, never clamped.
+limits; a joint with neither, or whose exact pulse is outside its window
+(where rounding it would be refused), is refused, never clamped.
 
 Cost: n + 1 forward kinematics give the tool at the all-below combination and
 the move each joint's step up makes from it; every combination is judged on
@@ -80,9 +81,11 @@ class PulsePicker:
         hi_us = servos.max_us
         nearest = 0
         for i in range(n):
-            steps = servos.exact_us(i, q[i]) * num / den       # in grid steps
-            if not 1.0 <= steps < 1e9:     # NaN, inf, no pulse
+            exact = servos.exact_us(i, q[i])
+            # Refused where rounding it would be: a pose outside the window is not pulled in.
+            if not lo_us[i] - 0.5 <= exact <= hi_us[i] + 0.5:     # NaN too
                 return i
+            steps = exact * num / den       # in grid steps
             c = int(steps)
             if steps - c >= 0.5:
                 nearest |= 1 << i

@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: MIT
+"""A line step's pulses chosen jointly (armfw.pulsepick), judged from the pulse record.
+
+The numbers here are derived independently of the firmware: the pulses are
+turned into angles with the servo formula written out from the board file, and
+into tool positions with docs/KINEMATICS.md's forward kinematics written out
+here; the PCA9685's grid comes from its datasheet's prescale equation.
+"""
+
+import itertools
+import json
+from math import cos, pi, radians, sin, sqrt
+
+import pytest
+
+from armctl.bench import accuracy
+from armfw import board
+from armfw.pulsepick import PulsePicker
+from armfw.status import solved
+from conftest import BOARDS
+
+ARM5 = BOARDS / "sim_arm5.json"
+L1, L2, L3, BASE = 126.14, 126.14, 150.6, 189.0
+# PCA9685 at 50 Hz from 25 MHz: prescale = round(25e6 / (4096 * 50)) - 1 = 121, so one count
+# lasts 122 / 25 MHz = 4.88 us.
+COUNT_US = 122 / 25.0
+
+
+def arm5_tool(q):
+    """docs/KINEMATICS.md forward kinematics, q in radians: (x, y, z) mm."""
+    a2 = q[1]
+    a3 = a2 + q[2]
+    a4 = a3 + q[3]
+    s = L1 * sin(a2) + L2 * sin(a3) + L3 * sin(a4)
+    return s * cos(q[0]), s * sin(q[0]), BASE + L1 * cos(a2) + L2 * cos(a3) + L3 * cos(a4)
+
+
+JOINTS = json.loads(ARM5.read_text())["joints"]
+
+
+def angle(i, us):
+    """The servo formula: servo angle = offset + sign * q, us = center + servo angle * us_per_rad."""
+    j = JOINTS[i]
+    return ((us - j["center_us"]) / j["us_per_rad"] - radians(j["offset_deg"])) * j["sign"]
+
+
+def tool_of_pulses(us):
+    return arm5_tool([angle(i, v) for i, v in enumerate(us)])
+
+
+def distance(p, a, b):
+    ab = [y - x for x, y in zip(a, b)]
+    ap = [y - x for x, y in zip(a, p)]
+    t = min(max(sum(u * v for u, v in zip(ap, ab)) / sum(v * v for v in ab), 0.0), 1.0)
+    return sqrt(sum((x + t * v - y) ** 2 for x, v, y in zip(a, ab, p)))
+
+
+@pytest.fixture(scope="module", params=sorted(accuracy.DRIVERS))
+def drawn(request):
+    """(driver name, lines drawn with each joint rounded, the same lines with the joint choice)."""
+    segments = accuracy.lines()
+    driver = accuracy.DRIVERS[request.param]
+    return request.param, accuracy.draw(driver, segments, joint=False), accuracy.draw(driver, segments, joint=True)
+
+
+def test_joint_choice_is_never_worse_than_rounding_and_better_on_some_lines(drawn, report):
+    name, before, after = drawn
+    assert len(before) == len(after) > 100          # the dense set, refusals alike in both runs
+    worse = []
+    better = 0
+    worst_before = worst_after = 0.0
+    for (start, end, steps_b), (start_a, end_a, steps_a) in zip(before, after):
+        assert (start, end) == (start_a, end_a)
+        b = max(distance(tool_of_pulses(us), start, end) for us in steps_b)
+        a = max(distance(tool_of_pulses(us), start, end) for us in steps_a)
+        worst_before = max(worst_before, b)
+        worst_after = max(worst_after, a)
+        if a > b:
+            worse.append((start, end, a, b))
+        better += a < b
+    assert worse == []
+    assert better > 0
+    assert worst_after < worst_before
+    report("pulse choice (%s, %d lines of %g mm on sim_arm5): worst step %.3f mm from its line chosen jointly, "
+           "%.3f mm rounded per joint; better on %d lines" % (name, len(after), accuracy.LENGTH_MM, worst_after,
+                                                             worst_before, better))
+
+
+def test_the_simulated_pca9685_records_its_count_grid(drawn):
+    name, before, after = drawn
+    widths = {us for _, _, steps in before + after for pose in steps for us in pose}
+    counts = [us / COUNT_US for us in widths]
+    if name == "pca9685":
+        assert all(abs(c - round(c)) < 1e-6 for c in counts)
+    else:
+        assert all(isinstance(us, int) for us in widths)
+        # Direct PWM keeps the microseconds between the counts.
+        assert any(abs(c - round(c)) > 0.1 for c in counts)
+
+
+def _arm5(driver=None):
+    data = json.loads(ARM5.read_text())
+    if driver:
+        data["driver"] = driver
+    return board.from_dict(data, str(ARM5))
+
+
+@pytest.mark.parametrize("name", sorted(accuracy.DRIVERS))
+def test_each_choice_is_the_nearest_combination_and_no_worse_than_the_nearest_pulses(name):
+    """Every combination of the pulse grid points either side of each joint's exact
+    pulse, judged by FK: the chosen one is never farther from the line than the
+    nearest pulses, and is the nearest combination or within the first-order
+    model's error of it."""
+    b = _arm5(accuracy.DRIVERS[name])
+    picker = PulsePicker(b.servos, b.solver, b.driver)
+    step_us = COUNT_US if name == "pca9685" else 1.0
+    q = [0.0] * 5
+    gaps = []
+    exact = 0
+    solves = 0
+    for k in range(200):
+        p0 = [150.0 + (k % 7) * 15.0, -60.0 + (k % 11) * 12.0, 90.0 + (k % 5) * 20.0]
+        p1 = [p0[0] + 10.0 * cos(k), p0[1] + 10.0 * sin(k), p0[2] + 3.0 * cos(3 * k)]
+        t = (k % 13) / 12.0
+        point = [a + (c - a) * t for a, c in zip(p0, p1)] + [pi]
+        if not solved(b.solver.ik(point, q, b.solver.home)):
+            continue
+        solves += 1
+        chosen = list(q)
+        us = [0] * 5
+        assert picker.pick(chosen, us, p0, p1) == -1
+        assert chosen == pytest.approx([angle(i, u if name == "pwm" else round(u / COUNT_US) * COUNT_US)
+                                        for i, u in enumerate(us)], abs=1e-12)
+        below = []
+        for i in range(5):
+            j = JOINTS[i]
+            exact_us = j["center_us"] + (radians(j["offset_deg"]) + j["sign"] * q[i]) * j["us_per_rad"]
+            below.append(int(exact_us // step_us) * step_us)
+        nearest = []
+        for i in range(5):
+            j = JOINTS[i]
+            exact_us = j["center_us"] + (radians(j["offset_deg"]) + j["sign"] * q[i]) * j["us_per_rad"]
+            nearest.append(angle(i, below[i] + (step_us if exact_us - below[i] >= step_us / 2 else 0.0)))
+        d_chosen = distance(arm5_tool(chosen), p0, p1)
+        assert d_chosen <= distance(arm5_tool(nearest), p0, p1) + 1e-12
+        best = min(distance(arm5_tool([angle(i, below[i] + step_us * s) for i, s in enumerate(sides)]), p0, p1)
+                   for sides in itertools.product((0, 1), repeat=5))
+        gaps.append(d_chosen - best)
+        exact += d_chosen - best < 1e-9
+    # The model is first order: its error grows with the square of the grid step.
+    # A few hundredths of what one grid step of a joint moves the tool (up to 403 mm
+    # of reach times 1 / 424.448 rad: 0.95 mm; at 4.88 us: 4.6 mm).
+    assert max(gaps) <= (0.001 if name == "pwm" else 0.03)
+    assert solves >= 150 and exact >= 0.75 * solves
+
+
+def test_a_pulse_outside_its_window_is_refused_not_pulled_in():
+    b = _arm5()
+    servos = b.servos
+    picker = PulsePicker(servos, b.solver, b.driver)
+    # The shoulder's exact pulse 1600.7 us: rounding sends 1601.
+    zero = servos.exact_us(1, 0.0)
+    q = [0.0, (1600.7 - zero) / (servos.exact_us(1, 1.0) - zero), 1.2, 0.5, 0.0]
+    exact = servos.exact_us(1, q[1])
+    p = list(arm5_tool(q))
+    # The window ends between the exact pulse's floor and ceiling: only the ceiling is sent.
+    servos.min_us[1] = 1601
+    try:
+        out = [0] * 5
+        chosen = list(q)
+        assert picker.pick(chosen, out, p, p) == -1
+        assert out[1] == 1601 and exact == pytest.approx(1600.7)
+        # ... and where rounding would be refused (the exact pulse more than half a microsecond out), so is the step.
+        servos.min_us[1] = 1602
+        assert picker.pick(list(q), out, p, p) == 1
+    finally:
+        servos.min_us[1] = 500
+
+
+@pytest.mark.parametrize("name", sorted(accuracy.DRIVERS))
+def test_where_reports_the_pose_the_pulses_command(name):
+    """After a line, the controller's pose is the one its last pulses command (not the exact solution)."""
+    segments = [((200.0, -20.0, 120.0), (200.0, 25.0, 140.0))]
+    (start, end, steps), = accuracy.draw(accuracy.DRIVERS[name], segments)
+    reached = tool_of_pulses(steps[-1])
+    # The controller of the same run is not reachable from here: run it again in process.
+    from armfw.motion import ArmController
+    from armfw.planner import LINE, MOVE
+    from armfw.simservo import SimServo
+    b = _arm5(accuracy.DRIVERS[name])
+    sim = SimServo(b.driver)
+    arm = ArmController(b, sim, None, sleep_ms=sim.sleep_ms)
+    arm.park()
+    for op, p in ((MOVE, start), (LINE, end)):
+        arm.plan()
+        arm.add(op, list(p) + [accuracy.PITCH])
+        assert arm.run()
+    where = arm.tool()[:3]
+    assert where == pytest.approx(reached, abs=1e-9)
+    assert sqrt(sum((a - c) ** 2 for a, c in zip(where, end))) > 1e-4     # on the grid, not the exact end
