@@ -126,9 +126,9 @@ def test_each_choice_is_the_nearest_combination_and_no_worse_than_the_nearest_pu
         if not solved(b.solver.ik(point, q, b.solver.home)):
             continue
         solves += 1
-        chosen = list(q)
         us = [0] * 5
-        assert picker.pick(chosen, us, p0, p1) == -1
+        assert picker.pick(q, us, p0, p1) == -1
+        chosen = list(picker.pose)
         assert chosen == pytest.approx([angle(i, u if name == "pwm" else round(u / COUNT_US) * COUNT_US)
                                         for i, u in enumerate(us)], abs=1e-12)
         below = []
@@ -167,12 +167,11 @@ def test_a_pulse_outside_its_window_is_refused_not_pulled_in():
     servos.min_us[1] = 1601
     try:
         out = [0] * 5
-        chosen = list(q)
-        assert picker.pick(chosen, out, p, p) == -1
+        assert picker.pick(q, out, p, p) == -1
         assert out[1] == 1601 and exact == pytest.approx(1600.7)
         # ... and where rounding would be refused (the exact pulse more than half a microsecond out), so is the step.
         servos.min_us[1] = 1602
-        assert picker.pick(list(q), out, p, p) == 1
+        assert picker.pick(q, out, p, p) == 1
     finally:
         servos.min_us[1] = 500
 

@@ -57,6 +57,7 @@ class PulsePicker:
         self._up_q = [0.0] * n
         self._nearest = 0           # bit i: joint i's nearest grid point is the one above
         self._usable = [0] * n      # bit 0: below usable, bit 1: above usable
+        self.pose = [0.0] * n       # the pose the chosen pulses command
         self._pose = [0.0] * n
         self._tip = [0.0] * len(solver.targets)
         self._base = [0.0] * 3      # the tool at the all-below combination
@@ -65,8 +66,8 @@ class PulsePicker:
 
     def pick(self, q, out, p0, p1):
         """The pulses of pose q (radians) nearest the line p0 -> p1 (tool coordinates) into
-        out, and q moved onto the pose they command; -1, or the first joint with no usable
-        pulse (out and q are then scratch)."""
+        out, and the pose they command into pose; -1, or the first joint with no usable
+        pulse (out and pose are then scratch)."""
         servos = self.servos
         n = self.n
         num = self.num
@@ -109,13 +110,14 @@ class PulsePicker:
         if best != nearest and self._usable_combo(nearest):
             if self._distance2(self._fk(nearest), p0, p1) <= self._distance2(self._fk(best), p0, p1):
                 best = nearest
+        pose = self.pose
         for i in range(n):
             if best >> i & 1:
                 out[i] = up_us[i]
-                q[i] = up_q[i]
+                pose[i] = up_q[i]
             else:
                 out[i] = down_us[i]
-                q[i] = down_q[i]
+                pose[i] = down_q[i]
         return -1
 
     def _usable_combo(self, combo):

@@ -29,6 +29,7 @@ class ServoMap:
     """
 
     driver = None
+    line_pose = None    # the pose line_pulses' last pulses command (radians)
     _picker = None
 
     def __init__(self, channels, offsets, signs, center_us, us_per_rad, min_us, max_us):
@@ -101,12 +102,13 @@ class ServoMap:
         return -1
 
     def line_pulses(self, q, out, solver, p0, p1):
-        """A line step's pulses into out, chosen jointly (armfw.pulsepick) on the line
-        p0 -> p1, with q moved onto the pose they command; -1, or a refused joint."""
+        """The pulses of a line step to pose q into out, chosen jointly (armfw.pulsepick) on
+        the line p0 -> p1, and the pose they command into line_pose; -1, or a refused joint."""
         picker = self._picker
         if picker is None:
             from armfw.pulsepick import PulsePicker
             picker = self._picker = PulsePicker(self, solver, self.driver)
+            self.line_pose = picker.pose
         return picker.pick(q, out, p0, p1)
 
     def angle(self, joint, us):

@@ -125,10 +125,9 @@ def _on_the_pulse_grid(mover, poses, p0, p1, max_step):
     us = [0] * mover.n
     waypoints = []
     for q in poses[1:-1]:
-        pose = [float(v) for v in q]
-        if picker.pick(pose, us, start, end) >= 0:
+        if picker.pick([float(v) for v in q], us, start, end) >= 0:
             return [], 0, math.inf
-        waypoints.append(_as_stored(pose))
+        waypoints.append(_as_stored(picker.pose))
     waypoints.append(_as_stored(poses[-1]))
     worst = 0.0
     steps = 0
