@@ -30,8 +30,9 @@ STEP_MS = 20
 # Pulses are whole microseconds: half a microsecond of rounding per joint.
 PULSE_MM = 2.0
 # A line step's pulses are the floor or the ceiling of each joint's exact one, chosen jointly
-# (armfw.pulsepick): nearer the line than rounding each (half a microsecond per joint, times
-# each joint's reach: 180 and 80 mm), within a microsecond of each exact pulse.
+# (armfw.pulsepick), and its pose the one they command: nearer the line than rounding each
+# (half a microsecond per joint, times each joint's reach: 180 and 80 mm), within a
+# microsecond of each exact pulse. A line's last step's pose is its target.
 US_PER_RAD_PLANAR = 318.31
 PLANAR_PULSE_MM = 0.5 / US_PER_RAD_PLANAR * (180 + 80)
 
@@ -140,7 +141,7 @@ def test_planar_line_is_straight_and_slows_down_instead_of_jumping(start, end):
         steps.append(sqrt((x - prev[0]) ** 2 + (y - prev[1]) ** 2))
         prev = (x, y)
     assert max(steps) <= 2.0 + 4 * PLANAR_PULSE_MM
-    assert abs(prev[0] - x1) <= 2 * PLANAR_PULSE_MM and abs(prev[1] - y1) <= 2 * PLANAR_PULSE_MM
+    assert abs(prev[0] - x1) < 1e-6 and abs(prev[1] - y1) < 1e-6     # the last step's pose: the target
     if start == (175, -40):
         # Near the edge the joints turn fast for the tool: the steps shrink.
         assert min(steps) < 1.0

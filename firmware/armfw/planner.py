@@ -339,9 +339,10 @@ class Planner:
         sent = q
         if point is None:
             bad = self.servos.pulses(q, self._pulses)
-        else:       # a line step: its pulses chosen on the line, kept with the pose they command
+        else:       # a line step: its pulses chosen jointly, kept with the pose they command
             bad = self.servos.line_pulses(q, self._pulses, self.solver, self._p0, self._tools[k])
-            sent = self.servos.line_pose
+            if self._line.t < 1.0:      # the last: its target, as a joint move's
+                sent = self.servos.line_pose
         if bad >= 0:
             return self.refuse(JOINT_LIMIT, REASON_PULSE, k, step, self._failing_point(q, point), bad)
         if not self.refilling:

@@ -46,6 +46,15 @@ def lines(short=False):
     return out
 
 
+def round_each(servos):
+    """Make the servo map servos (armfw.servo.ServoMap) send a line step's pulses as before
+    the joint choice: each joint's rounded on its own, the step's pose the walk's exact one."""
+    def rounded(q, out, solver, p0, p1):
+        servos.line_pose = q
+        return servos.pulses(q, out)
+    servos.line_pulses = rounded
+
+
 def draw(driver, segments, joint=True):
     """Draw each segment (start, end) from a joint move to its start; per segment drawn,
     (start, end, [the pulses per joint of each of the line's steps]); refused ones are left out.
@@ -61,13 +70,12 @@ def draw(driver, segments, joint=True):
         log = Path(tmp) / "pulses.log"
         data["driver"] = dict(driver, log=str(log))
         b = fw_board.from_dict(data, str(BOARD))
-        servos = b.servos
         if not joint:
-            servos.line_pulses = lambda q, out, solver, p0, p1: servos.pulses(q, out)
+            round_each(b.servos)
         sim = SimServo(b.driver)
         arm = ArmController(b, sim, None, sleep_ms=sim.sleep_ms)
         arm.park()
-        channels = list(servos.channels)
+        channels = list(b.servos.channels)
         drawn = []
         for start, end in segments:
             arm.plan()
