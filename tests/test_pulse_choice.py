@@ -174,3 +174,67 @@ def test_a_pulse_outside_its_window_is_refused_not_pulled_in():
         assert picker.pick(q, out, p, p) == 1
     finally:
         servos.min_us[1] = 500
+
+
+def test_a_line_stopped_midway_reports_the_pose_its_pulses_command(tmp_path):
+    """Stopped between two steps, the controller's pose is the one the last pulses command
+    (each joint's angle of its recorded pulse), not the walk's exact solution."""
+    from armctl.sim_flash import parse_pulses
+    from armfw.motion import ArmController
+    from armfw.planner import LINE, MOVE
+    from armfw.simservo import SimServo
+    log = tmp_path / "pulses.log"
+    b = _arm5(dict(accuracy.DRIVERS["pwm"], log=str(log)))
+    sim = SimServo(b.driver)
+    arm = ArmController(b, sim, None, sleep_ms=sim.sleep_ms)
+    arm.park()
+    arm.plan()
+    arm.add(MOVE, [200.0, -20.0, 120.0, accuracy.PITCH])
+    assert arm.run()
+    arm.plan()
+    arm.add(LINE, [200.0, 25.0, 140.0, accuracy.PITCH])
+    assert arm.begin()
+    for _ in range(12):
+        assert arm.step() >= 0
+    arm.executor.stop()
+    sim.deinit()
+    last = {}
+    for _, channel, us in parse_pulses(log.read_text()):
+        if channel >= 0:
+            last[channel] = us
+    assert arm.q == pytest.approx([angle(i, last[i]) for i in range(5)], abs=1e-12)
+    reached = tool_of_pulses([last[i] for i in range(5)])
+    assert list(arm.tool()[:3]) == pytest.approx(reached, abs=1e-9)
+
+
+def test_the_simulator_records_a_pca9685_grid_and_the_line_stays_near(micropython, tmp_path):
+    """The firmware on the MicroPython Unix port, its simulated driver a PCA9685: every
+    recorded width is a whole number of counts, and a line's steps stay near the line."""
+    from armctl.sim import Simulator
+    data = json.loads(ARM5.read_text())
+    data["driver"] = accuracy.DRIVERS["pca9685"]
+    path = tmp_path / "arm5_pca9685.json"
+    path.write_text(json.dumps(data))
+    start, end = (200.0, -30.0, 120.0), (200.0, 30.0, 140.0)
+    with Simulator(str(path)) as sim:
+        assert sim.request("move %g %g %g 180" % start)[-1].startswith("ok ")
+        before = len(sim.pulses())
+        assert sim.request("line %g %g %g 180" % end)[-1].startswith("ok ")
+        pulses = sim.pulses()
+    assert all(abs(us / COUNT_US - round(us / COUNT_US)) < 1e-3 for _, _, us in pulses if us)
+    us = {}
+    for _, channel, width in pulses[:before]:
+        us[channel] = width
+    steps = {}
+    for t, channel, width in pulses[before:]:
+        us[channel] = width
+        steps[t] = [us[i] for i in range(5)]      # the pose once every pulse of step t is out
+    steps = list(steps.values())
+    # The port sends what CPython's run of the firmware sends, and nearer the line than
+    # each joint's nearest count would be.
+    (_, _, cpython), = accuracy.draw(accuracy.DRIVERS["pca9685"], [(start, end)])
+    assert len(steps) == len(cpython)
+    assert [v for s in steps for v in s] == pytest.approx([v for s in cpython for v in s], abs=1e-3)
+    (_, _, rounded), = accuracy.draw(accuracy.DRIVERS["pca9685"], [(start, end)], joint=False)
+    worst = max(distance(tool_of_pulses(s), start, end) for s in steps)
+    assert worst < max(distance(tool_of_pulses(s), start, end) for s in rounded)
