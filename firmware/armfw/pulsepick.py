@@ -22,7 +22,14 @@ Loaded when a line is first planned (armfw.servo.ServoMap.line_pulses); the
 host's lines choose their waypoints' pulses with it too (armctl.fallback_line).
 """
 
+from math import sqrt
+
+from armfw.compat import const
 from armfw.solver import LIMIT_EPS
+
+# The largest joint move's length in _search's integer units: fine enough to rank the
+# combinations, small enough that a squared offset stays a small int on 32-bit ports.
+SCALE = const(2048)
 
 
 def grid(driver):
@@ -63,6 +70,8 @@ class PulsePicker:
         self._base = [0.0] * 3      # the tool at the all-below combination
         self._move = [0.0] * (3 * n)    # the tool's move when joint i steps up, at 3 * i
         self._t = [0.0] * 3
+        self._across = [0] * (3 * n + 3)    # _search's integer offsets, across the line
+        self._along = [0] * (n + 1)         # ... and along it
 
     def pick(self, q, out, p0, p1):
         """The pulses of pose q (radians) nearest the line p0 -> p1 (tool coordinates) into
@@ -163,59 +172,101 @@ class PulsePicker:
     def _search(self, p0, p1):
         """The combination whose tool, to first order, lies nearest the segment (the
         nearest pulses' where none is nearer); every one tried in Gray-code order, one
-        joint changing at a time."""
+        joint changing at a time.
+
+        The tool's offset from the line, across it and along it, is kept in small
+        integers (the largest joint's move is SCALE units): the 2^n tries then make
+        no float, so they allocate nothing and cost a few integer operations each.
+        """
         n = self.n
         dim = self.dim
-        base = self._base
         move = self._move
-        t = self._t
+        across = self._across
+        along = self._along
         tip = self._fk(0)
+        base = self._base
         for j in range(dim):
             base[j] = tip[j]
+        biggest = 0.0
         for i in range(n):
             tip = self._fk(1 << i)
             for j in range(dim):
-                move[3 * i + j] = tip[j] - base[j]
+                d = tip[j] - base[j]
+                move[3 * i + j] = d
+                if d > biggest:
+                    biggest = d
+                elif -d > biggest:
+                    biggest = -d
+        # The line's unit direction (none for a point: all is across) and length.
+        u = self._t
+        length = 0.0
+        for j in range(dim):
+            d = p1[j] - p0[j]
+            u[j] = d
+            length += d * d
+        length = sqrt(length)
+        for j in range(dim):
+            u[j] = u[j] / length if length > 0.0 else 0.0
+        scale = SCALE / biggest if biggest > 0.0 else 0.0
+        # Joint i's move (n: the all-below tool's offset from p0), split across and along.
+        for i in range(n + 1):
+            a = 0.0
+            for j in range(dim):
+                a += (move[3 * i + j] if i < n else base[j] - p0[j]) * u[j]
+            along[i] = int(a * scale)
+            for j in range(dim):
+                d = move[3 * i + j] if i < n else base[j] - p0[j]
+                across[3 * i + j] = int((d - a * u[j]) * scale)
+        end = int(length * scale)
         usable = self._usable
         nearest = self._nearest
         best = -1
-        best_d2 = 0.0
-        # The nearest pulses first: another combination must be strictly nearer.
-        if self._usable_combo(nearest):
-            for j in range(dim):
-                t[j] = base[j]
-            for i in range(n):
-                if nearest >> i & 1:
-                    for j in range(dim):
-                        t[j] += move[3 * i + j]
-            best = nearest
-            best_d2 = self._distance2(t, p0, p1)
-        for j in range(dim):
-            t[j] = base[j]
+        best_d2 = 0
+        x = across[3 * n]
+        y = across[3 * n + 1]
+        z = across[3 * n + 2] if dim > 2 else 0
+        s = along[n]
         combo = 0
         blocked = 0     # joints whose current side is not usable
         for i in range(n):
             if not usable[i] & 1:
                 blocked += 1
-        for k in range(1 << n):
-            if k:
-                # Gray code: step k changes the joint of k's lowest set bit.
-                i = 0
-                while not k >> i & 1:
-                    i += 1
-                combo ^= 1 << i
-                side = combo >> i & 1
-                sign = 1.0 if side else -1.0
-                for j in range(dim):
-                    t[j] += sign * move[3 * i + j]
-                if usable[i] >> side & 1:
-                    if not usable[i] >> (1 - side) & 1:
-                        blocked -= 1
-                elif usable[i] >> (1 - side) & 1:
-                    blocked += 1
-            if blocked == 0 and combo != best:
-                d2 = self._distance2(t, p0, p1)
-                if best < 0 or d2 < best_d2:
+        k = 0
+        while True:
+            if blocked == 0:
+                d2 = x * x + y * y + z * z
+                if s < 0:
+                    d2 += s * s
+                elif s > end:
+                    d2 += (s - end) * (s - end)
+                # The nearest pulses win a tie.
+                if best < 0 or d2 < best_d2 or d2 == best_d2 and combo == nearest:
                     best = combo
                     best_d2 = d2
-        return best
+            k += 1
+            if k >> n:
+                return best
+            # Gray code: step k changes the joint of k's lowest set bit.
+            i = 0
+            while not k >> i & 1:
+                i += 1
+            combo ^= 1 << i
+            side = combo >> i & 1
+            b = 3 * i
+            if side:
+                x += across[b]
+                y += across[b + 1]
+                s += along[i]
+                if dim > 2:
+                    z += across[b + 2]
+            else:
+                x -= across[b]
+                y -= across[b + 1]
+                s -= along[i]
+                if dim > 2:
+                    z -= across[b + 2]
+            if usable[i] >> side & 1:
+                if not usable[i] >> (1 - side) & 1:
+                    blocked -= 1
+            elif usable[i] >> (1 - side) & 1:
+                blocked += 1
