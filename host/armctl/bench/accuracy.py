@@ -13,7 +13,9 @@ nearest count).
 
 Figures per driver: the worst and the mean distance of a step from its line,
 before and after, and on how many lines the joint choice is better, equal or
-worse than rounding.
+worse than rounding. And the choice's cost on the MicroPython Unix port
+(tests/mp/bench_pulsepick.py): time and heap per line step, beside the
+step's ik_near.
 """
 
 import json
@@ -21,7 +23,9 @@ import math
 import tempfile
 from pathlib import Path
 
-from armctl import BOARDS_DIR
+from armctl import BOARDS_DIR, ROOT
+
+COST_SCRIPT = ROOT / "tests" / "mp" / "bench_pulsepick.py"
 
 BOARD = BOARDS_DIR / "sim_arm5.json"
 DRIVERS = {"pwm": {"kind": "sim", "freq_hz": 50},
@@ -159,4 +163,6 @@ def run(short=False):
                      "rounded_worst_mm": max(steps_b), "rounded_mean_mm": sum(steps_b) / len(steps_b),
                      "joint_worst_mm": max(steps_a), "joint_mean_mm": sum(steps_a) / len(steps_a),
                      "better": better, "equal": equal, "worse": worse}
+    from armctl.bench import firmware
+    out["cost"] = firmware.run_script(COST_SCRIPT, 50)
     return out

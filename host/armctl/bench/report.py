@@ -218,6 +218,9 @@ def accuracy_lines(ac):
             label, v["rounded_worst_mm"], v["rounded_mean_mm"], v["joint_worst_mm"], v["joint_mean_mm"],
             v["better"], v["equal"], v["worse"]))
     lines.append("  (worst / mean over %d and %d steps)" % (ac["pwm"]["steps"], ac["pca9685"]["steps"]))
+    c = ac["cost"]
+    lines.append("  the choice per line step on the Unix port: %.1f us, %d B heap (the step's ik_near: %.1f us, %d B)"
+                 % (c["pick_us"], c["pick_heap_bytes"], c["ik_near_us"], c["ik_near_heap_bytes"]))
     return lines + [""]
 
 
