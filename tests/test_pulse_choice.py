@@ -238,3 +238,12 @@ def test_the_simulator_records_a_pca9685_grid_and_the_line_stays_near(micropytho
     (_, _, rounded), = accuracy.draw(accuracy.DRIVERS["pca9685"], [(start, end)], joint=False)
     worst = max(distance(tool_of_pulses(s), start, end) for s in steps)
     assert worst < max(distance(tool_of_pulses(s), start, end) for s in rounded)
+
+
+def test_the_simulated_driver_models_only_a_pca9685_it_could_make():
+    data = json.loads(ARM5.read_text())
+    for settings, error in (({"model": "pca9686"}, "must be one of pca9685"),
+                            ({"model": "pca9685", "freq_hz": 2000}, "outside 3..255")):
+        data["driver"] = dict({"kind": "sim", "freq_hz": 50}, **settings)
+        with pytest.raises(board.BoardError, match=error):
+            board.from_dict(data, "x")
