@@ -3,8 +3,9 @@
 
 The numbers here are derived independently of the firmware: the pulses are
 turned into angles with the servo formula written out from the board file, and
-into tool positions with docs/KINEMATICS.md's forward kinematics written out
-here; the PCA9685's grid comes from its datasheet's prescale equation.
+into tool positions with docs/KINEMATICS.md's forward kinematics as
+tests/test_motion.py writes it out; the PCA9685's grid comes from its
+datasheet's prescale equation.
 """
 
 import itertools
@@ -18,24 +19,13 @@ from armfw import board
 from armfw.pulsepick import PulsePicker
 from armfw.status import solved
 from conftest import BOARDS
+from test_motion import arm5_tool       # docs/KINEMATICS.md's forward kinematics, written out
 
 ARM5 = BOARDS / "sim_arm5.json"
-L1, L2, L3, BASE = 126.14, 126.14, 150.6, 189.0
+JOINTS = json.loads(ARM5.read_text())["joints"]
 # PCA9685 at 50 Hz from 25 MHz: prescale = round(25e6 / (4096 * 50)) - 1 = 121, so one count
 # lasts 122 / 25 MHz = 4.88 us.
 COUNT_US = 122 / 25.0
-
-
-def arm5_tool(q):
-    """docs/KINEMATICS.md forward kinematics, q in radians: (x, y, z) mm."""
-    a2 = q[1]
-    a3 = a2 + q[2]
-    a4 = a3 + q[3]
-    s = L1 * sin(a2) + L2 * sin(a3) + L3 * sin(a4)
-    return s * cos(q[0]), s * sin(q[0]), BASE + L1 * cos(a2) + L2 * cos(a3) + L3 * cos(a4)
-
-
-JOINTS = json.loads(ARM5.read_text())["joints"]
 
 
 def angle(i, us):
