@@ -14,9 +14,10 @@ limits; a joint with neither, or whose exact pulse is outside its window
 Cost: n + 1 forward kinematics give the tool at the all-below combination and
 the move each joint's step up makes from it; every combination is judged on
 their sum (what a step's joint moves do to the tool, to first order: exact for
-one joint up, a hair off for several). The winner is then judged by its own
-forward kinematics against the combination of nearest pulses, and sent only
-where really nearer: never worse than rounding each joint on its own.
+one joint up, a hair off for several), in small integers, so the 2^n tries
+make no float. The winner is then judged by its own forward kinematics
+against the combination of nearest pulses, and sent only where really
+nearer: never worse than rounding each joint on its own.
 
 Loaded when a line is first planned (armfw.servo.ServoMap.line_pulses); the
 host's lines choose their waypoints' pulses with it too (armctl.fallback_line).
@@ -69,7 +70,7 @@ class PulsePicker:
         self._tip = [0.0] * len(solver.targets)
         self._base = [0.0] * 3      # the tool at the all-below combination
         self._move = [0.0] * (3 * n)    # the tool's move when joint i steps up, at 3 * i
-        self._t = [0.0] * 3
+        self._u = [0.0] * 3         # the line's unit direction
         self._across = [0] * (3 * n + 3)    # _search's integer offsets, across the line
         self._along = [0] * (n + 1)         # ... and along it
 
@@ -198,7 +199,7 @@ class PulsePicker:
                 elif -d > biggest:
                     biggest = -d
         # The line's unit direction (none for a point: all is across) and length.
-        u = self._t
+        u = self._u
         length = 0.0
         for j in range(dim):
             d = p1[j] - p0[j]
