@@ -41,7 +41,8 @@ def tool_of_pulses(us):
 def distance(p, a, b):
     ab = [y - x for x, y in zip(a, b)]
     ap = [y - x for x, y in zip(a, p)]
-    t = min(max(sum(u * v for u, v in zip(ap, ab)) / sum(v * v for v in ab), 0.0), 1.0)
+    length2 = sum(v * v for v in ab)
+    t = min(max(sum(u * v for u, v in zip(ap, ab)) / length2, 0.0), 1.0) if length2 else 0.0
     return sqrt(sum((x + t * v - y) ** 2 for x, v, y in zip(a, ab, p)))
 
 
@@ -99,8 +100,8 @@ def _arm5(driver=None):
 def test_each_choice_is_the_nearest_combination_and_no_worse_than_the_nearest_pulses(name):
     """Every combination of the pulse grid points either side of each joint's exact
     pulse, judged by FK: the chosen one is never farther from the line than the
-    nearest pulses, and is the nearest combination or within the first-order
-    model's error of it."""
+    nearest pulses; where it is not the nearest pulses, it is the combination
+    nearest the step's point or within the first-order model's error of it."""
     b = _arm5(accuracy.DRIVERS[name])
     picker = PulsePicker(b.servos, b.solver, b.driver)
     step_us = COUNT_US if name == "pca9685" else 1.0
@@ -108,6 +109,7 @@ def test_each_choice_is_the_nearest_combination_and_no_worse_than_the_nearest_pu
     gaps = []
     exact = 0
     solves = 0
+    moved = 0       # steps whose choice is not the nearest pulses
     for k in range(200):
         p0 = [150.0 + (k % 7) * 15.0, -60.0 + (k % 11) * 12.0, 90.0 + (k % 5) * 20.0]
         p1 = [p0[0] + 10.0 * cos(k), p0[1] + 10.0 * sin(k), p0[2] + 3.0 * cos(3 * k)]
@@ -117,7 +119,7 @@ def test_each_choice_is_the_nearest_combination_and_no_worse_than_the_nearest_pu
             continue
         solves += 1
         us = [0] * 5
-        assert picker.pick(q, us, p0, p1) == -1
+        assert picker.pick(q, us, p0, p1, point) == -1
         chosen = list(picker.pose)
         assert chosen == pytest.approx([angle(i, u if name == "pwm" else round(u / COUNT_US) * COUNT_US)
                                         for i, u in enumerate(us)], abs=1e-12)
@@ -131,17 +133,21 @@ def test_each_choice_is_the_nearest_combination_and_no_worse_than_the_nearest_pu
             j = JOINTS[i]
             exact_us = j["center_us"] + (radians(j["offset_deg"]) + j["sign"] * q[i]) * j["us_per_rad"]
             nearest.append(angle(i, below[i] + (step_us if exact_us - below[i] >= step_us / 2 else 0.0)))
-        d_chosen = distance(arm5_tool(chosen), p0, p1)
-        assert d_chosen <= distance(arm5_tool(nearest), p0, p1) + 1e-12
-        best = min(distance(arm5_tool([angle(i, below[i] + step_us * s) for i, s in enumerate(sides)]), p0, p1)
+        assert distance(arm5_tool(chosen), p0, p1) <= distance(arm5_tool(nearest), p0, p1) + 1e-12
+        if chosen == pytest.approx(nearest, abs=1e-12):
+            continue
+        moved += 1
+        d_chosen = distance(arm5_tool(chosen), point[:3], point[:3])
+        best = min(distance(arm5_tool([angle(i, below[i] + step_us * s) for i, s in enumerate(sides)]),
+                            point[:3], point[:3])
                    for sides in itertools.product((0, 1), repeat=5))
         gaps.append(d_chosen - best)
         exact += d_chosen - best < 1e-9
     # The model is first order: its error grows with the square of the grid step.
-    # A few hundredths of what one grid step of a joint moves the tool (up to 403 mm
+    # About a hundredth of what one grid step of a joint moves the tool (up to 403 mm
     # of reach times 1 / 424.448 rad: 0.95 mm; at 4.88 us: 4.6 mm).
-    assert max(gaps) <= (0.001 if name == "pwm" else 0.03)
-    assert solves >= 150 and exact >= 0.75 * solves
+    assert max(gaps) <= (0.001 if name == "pwm" else 0.05)
+    assert solves >= 150 and moved >= solves / 2 and exact >= 0.75 * moved
 
 
 def test_a_pulse_outside_its_window_is_refused_not_pulled_in():
@@ -157,11 +163,11 @@ def test_a_pulse_outside_its_window_is_refused_not_pulled_in():
     servos.min_us[1] = 1601
     try:
         out = [0] * 5
-        assert picker.pick(q, out, p, p) == -1
+        assert picker.pick(q, out, p, p, p) == -1
         assert out[1] == 1601 and exact == pytest.approx(1600.7)
         # ... and where rounding would be refused (the exact pulse more than half a microsecond out), so is the step.
         servos.min_us[1] = 1602
-        assert picker.pick(q, out, p, p) == 1
+        assert picker.pick(q, out, p, p, p) == 1
     finally:
         servos.min_us[1] = 500
 

@@ -340,7 +340,7 @@ class Planner:
         if point is None:
             bad = self.servos.pulses(q, self._pulses)
         else:       # a line step: its pulses chosen jointly, kept with the pose they command
-            bad = self.servos.line_pulses(q, self._pulses, self.solver, self._p0, self._tools[k])
+            bad = self.servos.line_pulses(q, self._pulses, self.solver, self._p0, self._tools[k], point)
             if self._line.t < 1.0:      # the last: its target, as a joint move's
                 sent = self.servos.line_pose
         if bad >= 0:

@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: MIT
 """A line step's pulses, chosen jointly: of the combinations of each joint's pulse
-just below and just above its exact one, the one whose tool lies nearest the line.
+just below and just above its exact one, the one whose tool lies nearest the step.
 
 Rounding each joint's pulse on its own moves the tool up to half a pulse step
 per joint, and the joints' errors add up: the drawn line strays. Each joint
 has two pulses next to its exact one on the driver's grid (whole microseconds;
 a PCA9685's 4096 counts per period, about 4.9 us at 50 Hz), so n joints have
-2^n combinations; the one whose tool is nearest the line from p0 to p1 is
-sent. Every chosen pulse is inside its window and its angle inside its joint
-limits; a joint with neither, or whose exact pulse is outside its window
+2^n combinations; the one whose tool is nearest the step's point on the line
+is sent where it lies no farther from the line than the nearest pulses' (the
+path never strays more than rounding each joint would; nearest the point,
+not merely the line, keeps the tool's progress along it even). Every chosen
+pulse is inside its window and its angle inside its joint limits; a joint with neither, or whose exact pulse is outside its window
 (where rounding it would be refused), is refused, never clamped.
 
 Cost: n + 1 forward kinematics give the tool at the all-below combination and
@@ -74,10 +76,10 @@ class PulsePicker:
         self._across = [0] * (3 * n + 3)    # _search's integer offsets, across the line
         self._along = [0] * (n + 1)         # ... and along it
 
-    def pick(self, q, out, p0, p1):
-        """The pulses of pose q (radians) nearest the line p0 -> p1 (tool coordinates) into
-        out, and the pose they command into pose; -1, or the first joint with no usable
-        pulse (out and pose are then scratch)."""
+    def pick(self, q, out, p0, p1, point):
+        """The pulses of pose q (radians), a step to point on the line p0 -> p1 (tool
+        coordinates), into out, and the pose they command into pose; -1, or the first
+        joint with no usable pulse (out and pose are then scratch)."""
         servos = self.servos
         n = self.n
         num = self.num
@@ -116,7 +118,7 @@ class PulsePicker:
                 return i
             usable[i] = u
         self._nearest = nearest
-        best = self._search(p0, p1)
+        best = self._search(p0, p1, point)
         if best != nearest and self._usable_combo(nearest):
             if self._distance2(self._fk(nearest), p0, p1) <= self._distance2(self._fk(best), p0, p1):
                 best = nearest
@@ -170,10 +172,10 @@ class PulsePicker:
             d2 += e * e
         return d2
 
-    def _search(self, p0, p1):
-        """The combination whose tool, to first order, lies nearest the segment (the
-        nearest pulses' where none is nearer); every one tried in Gray-code order, one
-        joint changing at a time.
+    def _search(self, p0, p1, point):
+        """The combination whose tool, to first order, lies nearest point on the line p0 ->
+        p1 (the nearest pulses' where none is nearer); every one tried in Gray-code order,
+        one joint changing at a time.
 
         The tool's offset from the line, across it and along it, is kept in small
         integers (the largest joint's move is SCALE units): the 2^n tries then make
@@ -218,7 +220,10 @@ class PulsePicker:
             for j in range(dim):
                 d = move[3 * i + j] if i < n else base[j] - p0[j]
                 across[3 * i + j] = int((d - a * u[j]) * scale)
-        end = int(length * scale)
+        at = 0.0       # point's place along the line
+        for j in range(dim):
+            at += (point[j] - p0[j]) * u[j]
+        at = int(at * scale)
         usable = self._usable
         nearest = self._nearest
         best = -1
@@ -235,11 +240,7 @@ class PulsePicker:
         k = 0
         while True:
             if blocked == 0:
-                d2 = x * x + y * y + z * z
-                if s < 0:
-                    d2 += s * s
-                elif s > end:
-                    d2 += (s - end) * (s - end)
+                d2 = x * x + y * y + z * z + (s - at) * (s - at)
                 # The nearest pulses win a tie.
                 if best < 0 or d2 < best_d2 or d2 == best_d2 and combo == nearest:
                     best = combo

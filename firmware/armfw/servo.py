@@ -101,15 +101,16 @@ class ServoMap:
             out[i] = us
         return -1
 
-    def line_pulses(self, q, out, solver, p0, p1):
-        """The pulses of a line step to pose q into out, chosen jointly (armfw.pulsepick) on
-        the line p0 -> p1, and the pose they command into line_pose; -1, or a refused joint."""
+    def line_pulses(self, q, out, solver, p0, p1, point):
+        """The pulses of a line step to pose q (point on the line p0 -> p1) into out, chosen
+        jointly (armfw.pulsepick), and the pose they command into line_pose; -1, or a
+        refused joint."""
         picker = self._picker
         if picker is None:
             from armfw.pulsepick import PulsePicker
             picker = self._picker = PulsePicker(self, solver, self.driver)
             self.line_pose = picker.pose
-        return picker.pick(q, out, p0, p1)
+        return picker.pick(q, out, p0, p1, point)
 
     def angle(self, joint, us):
         """Joint angle (radians) that the pulse us (microseconds) commands."""

@@ -68,6 +68,7 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
     if length == 0.0:
         return LinePlan(True, "OK", [np.array(q0)], 0, 0.0)
     poses = [np.array(q0, dtype=float)]
+    points = [list(p0)]         # each pose's point on the line
     last = []
 
     def solve(point, out, current):
@@ -90,8 +91,9 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
                             message="step at %s: %s (misses by %.3f mm)" % (point, r.name, r.error_mm))
         q[:] = line.pose
         poses.append(np.array(q))
+        points.append(list(line.point))
     if len(poses) - 1 <= max_waypoints:
-        waypoints, steps, worst = _on_the_pulse_grid(mover, poses, p0, p1, max_step)
+        waypoints, steps, worst = _on_the_pulse_grid(mover, poses, points, p0, p1, max_step)
         if worst <= PULSE_GRID_TOLERANCE_MM:
             return LinePlan(True, "OK", waypoints, steps, worst)
     waypoints, steps, worst = _thin(mover, poses, p0, p1, max_step)
@@ -107,12 +109,13 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
     return LinePlan(True, "OK", waypoints, steps, worst)
 
 
-def _on_the_pulse_grid(mover, poses, p0, p1, max_step):
+def _on_the_pulse_grid(mover, poses, points, p0, p1, max_step):
     """Every solved step a waypoint, moved onto the servos' pulse grid.
 
     The pulses of each step are chosen jointly by the board's own rule
     (armfw.pulsepick: of the combinations of each joint's pulse just below and
-    just above its exact one, the one whose tip lies nearest the line), so the
+    just above its exact one, the one whose tip lies nearest the step's point on
+    the line, where no farther from it than the nearest pulses'), so the
     pulses the servos get are the pose the host chose. The last waypoint stays
     the exact solution (the target, as `where` reports it). Returns (waypoints,
     steps, worst distance from the line of every pose the board commands).
@@ -124,8 +127,8 @@ def _on_the_pulse_grid(mover, poses, p0, p1, max_step):
     end = [float(v) for v in p1]
     us = [0] * mover.n
     waypoints = []
-    for q in poses[1:-1]:
-        if picker.pick([float(v) for v in q], us, start, end) >= 0:
+    for q, point in zip(poses[1:-1], points[1:-1]):
+        if picker.pick([float(v) for v in q], us, start, end, point) >= 0:
             return [], 0, math.inf
         waypoints.append(_as_stored(picker.pose))
     waypoints.append(_as_stored(poses[-1]))

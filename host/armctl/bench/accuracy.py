@@ -53,7 +53,7 @@ def lines(short=False):
 def round_each(servos):
     """Make the servo map servos (armfw.servo.ServoMap) send a line step's pulses as before
     the joint choice: each joint's rounded on its own, the step's pose the walk's exact one."""
-    def rounded(q, out, solver, p0, p1):
+    def rounded(q, out, solver, p0, p1, point):
         servos.line_pose = q
         return servos.pulses(q, out)
     servos.line_pulses = rounded
