@@ -36,14 +36,14 @@ def main():
         solver.ik(point, q, q)
         poses.append((point, list(q)))
     out = [0] * servos.n
-    servos.line_pulses(poses[0][1], out, solver, p0, p1)        # loads the module, makes its buffers
+    servos.line_pulses(poses[0][1], out, solver, p0, p1, poses[0][0])     # loads the module, makes its buffers
     picker = servos._picker
     best_pick = best_ik = 1e9
     goal = [0.0] * servos.n
     for _ in range(REPEATS):
         t0 = time.ticks_us()
         for point, q in poses:
-            picker.pick(q, out, p0, p1)
+            picker.pick(q, out, p0, p1, point)
         best_pick = min(best_pick, time.ticks_diff(time.ticks_us(), t0))
         t0 = time.ticks_us()
         for point, q in poses:
@@ -51,7 +51,7 @@ def main():
         best_ik = min(best_ik, time.ticks_diff(time.ticks_us(), t0))
     point, q = poses[N_STEPS // 2]
     print(json.dumps({"steps": N_STEPS, "pick_us": best_pick / N_STEPS, "ik_near_us": best_ik / N_STEPS,
-                      "pick_heap_bytes": heap(lambda: picker.pick(q, out, p0, p1)),
+                      "pick_heap_bytes": heap(lambda: picker.pick(q, out, p0, p1, point)),
                       "ik_near_heap_bytes": heap(lambda: solver.ik_near(point, goal, q))}))
 
 
