@@ -337,12 +337,11 @@ class Planner:
             if zones is not None and not zones.clear(q):
                 return self.refuse(COLLISION, REASON_ZONE, k, step, self._failing_point(q, point))
         sent = q
-        if point is None:
+        if point is None or self._line.t >= 1.0:    # a line's last step: its target, as a joint move's end
             bad = self.servos.pulses(q, self._pulses)
         else:       # a line step: its pulses chosen jointly, kept with the pose they command
             bad = self.servos.line_pulses(q, self._pulses, self.solver, self._p0, self._tools[k], point)
-            if self._line.t < 1.0:      # the last: its target, as a joint move's
-                sent = self.servos.line_pose
+            sent = self.servos.line_pose
         if bad >= 0:
             return self.refuse(JOINT_LIMIT, REASON_PULSE, k, step, self._failing_point(q, point), bad)
         if not self.refilling:

@@ -159,9 +159,14 @@ def run(short=False):
         better, equal, worse = compare(before, after)
         steps_b = [d for line in before for d in line]
         steps_a = [d for line in after for d in line]
+        # A line's last step is its target's pulses, each joint rounded (as a joint move's end):
+        # the same in both runs.
+        inner_b = [d for line in before for d in line[:-1]]
+        inner_a = [d for line in after for d in line[:-1]]
         out[name] = {"lines": len(after), "steps": len(steps_a),
                      "rounded_worst_mm": max(steps_b), "rounded_mean_mm": sum(steps_b) / len(steps_b),
                      "joint_worst_mm": max(steps_a), "joint_mean_mm": sum(steps_a) / len(steps_a),
+                     "rounded_worst_before_end_mm": max(inner_b), "joint_worst_before_end_mm": max(inner_a),
                      "better": better, "equal": equal, "worse": worse}
     from armctl.bench import firmware
     out["cost"] = firmware.run_script(COST_SCRIPT, 50)

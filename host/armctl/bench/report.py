@@ -217,7 +217,11 @@ def accuracy_lines(ac):
         lines.append("  %-22s %6.3f / %5.3f mm %6.3f / %5.3f mm   %d/%d/%d" % (
             label, v["rounded_worst_mm"], v["rounded_mean_mm"], v["joint_worst_mm"], v["joint_mean_mm"],
             v["better"], v["equal"], v["worse"]))
-    lines.append("  (worst / mean over %d and %d steps)" % (ac["pwm"]["steps"], ac["pca9685"]["steps"]))
+    lines.append("  (worst / mean over %d and %d steps; a line's last step is its target rounded, as before: "
+                 "worst before it %.3f against %.3f mm, %.3f against %.3f mm)"
+                 % (ac["pwm"]["steps"], ac["pca9685"]["steps"], ac["pwm"]["joint_worst_before_end_mm"],
+                    ac["pwm"]["rounded_worst_before_end_mm"], ac["pca9685"]["joint_worst_before_end_mm"],
+                    ac["pca9685"]["rounded_worst_before_end_mm"]))
     c = ac["cost"]
     lines.append("  the choice per line step on the Unix port: %.1f us, %d B heap (the step's ik_near: %.1f us, %d B)"
                  % (c["pick_us"], c["pick_heap_bytes"], c["ik_near_us"], c["ik_near_heap_bytes"]))
