@@ -204,7 +204,7 @@ def test_count_arithmetic_stays_in_32_bit_small_ints(monkeypatch):
                 p = PCA9685(FakePCA9685(record=False), 0x40, freq, osc)
             except ValueError:
                 continue
-            assert p.period_us * p._num + p._half < 2 ** 30, (osc, freq)
+            assert p.period_us * p._num + p._den // 2 < 2 ** 30, (osc, freq)
 
 
 def test_no_allocation_per_write_under_micropython(micropython, report):

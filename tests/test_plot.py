@@ -182,3 +182,89 @@ def test_cli_bad_arguments(argv, tmp_path, capsys):
     assert code == cli.EXIT_USAGE
     assert err.startswith("armctl plot:")
     assert not (tmp_path / "x.png").exists()
+
+
+# -- a motion from its pulses -------------------------------------------------
+
+REST_MS = 200
+
+
+def _joint_move_pulses(tmp_path, speed_deg_s, goal_deg):
+    """The CPython firmware's pulse log of one joint move from home on sim_arm5."""
+    import json
+    from armctl.sim_flash import parse_pulses
+    from armfw.motion import ArmController
+    from armfw.planner import JOINTS, WAIT
+    from armfw.simservo import SimServo
+    log = tmp_path / "pulses.log"
+    data = json.loads(open(ARM5).read())
+    data["driver"] = dict(data["driver"], log=str(log))
+    b = fw_board.from_dict(data, ARM5)
+    sim = SimServo(b.driver)
+    arm = ArmController(b, sim, None, sleep_ms=sim.sleep_ms)
+    arm.park()
+    assert arm.set_speed_deg_s(speed_deg_s)
+    arm.plan()
+    arm.add(WAIT, [REST_MS])            # at rest before it, as after it
+    arm.add(JOINTS, [math.radians(v) for v in goal_deg])
+    assert arm.run()
+    sim.sleep_ms(REST_MS)
+    sim.set_us(b.servos.channels[0], arm.output.us[0])     # the last pose still held, a sample later
+    sim.deinit()
+    return parse_pulses(log.read_text())
+
+
+def test_motion_figure_draws_a_joint_move_as_the_trapezoid_derived_by_hand(arm5, tmp_path, axes_drawn):
+    """The base turns 90 degrees at 30 deg/s and 360 deg/s^2 (sim_arm5's standard class):
+    by hand, 1/12 s speeding up (1.25 degrees), 2.917 s at 30 deg/s, 1/12 s slowing down,
+    3.083 s in all. The firmware takes whole 20 ms steps (3.1 s)."""
+    pulses = _joint_move_pulses(tmp_path, 30, (90, 0, 90, 0, 0))
+    out = tmp_path / "motion.png"
+    m = plot.motion_figure(arm5, pulses, out, window=5)
+    assert axes_drawn == [3]
+    assert_sane_png(out)
+    v, a, accel = 30.0, 360.0, 1.0 / 12
+    total = 90.0 / v + accel
+
+    def by_hand(t):
+        if t <= 0.0:
+            return 0.0
+        if t <= accel:
+            return a * t * t / 2
+        if t <= total - accel:
+            return a * accel * accel / 2 + v * (t - accel)
+        if t <= total:
+            return 90.0 - a * (total - t) ** 2 / 2
+        return 90.0
+
+    base = m.q_deg[:, 0]
+    # Home from 0 s; the move's first step at REST_MS, the pose of the profile's time
+    # 20 ms; 155 steps in all, 3.1 s.
+    t = m.t_s - REST_MS / 1000.0 + 0.02
+    assert np.all(base[t < 0.02] == 0.0)
+    assert np.all(base[t >= 3.1 - 1e-9] == base[-1]) and t[-1] > 3.1 + 0.1
+    # Whole steps stretch the move by under a step: 30 deg/s * 20 ms = 0.6 degree; the
+    # pulses add half a microsecond, 0.07 degree.
+    assert np.all(np.abs(base - [by_hand(x) for x in t]) <= 0.6 + 0.07)
+    assert base[-1] == pytest.approx(90.0, abs=0.07)
+    cruise = (t > 0.5) & (t < 2.5)
+    assert np.mean(m.v_deg_s[cruise, 0]) == pytest.approx(v, rel=0.01)
+    # Over 5 steps either side (0.1 s): the pulses' rounding is at most 4 half-microseconds of
+    # second difference, 0.27 degree / (0.1 s)^2 = 27 deg/s^2. The 1/12 s ramp is averaged
+    # down: the difference weighs the acceleration with a triangle 0.1 s either side, of
+    # which the ramp, centred, covers 1 - ((0.1 - 1/24) / 0.1)^2 = 0.66.
+    assert np.nanmax(np.abs(m.a_deg_s2[:, 0])) <= a + 27
+    assert np.nanmax(m.a_deg_s2[:, 0]) > a / 2 and np.nanmin(m.a_deg_s2[:, 0]) < -a / 2
+    # Joints that never move: no velocity, no acceleration.
+    assert np.nanmax(np.abs(m.v_deg_s[:, 1])) == 0.0 and np.nanmax(np.abs(m.a_deg_s2[:, 3])) == 0.0
+
+
+def test_cli_motion_from_a_pulse_log(tmp_path, capsys):
+    log = tmp_path / "pulses.log"
+    log.write_text("0 0 1500\n0 1 1500\n0 2 1500\n0 3 1500\n0 4 1500\n20 0 1510\n40 0 1520\n")
+    out = tmp_path / "m.png"
+    code = cli.main(["plot", "motion", "--board", ARM5, "--pulses", str(log), "--window", "1", "-o", str(out)])
+    assert code == cli.EXIT_OK
+    assert "motion on sim_arm5: 0.04 s" in capsys.readouterr().out
+    png_size(out)
+    assert cli.main(["plot", "motion", "--board", ARM5, "--pulses", str(tmp_path / "none.log")]) == cli.EXIT_USAGE

@@ -87,6 +87,19 @@ def prescale_for(freq_hz, osc_hz=OSC_HZ):
     return prescale
 
 
+def count_fraction(freq_hz, osc_hz=OSC_HZ):
+    """(num, den), the reduced fraction with count = us * num / den at the prescale
+    programmed for freq_hz: one count lasts den / num microseconds."""
+    den = 1000000 * (prescale_for(freq_hz, osc_hz) + 1)
+    g = gcd(osc_hz, den)
+    return osc_hz // g, den // g
+
+
+def count_of(us, num, den):
+    """The count (rounded half up) nearest to a pulse of us microseconds."""
+    return (us * num + den // 2) // den
+
+
 class PCA9685:
     """A PCA9685 as a servo driver: set_us(channel, us), set_many(channels, pulses),
     off(channel=None), deinit().
@@ -106,12 +119,7 @@ class PCA9685:
         self.address = address
         self.osc_hz = osc_hz
         self.prescale = prescale_for(freq_hz, osc_hz)
-        # count = us * osc / (1e6 * (prescale + 1)), as the reduced fraction num/den
-        den = 1000000 * (self.prescale + 1)
-        g = gcd(osc_hz, den)
-        self._num = osc_hz // g
-        self._den = den // g
-        self._half = self._den // 2
+        self._num, self._den = count_fraction(freq_hz, osc_hz)
         self.period_us = COUNTS * self._den // self._num     # one PWM cycle, rounded down
         self._reg = bytearray(1)
         self._channel = bytearray(_REGISTERS_PER_CHANNEL)
@@ -136,7 +144,7 @@ class PCA9685:
 
     def count(self, us):
         """12-bit count nearest to a pulse of us microseconds (rounded half up)."""
-        return (us * self._num + self._half) // self._den
+        return count_of(us, self._num, self._den)
 
     def pwm(self, channel, on, off):
         """Raw channel registers: high from count on to count off (0..4095 each,

@@ -348,7 +348,12 @@ class Planner:
             zones = self.solver.zones
             if zones is not None and not zones.clear(q):
                 return self.refuse(COLLISION, REASON_ZONE, k, step, self._failing_point(q, point))
-        bad = self.servos.pulses(q, self._pulses)
+        sent = q
+        if point is None or self._line.t >= 1.0:    # a line's last step: its target, as a joint move's end
+            bad = self.servos.pulses(q, self._pulses)
+        else:       # a line step: its pulses chosen jointly, kept with the pose they command
+            bad = self.servos.line_pulses(q, self._pulses, self.solver, self._p0, self._tools[k], point)
+            sent = self.servos.line_pose
         if bad >= 0:
             return self.refuse(JOINT_LIMIT, REASON_PULSE, k, step, self._failing_point(q, point), bad)
         if not self.refilling:
@@ -357,7 +362,7 @@ class Planner:
                 self.poll()
                 if self._cancelled:
                     return self.refuse(ABORTED, REASON_CANCELLED, k, step, self._failing_point(q, point))
-        self.keep(STEP_EVENT if point is None else LINE_STEP_EVENT, q, self._pulses)
+        self.keep(STEP_EVENT if point is None else LINE_STEP_EVENT, sent, self._pulses)
         return True
 
     def _failing_point(self, q, point):

@@ -23,8 +23,14 @@ class ServoMap:
     """Pulse mapping for every joint of one arm (lists indexed by joint).
 
     min_us and max_us are the pulse windows; a caller narrows them in place
-    (pulses() keeps these very lists), never by assigning new ones.
+    (pulses() keeps these very lists), never by assigning new ones. driver:
+    the board's driver section (armfw.board sets it), whose pulse grid a
+    line's pulses are chosen on (line_pulses).
     """
+
+    driver = None
+    line_pose = None    # the pose line_pulses' last pulses command (radians)
+    _picker = None
 
     def __init__(self, channels, offsets, signs, center_us, us_per_rad, min_us, max_us):
         self.channels = channels
@@ -94,6 +100,17 @@ class ServoMap:
                 return i
             out[i] = us
         return -1
+
+    def line_pulses(self, q, out, solver, p0, p1, point):
+        """The pulses of a line step to pose q (point on the line p0 -> p1) into out, chosen
+        jointly (armfw.pulsepick), and the pose they command into line_pose; -1, or a
+        refused joint."""
+        picker = self._picker
+        if picker is None:
+            from armfw.pulsepick import PulsePicker
+            picker = self._picker = PulsePicker(self, solver, self.driver)
+            self.line_pose = picker.pose
+        return picker.pick(q, out, p0, p1, point)
 
     def angle(self, joint, us):
         """Joint angle (radians) that the pulse us (microseconds) commands."""

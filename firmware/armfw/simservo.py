@@ -19,6 +19,12 @@ Records, for tests and for `armctl sim`:
   path comes from the driver settings ("log") or the environment
   (ARMFW_PULSE_LOG); ARMFW_SIM_REALTIME=1 (or "realtime": true) makes
   sleep_ms really sleep, as a board would.
+
+"model": "pca9685" (with "osc_hz", 25 MHz if absent) simulates a PCA9685's
+4096 counts per period: each pulse is recorded as the width the chip makes
+of it (float microseconds, the nearest count's), so the record shows the
+chip's grid, about 4.9 us at 50 Hz, where a board's direct PWM keeps every
+microsecond.
 """
 
 from array import array
@@ -46,18 +52,26 @@ class SimServo:
         self.count = 0
         self._t = array("i", bytes(4 * KEEP))      # zeros, with no list of KEEP ints made first
         self._ch = array("i", bytes(4 * KEEP))
-        self._us = array("i", bytes(4 * KEEP))
+        self._grid = None       # (num, den): a simulated PCA9685's count is us * num / den
+        if cfg.get("model") == "pca9685":
+            from armfw.pca9685 import OSC_HZ, count_fraction, count_of
+            self._grid = count_fraction(freq, cfg.get("osc_hz", OSC_HZ))
+            self._count_of = count_of
+        self._us = array("f" if self._grid else "i", bytes(4 * KEEP))
         path = cfg.get("log") or getenv("ARMFW_PULSE_LOG")
         self._log = pulse_log if pulse_log is not None else (open(path, "a") if path else None)
 
     def _record(self, channel, us):
+        grid = self._grid
+        if grid is not None and us:
+            us = self._count_of(us, grid[0], grid[1]) * grid[1] / grid[0]
         i = self.count % KEEP
         self._t[i] = self.now_ms
         self._ch[i] = channel
         self._us[i] = us
         self.count += 1
         if self._log is not None:
-            self._log.write("%d %d %d\n" % (self.now_ms, channel, us))
+            self._log.write(("%d %d %.3f\n" if grid else "%d %d %d\n") % (self.now_ms, channel, us))
 
     def _check(self, us):
         if type(us) is not int or us <= 0 or us >= self.period_us:
@@ -114,7 +128,7 @@ class SimServo:
 
 # -- the board file's driver section (armfw.drivers) -----------------------
 
-FIELDS = ("kind", "freq_hz", "realtime", "log")
+FIELDS = ("kind", "freq_hz", "realtime", "log", "model", "osc_hz")
 
 
 def check(settings, mcu, where, outputs):
@@ -124,7 +138,16 @@ def check(settings, mcu, where, outputs):
         raise BoardError("%s.realtime: must be true or false" % where)
     if "log" in settings:
         text(settings, "log", where)
-    return 1000000 // integer(settings, "freq_hz", where, 1, 100000)
+    freq = integer(settings, "freq_hz", where, 1, 100000)
+    if "model" in settings:
+        text(settings, "model", where, ("pca9685",))
+        from armfw.pca9685 import OSC_HZ, prescale_for
+        osc = integer(settings, "osc_hz", where, 1000000, 50000000) if "osc_hz" in settings else OSC_HZ
+        try:
+            prescale_for(freq, osc)
+        except ValueError as e:
+            raise BoardError("%s.freq_hz: %s" % (where, e))
+    return 1000000 // freq
 
 
 def make(board):

@@ -14,7 +14,7 @@ from armfw import status as fw_status
 # Every pose the board commands along a host-solved line stays this close to the line (mm).
 LINE_TOLERANCE_MM = 0.05
 # ... and, where every step is a waypoint on the servos' pulse grid, this close
-# (whole-microsecond pulses included).
+# (the pulse grid included).
 PULSE_GRID_TOLERANCE_MM = 0.3
 
 
@@ -68,6 +68,7 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
     if length == 0.0:
         return LinePlan(True, "OK", [np.array(q0)], 0, 0.0)
     poses = [np.array(q0, dtype=float)]
+    points = [list(p0)]         # each pose's point on the line
     last = []
 
     def solve(point, out, current):
@@ -90,8 +91,9 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
                             message="step at %s: %s (misses by %.3f mm)" % (point, r.name, r.error_mm))
         q[:] = line.pose
         poses.append(np.array(q))
+        points.append(list(line.point))
     if len(poses) - 1 <= max_waypoints:
-        waypoints, steps, worst = _on_the_pulse_grid(mover, poses, p0, p1, max_step)
+        waypoints, steps, worst = _on_the_pulse_grid(mover, poses, points, p0, p1, max_step)
         if worst <= PULSE_GRID_TOLERANCE_MM:
             return LinePlan(True, "OK", waypoints, steps, worst)
     waypoints, steps, worst = _thin(mover, poses, p0, p1, max_step)
@@ -107,36 +109,28 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
     return LinePlan(True, "OK", waypoints, steps, worst)
 
 
-def _on_the_pulse_grid(mover, poses, p0, p1, max_step):
-    """Every solved step a waypoint, moved onto the servos' pulse grid (whole microseconds).
+def _on_the_pulse_grid(mover, poses, points, p0, p1, max_step):
+    """Every solved step a waypoint, moved onto the servos' pulse grid.
 
-    The board turns angles into whole-microsecond pulses; rounding each joint
-    on its own moves the tip up to ~0.35 mm per joint at 424 us/rad and 300 mm
-    of reach. Of the 2^n poses whose pulses are the floor or the ceiling of a
-    step's, the one whose tip lies nearest the line is sent, so the pulses the
-    servos get are the pose the host chose. The last waypoint stays the exact
-    solution (the target, as `where` reports it). Returns (waypoints, steps,
-    worst distance from the line of every pose the board commands).
+    The pulses of each step are chosen jointly by the board's own rule
+    (armfw.pulsepick: of the combinations of each joint's pulse just below and
+    just above its exact one, the one whose tip lies nearest the step's point on
+    the line, where no farther from it than the nearest pulses'), so the
+    pulses the servos get are the pose the host chose. The last waypoint stays
+    the exact solution (the target, as `where` reports it). Returns (waypoints,
+    steps, worst distance from the line of every pose the board commands).
     """
+    from armfw.pulsepick import PulsePicker
     servos = mover.board.servos
-    n = mover.n
-    corners = (np.arange(2 ** n)[:, None] >> np.arange(n)) & 1      # (2^n, n) of 0/1
-    zero = np.array([servos.exact_us(i, 0.0) for i in range(n)])
-    slope = np.array([servos.exact_us(i, 1.0) for i in range(n)]) - zero
-    lo_us = np.array(servos.min_us, dtype=float)
-    hi_us = np.array(servos.max_us, dtype=float)
-    twin = mover.twin()
+    picker = PulsePicker(servos, mover.solver, servos.driver)
+    start = [float(v) for v in p0]
+    end = [float(v) for v in p1]
+    us = [0] * mover.n
     waypoints = []
-    for q in poses[1:-1]:
-        us = np.floor(zero + slope * q)[None, :] + corners
-        grid = (us - zero) / slope
-        ok = np.all((us >= lo_us) & (us <= hi_us), axis=1) & twin.within_limits(grid)
-        tips = twin.fk(grid)
-        ab = p1 - p0
-        t = np.clip((tips - p0) @ ab / float(ab @ ab), 0.0, 1.0)
-        miss = np.linalg.norm(tips - (p0 + t[:, None] * ab), axis=1)
-        miss[~ok] = np.inf
-        waypoints.append(_as_stored(grid[int(np.argmin(miss))]))
+    for q, point in zip(poses[1:-1], points[1:-1]):
+        if picker.pick([float(v) for v in q], us, start, end, point) >= 0:
+            return [], 0, math.inf
+        waypoints.append(_as_stored(picker.pose))
     waypoints.append(_as_stored(poses[-1]))
     worst = 0.0
     steps = 0

@@ -13,6 +13,9 @@
   a constant tool speed demands (they rise near the workspace edge).
 - path_figure(board, points_mm, out_png, waypoints=None): a tool path given
   as positions (e.g. decoded from servo pulses), with its waypoints.
+- motion_figure(board, pulses, out_png): a motion as its recorded pulses
+  (the simulator's pulse log) say it went: each joint's position, velocity and
+  acceleration against time (motion_series: the numbers drawn).
 
 Units on every axis: mm, degrees, seconds. The status colours are the same in
 every picture.
@@ -436,3 +439,82 @@ def path_figure(board, points_mm, out_png, waypoints=None, title=None):
     fig.suptitle(title or "%s: tool path (%d positions)" % (board.name, len(pts)), fontsize=11)
     fig.tight_layout()
     return _save(fig, out_png)
+
+
+class MotionSeries:
+    """A motion from its pulses: t_s (samples, one per control step), q_deg (sample x
+    joint, each joint's angle its last pulse commands), v_deg_s and a_deg_s2 (central
+    differences over window steps either side; NaN where the window leaves the record)."""
+
+    def __init__(self, t_s, q_deg, v_deg_s, a_deg_s2, names):
+        self.t_s = t_s
+        self.q_deg = q_deg
+        self.v_deg_s = v_deg_s
+        self.a_deg_s2 = a_deg_s2
+        self.names = names
+
+
+def motion_series(board, pulses, window=5):
+    """The joints' motion from pulses [(t_ms, channel, us)] (the simulator's record), sampled
+    every control step (the board's step_ms) from the first time every joint has a pulse.
+
+    A whole-microsecond pulse is a step of about 0.13 degree: differentiated over one
+    step that is several degrees per second of velocity; window steps either side
+    (window * step_ms of time) average it down."""
+    servos = board.servos
+    n = servos.n
+    step_ms = int(board.motion["step_ms"])
+    joint_of = {ch: i for i, ch in enumerate(servos.channels)}
+    us = [None] * n
+    events = []         # (t_ms, pose in degrees) once every joint is known
+    for t_ms, channel, value in pulses:
+        i = joint_of.get(channel)
+        if i is None or not value:
+            continue
+        us[i] = value
+        if None not in us:
+            pose = [math.degrees(servos.angle(j, us[j])) for j in range(n)]
+            if events and events[-1][0] == t_ms:
+                events[-1] = (t_ms, pose)
+            else:
+                events.append((t_ms, pose))
+    if not events:
+        raise ValueError("no pulse of every joint in the record")
+    t0 = events[0][0]
+    count = (events[-1][0] - t0) // step_ms + 1
+    q = np.empty((count, n))
+    k = 0
+    for s in range(count):
+        t = t0 + s * step_ms
+        while k + 1 < len(events) and events[k + 1][0] <= t:
+            k += 1
+        q[s] = events[k][1]
+    dt = step_ms / 1000.0
+    w = max(1, int(window))
+    v = np.full_like(q, np.nan)
+    a = np.full_like(q, np.nan)
+    if count > 2 * w:
+        v[w:-w] = (q[2 * w:] - q[:-2 * w]) / (2 * w * dt)
+        a[w:-w] = (q[2 * w:] - 2 * q[w:-w] + q[:-2 * w]) / (w * dt) ** 2
+    return MotionSeries(np.arange(count) * dt, q, v, a, list(board.solver.names))
+
+
+def motion_figure(board, pulses, out_png, window=5, title=None):
+    """Draw the motion of pulses (motion_series) to out_png: position, velocity and
+    acceleration of every joint against time, one panel each; returns the series."""
+    m = motion_series(board, pulses, window)
+    fig, axes = plt.subplots(3, 1, figsize=(11, 9), sharex=True)
+    panels = ((m.q_deg, "position (deg)"), (m.v_deg_s, "velocity (deg/s)"), (m.a_deg_s2, "acceleration (deg/s^2)"))
+    for ax, (values, label) in zip(axes, panels):
+        for j, name in enumerate(m.names):
+            ax.plot(m.t_s, values[:, j], lw=1.3, label=name)
+        ax.set_ylabel(label)
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(loc="best", fontsize=8)
+    axes[-1].set_xlabel("time (s) from the first pulse of every joint")
+    axes[0].set_title(title or "%s: the motion its pulses command (differences over %d steps either side)"
+                      % (board.name, max(1, int(window))))
+    fig.tight_layout()
+    _save(fig, out_png)
+    return m
+

@@ -37,10 +37,13 @@ def pulse_log(flash_dir):
 
 
 def parse_pulses(text):
-    """(t_ms, channel, us) tuples from a pulse log's text."""
+    """(t_ms, channel, us) tuples from a pulse log's text (us: int, or float from a
+    simulated PCA9685)."""
     out = []
     for line in text.splitlines():
         parts = line.split()
         if len(parts) == 3:
-            out.append((int(parts[0]), int(parts[1]), int(parts[2])))
+            # A simulated PCA9685 records the width its counts make (float us).
+            us = float(parts[2]) if "." in parts[2] else int(parts[2])
+            out.append((int(parts[0]), int(parts[1]), us))
     return out

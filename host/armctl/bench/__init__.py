@@ -12,6 +12,9 @@ Sections (each a module with run(short) -> dict of figures):
   the board's own analytic move, and the firmware's chain FK (rate, heap);
 - console: the live console's step cadence in real time, with and without
   real-time traffic, and what its wait allocates;
+- accuracy: how far the drawn path strays from the intended lines, rebuilt
+  from the pulse record, per driver (direct PWM, PCA9685), with each line
+  step's pulses chosen jointly and with each joint's rounded on its own;
 - memory: the firmware's heap on a board-like interpreter (32-bit, single
   precision): the smallest heap per route (source, .mpy, frozen) and the free
   heap and largest free block after boot and after a mixed run;
@@ -29,7 +32,7 @@ import platform
 import sys
 import time
 
-SECTIONS = ("firmware", "numeric", "batch", "protocol", "console", "fallback", "memory", "bus")
+SECTIONS = ("firmware", "numeric", "batch", "protocol", "console", "fallback", "accuracy", "memory", "bus")
 
 
 def _section(name):
@@ -47,6 +50,8 @@ def _section(name):
         from armctl.bench import memory as module
     elif name == "bus":
         from armctl.bench import bus as module
+    elif name == "accuracy":
+        from armctl.bench import accuracy as module
     else:
         from armctl.bench import protocol as module
     return module

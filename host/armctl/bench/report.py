@@ -208,6 +208,26 @@ def fallback_lines(fb):
             ""]
 
 
+def accuracy_lines(ac):
+    lines = ["Drawn path against the intended lines, rebuilt from the pulse record (%s, %d lines of %g mm; "
+             "distance of each step's tool from its line):" % (ac["board"], ac["pwm"]["lines"], ac["lines_mm"]),
+             "  %-22s %18s %18s   %s" % ("driver", "rounded per joint", "chosen jointly", "lines better/equal/worse")]
+    for key, label in (("pwm", "direct PWM (1 us)"), ("pca9685", "PCA9685 (4096 counts)")):
+        v = ac[key]
+        lines.append("  %-22s %6.3f / %5.3f mm %6.3f / %5.3f mm   %d/%d/%d" % (
+            label, v["rounded_worst_mm"], v["rounded_mean_mm"], v["joint_worst_mm"], v["joint_mean_mm"],
+            v["better"], v["equal"], v["worse"]))
+    lines.append("  (worst / mean over %d and %d steps; a line's last step is its target rounded, as before: "
+                 "worst before it %.3f against %.3f mm, %.3f against %.3f mm)"
+                 % (ac["pwm"]["steps"], ac["pca9685"]["steps"], ac["pwm"]["joint_worst_before_end_mm"],
+                    ac["pwm"]["rounded_worst_before_end_mm"], ac["pca9685"]["joint_worst_before_end_mm"],
+                    ac["pca9685"]["rounded_worst_before_end_mm"]))
+    c = ac["cost"]
+    lines.append("  the choice per line step on the Unix port: %.1f us, %d B heap (the step's ik_near: %.1f us, %d B)"
+                 % (c["pick_us"], c["pick_heap_bytes"], c["ik_near_us"], c["ik_near_heap_bytes"]))
+    return lines + [""]
+
+
 def console_lines(co):
     lines = ["Live console, real time (step_ms %d; traffic: `?` every %d ms):" % (co["step_ms"], co["traffic_ms"]),
              "  %-8s %6s %9s %9s %9s %9s" % ("", "steps", "mean", "median", "p99", "max")]
@@ -256,7 +276,8 @@ def bus_lines(bus):
 
 SECTION_LINES = (("firmware", firmware_lines), ("estimate", estimate_lines), ("numeric", numeric_lines),
                  ("batch", batch_lines), ("protocol", protocol_lines), ("console", console_lines),
-                 ("fallback", fallback_lines), ("memory", memory_lines), ("bus", bus_lines))
+                 ("fallback", fallback_lines), ("accuracy", accuracy_lines), ("memory", memory_lines),
+                 ("bus", bus_lines))
 
 
 def text(result):

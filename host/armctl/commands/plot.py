@@ -12,7 +12,8 @@ from armfw import board as boardlib
 from armfw import status as fw_status
 
 NAME = "plot"
-HELP = "Draw the workspace (status over a grid) or a straight tool line (path, joint angles, joint speeds)."
+HELP = ("Draw the workspace (status over a grid), a straight tool line (path, joint angles, joint speeds) "
+        "or a motion from its pulses (joint position, velocity, acceleration).")
 
 EPILOG = """\
 examples:
@@ -20,13 +21,18 @@ examples:
   armctl plot workspace --board boards/sim_arm5.json --pitch 90
   armctl plot path --board boards/sim_planar.json --from 150 -60 --to 150 120
   armctl plot path --board boards/sim_arm5.json --from 150 0 100 90 --to 330 0 100 90
+  armctl plot motion --board boards/sim_arm5.json --run "joints 90 0 90 0 0" "line 200 50 150 180"
+  armctl plot motion --board boards/sim_arm5.json --pulses flash-pulses.log
 
 Targets: planar X Y (mm); arm5 X Y Z (mm) PITCH (degrees from vertical,
 90 = tool horizontal). A path is solved by the firmware's IK at every step
 of the board's line_step_mm; joint speeds are those a constant tool speed
-demands. Exit status: 0 picture written (path: every step solved), 1 the
-path leaves the workspace (the picture marks the failing steps), 2 bad
-arguments or board file.
+demands. A motion is drawn from recorded pulses: a simulator's pulse log
+(--pulses), or the pulses of commands run now on a simulated board (--run);
+velocity and acceleration are central differences over --window control
+steps either side. Exit status: 0 picture written (path: every step solved),
+1 the path leaves the workspace (the picture marks the failing steps) or a
+--run command is refused, 2 bad arguments or board file.
 """
 
 
@@ -37,7 +43,8 @@ def add_arguments(parser):
     sub.required = True
     ws = sub.add_parser("workspace", help="status of the analytic IK over a grid")
     path = sub.add_parser("path", help="a straight tool line solved step by step")
-    for p, default in ((ws, "out/workspace.png"), (path, "out/path.png")):
+    motion = sub.add_parser("motion", help="a motion's joint position, velocity, acceleration from its pulses")
+    for p, default in ((ws, "out/workspace.png"), (path, "out/path.png"), (motion, "out/motion.png")):
         p.add_argument("--board", "-b", default=shipped.DEFAULT_BOARD,
                        help="board name or file (default %(default)s)")
         p.add_argument("-o", "--output", default=default, help="PNG to write (default %(default)s)")
@@ -50,6 +57,12 @@ def add_arguments(parser):
                       help="end, as --from")
     path.add_argument("--speed", type=float, default=None,
                       help="tool speed, mm/s (default: the board's line_step_mm per step_ms)")
+    source = motion.add_mutually_exclusive_group(required=True)
+    source.add_argument("--pulses", help="a pulse log: lines of t_ms channel us (armctl sim's)")
+    source.add_argument("--run", dest="commands", nargs="+", metavar="COMMAND",
+                        help="commands to run on the simulated board, their pulses drawn")
+    motion.add_argument("--window", type=int, default=5,
+                        help="control steps either side of each difference (default %(default)s)")
 
 
 def parse_target(arm, values, what):
@@ -66,9 +79,50 @@ def parse_target(arm, values, what):
     return target
 
 
+def _motion(args, board, out):
+    from armctl import plot
+    from armctl.sim_flash import parse_pulses
+    if not 1 <= args.window <= 1000:
+        raise cli.UsageError("--window must be 1..1000 steps")
+    if args.pulses is not None:
+        try:
+            pulses = parse_pulses(Path(args.pulses).read_text())
+        except OSError as e:
+            raise cli.UsageError("--pulses: %s" % e)
+        refused = None
+    else:
+        from armctl.sim import Simulator
+        refused = None
+        with Simulator(str(shipped.board_path(args.board))) as sim:
+            for command in args.commands:
+                reply = sim.request(command)[-1]
+                if not reply.startswith("ok"):
+                    refused = "%s: %s" % (command, reply)
+                    break
+            pulses = sim.pulses()
+    try:
+        m = plot.motion_figure(board, pulses, out, args.window)
+    except ValueError as e:
+        raise cli.UsageError(str(e))
+    peak_v = np.nanmax(np.abs(m.v_deg_s), axis=0) if len(m.t_s) > 2 * args.window else [float("nan")] * len(m.names)
+    peak_a = np.nanmax(np.abs(m.a_deg_s2), axis=0) if len(m.t_s) > 2 * args.window else [float("nan")] * len(m.names)
+    print("motion on %s: %.2f s, peak velocity / acceleration per joint: %s"
+          % (board.name, m.t_s[-1], ", ".join("%s %.0f deg/s %.0f deg/s^2" % (name, v, a)
+                                             for name, v, a in zip(m.names, peak_v, peak_a))))
+    print("picture: %s" % out)
+    if refused is not None:
+        print("refused: %s" % refused)
+        return cli.EXIT_REFUSED
+    return cli.EXIT_OK
+
+
 def run(args):
     from armctl import plot
     board = boardlib.load(args.board)
+    if args.what == "motion":
+        out = Path(args.output)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return _motion(args, board, out)
     if not board.solver.closed_form:
         raise cli.UsageError("plot maps the board's own IK; a %s arm has none (armctl solve and "
                              "armctl move solve it on the host)" % board.solver.kind)

@@ -1,0 +1,274 @@
+# SPDX-License-Identifier: MIT
+"""A line step's pulses, chosen jointly: of the combinations of each joint's pulse
+just below and just above its exact one, the one whose tool lies nearest the step.
+
+Rounding each joint's pulse on its own moves the tool up to half a pulse step
+per joint, and the joints' errors add up: the drawn line strays. Each joint
+has two pulses next to its exact one on the driver's grid (whole microseconds;
+a PCA9685's 4096 counts per period, about 4.9 us at 50 Hz), so n joints have
+2^n combinations; the one whose tool is nearest the step's point on the line
+is sent where it lies no farther from the line than the nearest pulses' (the
+path never strays more than rounding each joint would; nearest the point,
+not merely the line, keeps the tool's progress along it even). Every chosen
+pulse is inside its window and its angle inside its joint limits; a joint with neither, or whose exact pulse is outside its window
+(where rounding it would be refused), is refused, never clamped.
+
+Cost: n + 1 forward kinematics give the tool at the all-below combination and
+the move each joint's step up makes from it; every combination is judged on
+their sum (what a step's joint moves do to the tool, to first order: exact for
+one joint up, a hair off for several), in small integers, so the 2^n tries
+make no float. The winner is then judged by its own forward kinematics
+against the combination of nearest pulses, and sent only where really
+nearer: never worse than rounding each joint on its own.
+
+Loaded when a line is first planned (armfw.servo.ServoMap.line_pulses); the
+host's lines choose their waypoints' pulses with it too (armctl.fallback_line).
+"""
+
+from math import sqrt
+
+from armfw.compat import const
+from armfw.solver import LIMIT_EPS
+
+# The largest joint move's length in _search's integer units: fine enough to rank the
+# combinations, small enough that a squared offset stays a small int on 32-bit ports.
+SCALE = const(2048)
+
+
+def grid(driver):
+    """(num, den) of the driver section driver (armfw.drivers): its pulses step by
+    den / num microseconds, a PCA9685's counts (a simulated one's too, "model":
+    "pca9685") or whole microseconds."""
+    if driver is not None and (driver.get("kind") == "pca9685" or driver.get("model") == "pca9685"):
+        from armfw.pca9685 import OSC_HZ, count_fraction
+        num, den = count_fraction(driver.get("freq_hz", 50), driver.get("osc_hz", OSC_HZ))
+        if den > num:       # a count longer than a microsecond: whole microseconds can name each
+            return num, den
+    return 1, 1
+
+
+class PulsePicker:
+    """Chooses line steps' pulses for the servo map servos (armfw.servo.ServoMap) of an
+    arm with solver (armfw.solver.Solver), on the pulse grid of driver (a board's
+    driver section). Every buffer is made here once."""
+
+    def __init__(self, servos, solver, driver):
+        self.servos = servos
+        self.solver = solver
+        self.num, self.den = grid(driver)
+        n = servos.n
+        self.n = n
+        self.dim = 3 if len(solver.targets) > 3 else len(solver.targets)     # tool position only
+        self._lo_q = [a - LIMIT_EPS for a in solver.lo]
+        self._hi_q = [a + LIMIT_EPS for a in solver.hi]
+        self._down_us = [0] * n     # the pulse sent for the grid point below / above the exact one
+        self._up_us = [0] * n
+        self._down_q = [0.0] * n    # the angle each commands
+        self._up_q = [0.0] * n
+        self._nearest = 0           # bit i: joint i's nearest grid point is the one above
+        self._usable = [0] * n      # bit 0: below usable, bit 1: above usable
+        self.pose = [0.0] * n       # the pose the chosen pulses command
+        self._pose = [0.0] * n
+        self._tip = [0.0] * len(solver.targets)
+        self._base = [0.0] * 3      # the tool at the all-below combination
+        self._move = [0.0] * (3 * n)    # the tool's move when joint i steps up, at 3 * i
+        self._u = [0.0] * 3         # the line's unit direction
+        self._across = [0] * (3 * n + 3)    # _search's integer offsets, across the line
+        self._along = [0] * (n + 1)         # ... and along it
+
+    def pick(self, q, out, p0, p1, point):
+        """The pulses of pose q (radians), a step to point on the line p0 -> p1 (tool
+        coordinates), into out, and the pose they command into pose; -1, or the first
+        joint with no usable pulse (out and pose are then scratch)."""
+        servos = self.servos
+        n = self.n
+        num = self.num
+        den = self.den
+        half = num // 2
+        down_us = self._down_us
+        up_us = self._up_us
+        down_q = self._down_q
+        up_q = self._up_q
+        usable = self._usable
+        lo_us = servos.min_us
+        hi_us = servos.max_us
+        nearest = 0
+        for i in range(n):
+            exact = servos.exact_us(i, q[i])
+            # Refused where rounding it would be: a pose outside the window is not pulled in.
+            if not lo_us[i] - 0.5 <= exact <= hi_us[i] + 0.5:     # NaN too
+                return i
+            steps = exact * num / den       # in grid steps
+            c = int(steps)
+            if steps - c >= 0.5:
+                nearest |= 1 << i
+            u = 0
+            for side in (0, 1):
+                us = ((c + side) * den + half) // num
+                a = servos.angle(i, (c + side) * den / num)
+                if side:
+                    up_us[i] = us
+                    up_q[i] = a
+                else:
+                    down_us[i] = us
+                    down_q[i] = a
+                if lo_us[i] <= us <= hi_us[i] and self._lo_q[i] <= a <= self._hi_q[i]:
+                    u |= 1 << side
+            if u == 0:
+                return i
+            usable[i] = u
+        self._nearest = nearest
+        best = self._search(p0, p1, point)
+        if best != nearest and self._usable_combo(nearest):
+            if self._distance2(self._fk(nearest), p0, p1) <= self._distance2(self._fk(best), p0, p1):
+                best = nearest
+        pose = self.pose
+        for i in range(n):
+            if best >> i & 1:
+                out[i] = up_us[i]
+                pose[i] = up_q[i]
+            else:
+                out[i] = down_us[i]
+                pose[i] = down_q[i]
+        return -1
+
+    def _usable_combo(self, combo):
+        usable = self._usable
+        for i in range(self.n):
+            if not usable[i] >> (combo >> i & 1) & 1:
+                return False
+        return True
+
+    def _fk(self, combo):
+        """The tool position of the combination combo (bit i: joint i's grid point above)."""
+        pose = self._pose
+        for i in range(self.n):
+            pose[i] = self._up_q[i] if combo >> i & 1 else self._down_q[i]
+        return self.solver.fk(pose, self._tip)
+
+    def _distance2(self, t, p0, p1):
+        """Squared distance of point t (its first dim coordinates) from the segment p0 -> p1."""
+        along = 0.0
+        length2 = 0.0
+        for j in range(self.dim):
+            d = p1[j] - p0[j]
+            along += (t[j] - p0[j]) * d
+            length2 += d * d
+        if along <= 0.0 or length2 <= 0.0:
+            end = p0
+        elif along >= length2:
+            end = p1
+        else:
+            # t's distance squared from p0, less its part along the line
+            d2 = 0.0
+            for j in range(self.dim):
+                e = t[j] - p0[j]
+                d2 += e * e
+            d2 -= along * along / length2
+            return d2 if d2 > 0.0 else 0.0
+        d2 = 0.0
+        for j in range(self.dim):
+            e = t[j] - end[j]
+            d2 += e * e
+        return d2
+
+    def _search(self, p0, p1, point):
+        """The combination whose tool, to first order, lies nearest point on the line p0 ->
+        p1 (the nearest pulses' where none is nearer); every one tried in Gray-code order,
+        one joint changing at a time.
+
+        The tool's offset from the line, across it and along it, is kept in small
+        integers (the largest joint's move is SCALE units): the 2^n tries then make
+        no float, so they allocate nothing and cost a few integer operations each.
+        """
+        n = self.n
+        dim = self.dim
+        move = self._move
+        across = self._across
+        along = self._along
+        tip = self._fk(0)
+        base = self._base
+        for j in range(dim):
+            base[j] = tip[j]
+        biggest = 0.0
+        for i in range(n):
+            tip = self._fk(1 << i)
+            for j in range(dim):
+                d = tip[j] - base[j]
+                move[3 * i + j] = d
+                if d > biggest:
+                    biggest = d
+                elif -d > biggest:
+                    biggest = -d
+        # The line's unit direction (none for a point: all is across) and length.
+        u = self._u
+        length = 0.0
+        for j in range(dim):
+            d = p1[j] - p0[j]
+            u[j] = d
+            length += d * d
+        length = sqrt(length)
+        for j in range(dim):
+            u[j] = u[j] / length if length > 0.0 else 0.0
+        scale = SCALE / biggest if biggest > 0.0 else 0.0
+        # Joint i's move (n: the all-below tool's offset from p0), split across and along.
+        for i in range(n + 1):
+            a = 0.0
+            for j in range(dim):
+                a += (move[3 * i + j] if i < n else base[j] - p0[j]) * u[j]
+            along[i] = int(a * scale)
+            for j in range(dim):
+                d = move[3 * i + j] if i < n else base[j] - p0[j]
+                across[3 * i + j] = int((d - a * u[j]) * scale)
+        at = 0.0       # point's place along the line
+        for j in range(dim):
+            at += (point[j] - p0[j]) * u[j]
+        at = int(at * scale)
+        usable = self._usable
+        nearest = self._nearest
+        best = -1
+        best_d2 = 0
+        x = across[3 * n]
+        y = across[3 * n + 1]
+        z = across[3 * n + 2] if dim > 2 else 0
+        s = along[n]
+        combo = 0
+        blocked = 0     # joints whose current side is not usable
+        for i in range(n):
+            if not usable[i] & 1:
+                blocked += 1
+        k = 0
+        while True:
+            if blocked == 0:
+                d2 = x * x + y * y + z * z + (s - at) * (s - at)
+                # The nearest pulses win a tie.
+                if best < 0 or d2 < best_d2 or d2 == best_d2 and combo == nearest:
+                    best = combo
+                    best_d2 = d2
+            k += 1
+            if k >> n:
+                return best
+            # Gray code: step k changes the joint of k's lowest set bit.
+            i = 0
+            while not k >> i & 1:
+                i += 1
+            combo ^= 1 << i
+            side = combo >> i & 1
+            b = 3 * i
+            if side:
+                x += across[b]
+                y += across[b + 1]
+                s += along[i]
+                if dim > 2:
+                    z += across[b + 2]
+            else:
+                x -= across[b]
+                y -= across[b + 1]
+                s -= along[i]
+                if dim > 2:
+                    z -= across[b + 2]
+            if usable[i] >> side & 1:
+                if not usable[i] >> (1 - side) & 1:
+                    blocked -= 1
+            elif usable[i] >> (1 - side) & 1:
+                blocked += 1
