@@ -233,7 +233,18 @@ def test_hold_stops_the_pulses_and_resume_finishes_the_same_path(console, tmp_pa
     assert port.request(START)[-1].startswith("ok OK")
     again = len(sim.pulses())
     assert port.request(LONG_LINE)[-1].endswith("steps=%d" % LINE_STEPS)
-    assert line_pulses(sim, again) == with_hold
+    plain = line_pulses(sim, again)
+    if steps.startswith("0/"):
+        assert plain == with_hold       # held before the first step: the line as if never held
+        return
+    # Held after the first step: the hold brakes and `~` speeds up again between the
+    # checked steps, so the pulses between differ; each channel still stays within the
+    # checked line's pulses and ends on its last.
+    for ch in {c for c, _ in plain}:
+        checked = [us for c, us in plain if c == ch]
+        held_run = [us for c, us in with_hold if c == ch]
+        assert held_run[-1] == checked[-1]
+        assert min(checked) <= min(held_run) and max(held_run) <= max(checked), ch
 
 
 def test_abort_replies_error_with_the_pose_reached_and_drops_queued_lines(console):

@@ -84,6 +84,7 @@ class Executor:
         self.total = 0                    # steps of the plan begun
         self._live = False                # True while a plan begun has events left
         self._hold = None                 # the re-timed run (armfw.hold), loaded on the first hold
+        self._held_at_start = False       # held before its first step: at rest where the plan starts
         self._prev_q = [0.0] * n          # the pose before the last step sent
         self.ring_size = RING_STEPS
         # Event e in slot e % RING_STEPS; a step's pulses and pose at slot * n.
@@ -104,6 +105,7 @@ class Executor:
         output = self.output
         self._live = False
         self._refill = None
+        self._held_at_start = False
         if self._hold is not None:
             self._hold.engaged = self._hold.holding = False
         if not output.pose_known():
@@ -181,17 +183,23 @@ class Executor:
             self.planner.ended()
         self._live = False
         self._refill = None
+        self._held_at_start = False
         if self._hold is not None:
             self._hold.engaged = self._hold.holding = False
 
     def hold(self):
         """`!`: decelerate along the checked steps to rest, within the acceleration limits."""
-        if self._live:
+        if self._live and self._sent == 0 and not self._held_at_start:
+            # Nothing sent yet: the arm rests where the plan starts from rest, so `~`
+            # simply runs the plan, as if it had never been held.
+            self._held_at_start = True
+        elif self._live and not self._held_at_start:
             from armfw.hold import engaged
             engaged(self).holding = True
 
     def resume(self):
         """`~`: accelerate back along the same steps to the plan's pace."""
+        self._held_at_start = False
         hold = self._hold
         if hold is not None and hold.engaged:
             hold.holding = False
@@ -200,11 +208,11 @@ class Executor:
     def resting(self):
         """True when a held motion has come to rest."""
         hold = self._hold
-        return hold is not None and hold.engaged and hold.holding and hold.resting
+        return self._held_at_start or hold is not None and hold.engaged and hold.holding and hold.resting
 
     def motion_fields(self):
         """(the tool's speed over the last step, mm/s; its travel until a hold from now rests, mm)."""
-        if not self._live:
+        if not self._live or self._held_at_start:
             return 0.0, 0.0
         from armfw.hold import motion_fields
         return motion_fields(self)
