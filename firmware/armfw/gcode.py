@@ -269,7 +269,8 @@ class GCode:
         blend = self.blend
         return blend is not None and blend.count > 0 and not blend.running
 
-    def queues(self, raw):
+    @staticmethod
+    def queues(raw):
         """True where request line raw (bytes) joins the queued G1 lines (a G1 without a
         roll, a comment, G90/G91 and the header words that change nothing) rather than
         waiting for them to run."""

@@ -144,7 +144,9 @@ class Blend:
         step = 0
         while True:
             h = ramp.step()
-            end = ramp.count == 0       # the ramp's last step: the last line's end
+            # The ramp's last step is the last line's end; so is one that leaves a float's
+            # hair of it (the rounding of many steps' sum: armfw.linestep's rule).
+            end = ramp.count == 0 or ramp.count == 1 and ramp.left() < 1e-9 * lengths[count - 1]
             halved = False
             while True:
                 jj = j
