@@ -191,11 +191,11 @@ def blended_plan(arm):
     return plan
 
 
-@pytest.mark.parametrize("hold_at", [4, 15, 25])       # speeding up, cruising, before the last ramp down
+@pytest.mark.parametrize("hold_at", [4, 10, 16])       # speeding up, cruising, about to slow down
 def test_a_hold_decelerates_on_the_blended_lines_and_resumes(hold_at):
-    # (A hold during the lines' last ramp down, from step 28 of 39, asks a joint for up to
-    # 1.5x what the plan itself does: the bend's acceleration across the path leaves the
-    # hold's vector bound on the tool no room, and it relaxes its limits, as near a plan's end.)
+    # (A hold in the lines' last ramp down, at step 20 of 24, asks a joint for up to 1.4x
+    # what the plan itself does: the bend's acceleration across the path leaves the hold's
+    # vector bound on the tool no room, and it relaxes its limits, as near a plan's end.)
     arm = arm5()
     plan = blended_plan(arm)
     checked = plain_run(arm, plan)

@@ -28,10 +28,9 @@ from armfw.profile import ToolRamp
 from armfw.solver import MIN_MOTION
 from armfw.status import SINGULAR
 
-# Lines planned together. Twice GRBL's 16 on an ATmega328P: a queue here runs from
-# rest to rest, and the stop between two queues costs a ramp down and up
-# (docs/BENCHMARKS.md section 10 has the figures for both sizes).
-LOOK_AHEAD = const(32)
+# Lines planned together: GRBL's look-ahead on an ATmega328P. A queue runs from rest to
+# rest, so a longer one stops less often (docs/BENCHMARKS.md section 10: 8, 16, 32 lines).
+LOOK_AHEAD = const(16)
 # With fewer lines queued, this long without a new one (ms) starts them: a sender
 # waiting for each `ok` sends the next within a few ms; a person typing G1 lines waits no longer.
 QUIET_MS = const(200)
