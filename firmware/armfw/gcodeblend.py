@@ -21,7 +21,7 @@ from array import array
 from math import sqrt
 
 from armfw.compat import const, ticks_diff, ticks_ms
-from armfw.linestep import MIN_LINE_STEP_MM
+from armfw.linestep import MIN_LINE_STEP_MM, too_fast
 from armfw.numeric import wrap_angle
 from armfw.planner import LINE, REASON_JUMP, REASON_SOLVER
 from armfw.profile import ToolRamp
@@ -135,7 +135,6 @@ class Blend:
         point = self._point
         goal = planner._goal
         max_step = planner._max_step()
-        min_step = -max_step
         n = len(q)
         s = 0.0                         # mm along the lines where the last step ended
         j = 0                           # the line it ended on
@@ -168,11 +167,7 @@ class Blend:
                 st = solver.ik_near(point, goal, q)
                 if st > SINGULAR:
                     return planner.refuse(st, REASON_SOLVER, k, step + 1, point)
-                for i in range(n):
-                    d = goal[i] - q[i]
-                    if d > max_step or d < min_step:
-                        break
-                else:
+                if not too_fast(goal, q, max_step):
                     break
                 # A joint would turn too fast: half the step, as a line's (armfw.linestep).
                 h *= 0.5
