@@ -4,9 +4,11 @@ Unix port: each line answered `ok` once checked and queued, the queued lines run
 whose tool speed passes the corners, and the steps counted from the simulator's pulse record
 (virtual time: one step every step_ms of the driver's clock), never from wall-clock time.
 
-No test here depends on the quiet time that starts a queue no line follows: the lines fill
-the look-ahead, or a line that is not a G1 (M400, M114) starts them."""
-from math import cos, pi, radians, sin
+No step count here depends on the quiet time that starts a queue no line follows: the
+lines fill the look-ahead, or a line that is not a G1 (M400, M114) starts them; the one
+test of the quiet time waits for its pulses as a condition."""
+import time
+from math import cos, pi, sin
 
 import pytest
 
@@ -218,3 +220,16 @@ def test_a_hold_decelerates_on_the_blended_lines_and_resumes(hold_at):
     a = 2 * pi * LOOK_AHEAD / CHORDS
     assert arm5_tool(held[-1][0]) == pytest.approx(
         (CENTRE[0] + RADIUS * cos(a), CENTRE[1] + RADIUS * sin(a), CENTRE[2]), abs=1e-6)
+
+
+def test_lines_no_other_line_follows_start_by_themselves(arm):
+    # A person typing G1 lines sends nothing after them: the queue starts once no line has
+    # come for a moment (armfw.gcodeblend.QUIET_MS). Waited for as a condition, not a time.
+    since = arm.pulses()[-1][0] + 1
+    assert arm.request("G1 X160") == ["ok"]
+    deadline = time.monotonic() + 20
+    while not [p for p in arm.pulses() if p[0] >= since]:
+        assert time.monotonic() < deadline, "the queued line never started"
+        time.sleep(0.05)
+    assert arm.request("M400") == ["ok"]
+    assert m114(arm)["X"] == pytest.approx(160, abs=1e-3)

@@ -316,6 +316,11 @@ class GCode:
             blend.count = 0
             p.machine.lock("G1 refused (%s)" % e.word)
             p.write("%s%s %s" % ("Error:" if self._framed else "error ", e.word, e.message))
+        except MemoryError:
+            blend.count = 0
+            p.machine.ended()
+            p.machine.lock("G1 refused (%s)" % status.NO_MEMORY)
+            p.out_of_memory("the queued G1 lines: nothing moved")
 
     def lines_ended(self):
         """The running motion ended; True if it was the queued lines (answered already)."""

@@ -152,17 +152,14 @@ class Session:
             raw = c.next_line()
             if raw is not None:
                 p.handle(raw)
-                if self._drop_after_reply:
-                    self._drop_after_reply = False
-                    self._drop_queued()
-                self._started()
+                self._answered()
                 continue
             if p.gcode is not None and p.gcode.waiting():
                 # Queued G1 lines start when no more come (armfw.gcodeblend).
                 left = p.gcode.blend.quiet_left()
                 if left <= 0 or c.closed:
                     p.gcode.start_lines()
-                    self._started()
+                    self._answered()
                     continue
                 c.wait(left, True)
                 self._refuse_overflow()
@@ -172,7 +169,12 @@ class Session:
             c.wait(-1, True)
             self._refuse_overflow()
 
-    def _started(self):
+    def _answered(self):
+        """After a request's reply (or queued G1 lines started): drops a Ctrl-X during its
+        check asked for, and the step clock of a motion it started."""
+        if self._drop_after_reply:
+            self._drop_after_reply = False
+            self._drop_queued()
         if self.protocol.machine.moving:
             self._clock.start()
             self._elapsed = 0
