@@ -47,16 +47,16 @@ class Blend:
         self.nt = nt
         # Line j's end at [j * nt, (j + 1) * nt), in the interpreter's own float (as the walk's).
         self._ends = array(_FLOAT, bytes(_FLOAT_BYTES * nt * LOOK_AHEAD))
-        self._tops = array(_FLOAT, bytes(_FLOAT_BYTES * LOOK_AHEAD))
-        self._lengths = array(_FLOAT, bytes(_FLOAT_BYTES * LOOK_AHEAD))
+        self.top = array(_FLOAT, bytes(_FLOAT_BYTES * LOOK_AHEAD))
+        self._length = array(_FLOAT, bytes(_FLOAT_BYTES * LOOK_AHEAD))
         self.count = 0
         self.running = False            # the lines are the running plan
         self.end_q = [0.0] * n          # the pose the last line's check ended at
         self.queued_at = 0              # ticks_ms of the last line queued
         self.ramp = ToolRamp(LOOK_AHEAD)
         self._start = [0.0] * nt
-        self._end = [0.0] * nt
-        self._point = [0.0] * nt
+        self.target = [0.0] * nt
+        self.point = [0.0] * nt
 
     def add(self, point, top, end_q):
         """Queue the line to point (tool coordinates) at up to top mm/s, whose check ended
@@ -70,7 +70,7 @@ class Blend:
             # The pitch turns the short way from the line before (the planner's line rule).
             before = ends[base - 1]
             ends[base + 3] = before + wrap_angle(point[3] - before)
-        self._tops[self.count] = top
+        self.top[self.count] = top
         for i in range(len(end_q)):
             self.end_q[i] = end_q[i]
         self.count += 1
@@ -79,7 +79,7 @@ class Blend:
 
     def end(self):
         """Where the queued lines end (tool coordinates)."""
-        return self._line(self.count - 1, self._start, self._end)
+        return self._line(self.count - 1, self._start, self.target)
 
     def quiet_left(self):
         """ms until the queue starts for want of new lines."""
@@ -102,7 +102,7 @@ class Blend:
         (armfw.planner.Planner._check_step); True, or False where refused."""
         solver = planner.solver
         count = self.count
-        lengths = self._lengths
+        lengths = self._length
         nt = self.nt
         xyz = 3 if nt == 4 else nt
         # The lines' ends are p1, each start p0 (the first: where pose q puts the tool).
@@ -128,11 +128,11 @@ class Blend:
                 dist += d * d
             dist = sqrt(dist)
             if dist > 0.0:
-                ramp.add(length, self._tops[j], (p1[0] - p0[0]) / dist, (p1[1] - p0[1]) / dist,
+                ramp.add(length, self.top[j], (p1[0] - p0[0]) / dist, (p1[1] - p0[1]) / dist,
                          (p1[2] - p0[2]) / dist if xyz == 3 else 0.0)
             else:
-                ramp.add(length, self._tops[j], 0.0, 0.0, 0.0)
-        point = self._point
+                ramp.add(length, self.top[j], 0.0, 0.0, 0.0)
+        point = self.point
         goal = planner._goal
         max_step = planner._max_step()
         n = len(q)
