@@ -15,7 +15,7 @@ import serial
 from armctl import cli
 from armctl.commands import run as run_command
 from armctl.sim import Simulator
-from armfw.gcode import GCode
+from armfw.gcodeblend import joins
 from conftest import BOARDS
 from test_protocol import arm5_fk, numbers
 
@@ -350,10 +350,10 @@ def test_fuzzed_gcode_gets_one_answer_and_refusals_move_nothing(fuzz_arm, progra
         assert all(r.startswith(INFO) for r in reply[:-1]), (line, reply)
         assert "INTERNAL" not in final and "Traceback" not in "".join(reply), (line, reply)
         refused = final.startswith("error") or any(r.startswith("Error:") for r in reply)
-        joins = GCode.queues(line.encode())
-        if refused and (joins or not queued):
+        joining = joins(line.encode())
+        if refused and (joining or not queued):
             assert len(sim.pulses()) == before, (line, reply)
-        queued = joins and (queued or not refused and reply == ["ok"] and "G1" in line.upper())
+        queued = joining and (queued or not refused and reply == ["ok"] and "G1" in line.upper())
         if any(r.startswith("Resend: ") for r in reply):
             assert final == "ok"
     # Every pulse ever sent lies inside its servo's window.

@@ -45,7 +45,7 @@ def checksum(text):
     return cs
 
 
-def _strip_comment(text):
+def strip_comment(text):
     """text without `; comment` and `(comment)` parts."""
     semi = text.find(";")
     if semi >= 0:
@@ -71,7 +71,7 @@ class GCode:
         self.relative = False           # G91
         self.feed_mm_min = 0.0          # last F; 0: the board's line speed
         self.last_line = 0              # Marlin line number of the last framed line
-        self._framed = False
+        self.framed = False
         self._saved = None
         self.blend = None               # armfw.gcodeblend.Blend: the queued G1 lines
 
@@ -102,7 +102,7 @@ class GCode:
     def handle(self, text):
         """Answer one G-code line (text, ASCII); returns the final line. Raises Refused
         only for unframed lines (a framed line's refusal is Error: + ok)."""
-        self._framed = False
+        self.framed = False
         text = text.strip()
         if text[0] in "Nn":
             star = text.find("*")
@@ -120,8 +120,8 @@ class GCode:
             except ValueError:
                 return self._resend("bad line number")
             body = head[1] if len(head) > 1 else ""
-            self._framed = True
-            words = _strip_comment(body).upper().split()
+            self.framed = True
+            words = strip_comment(body).upper().split()
             if words and words[0] == "M110":
                 new = number
                 for w in words[1:]:
@@ -140,9 +140,9 @@ class GCode:
         elif "*" in text:
             return self._resend("No Line Number with checksum")
         try:
-            return self.run(_strip_comment(text))
+            return self.run(strip_comment(text))
         except self.Refused as e:
-            if not self._framed:
+            if not self.framed:
                 raise
             self.protocol.write("Error:%s %s" % (e.word, e.message))
             return "ok"
@@ -269,58 +269,15 @@ class GCode:
         blend = self.blend
         return blend is not None and blend.count > 0 and not blend.running
 
-    @staticmethod
-    def queues(raw):
-        """True where request line raw (bytes) joins the queued G1 lines (a G1 without a
-        roll, a comment, G90/G91 and the header words that change nothing) rather than
-        waiting for them to run."""
-        try:
-            text = bytes(raw).decode()
-        except (UnicodeError, TypeError):
-            return False
-        star = text.find("*")
-        if star >= 0:
-            text = text[:star]
-        text = "".join(_strip_comment(text).upper().split())
-        if text[:1] == "N":
-            i = 1
-            while i < len(text) and "0" <= text[i] <= "9":
-                i += 1
-            text = text[i:]
-        if not text:
-            return True
-        if text[0] != "G":
-            return False
-        i = 1
-        while i < len(text) and "0" <= text[i] <= "9":
-            i += 1
-        if i == 1:
-            return False
-        code = int(text[1:i])
-        if code == 1:
-            return "B" not in text
-        return code in (17, 21, 54, 90, 91, 94) and i == len(text)
+    def queues(self, raw):
+        """True where request line raw (bytes) joins the queued G1 lines (armfw.gcodeblend.joins)."""
+        from armfw.gcodeblend import joins
+        return joins(raw)
 
     def start_lines(self):
-        """Start the queued G1 lines (one plan, checked whole first); a refusal is written
-        as an error line of its own (each line was answered when queued) and locks motion."""
-        p = self.protocol
-        controller = p.controller
-        blend = self.blend
-        controller.plan()
-        controller.add(planner.BLEND, blend)
-        try:
-            p.start()
-            blend.running = True
-        except self.Refused as e:
-            blend.count = 0
-            p.machine.lock("G1 refused (%s)" % e.word)
-            p.write("%s%s %s" % ("Error:" if self._framed else "error ", e.word, e.message))
-        except MemoryError:
-            blend.count = 0
-            p.machine.ended()
-            p.machine.lock("G1 refused (%s)" % status.NO_MEMORY)
-            p.out_of_memory("the queued G1 lines: nothing moved")
+        """Start the queued G1 lines (armfw.gcodeblend.start)."""
+        from armfw.gcodeblend import start
+        start(self)
 
     def lines_ended(self):
         """The running motion ended; True if it was the queued lines (answered already)."""

@@ -9,10 +9,12 @@ line on its way while the queue waits. The queue starts moving when it holds
 LOOK_AHEAD lines, when a line arrives that is not a G1 (it waits for the
 queue's end), or when no line has come for QUIET_MS.
 
-Then the queued lines are one plan (armfw.planner.BLEND): one ToolRamp over
-all of them (armfw.profile; GRBL's junction deviation at each corner, from
-rest to rest), walked and checked whole before its first pulse like any
-plan. A step that would turn a joint too fast is halved along the lines,
+Then the queued lines are one plan (armfw.planner.BLEND, start()): one
+ToolRamp over all of them (armfw.profile: GRBL's junction deviation at each
+corner, no faster round a bend of short lines than the tool's acceleration
+allows, from rest to rest), walked and checked whole before its first pulse
+like any plan. joins() tells the lines that queue from those that wait for
+the queued ones to run. A step that would turn a joint too fast is halved along the lines,
 as a line's is (armfw.linestep), and the ramp goes on from the speed the
 tool really has.
 """
@@ -21,12 +23,13 @@ from array import array
 from math import sqrt
 
 from armfw.compat import const, ticks_diff, ticks_ms
+from armfw.gcode import strip_comment
 from armfw.linestep import MIN_LINE_STEP_MM, too_fast
 from armfw.numeric import wrap_angle
-from armfw.planner import LINE, REASON_JUMP, REASON_SOLVER
+from armfw.planner import BLEND, LINE, REASON_JUMP, REASON_SOLVER
 from armfw.profile import ToolRamp
 from armfw.solver import MIN_MOTION
-from armfw.status import SINGULAR
+from armfw.status import NO_MEMORY, SINGULAR
 
 # Lines planned together: GRBL's look-ahead on an ATmega328P. A queue runs from rest to
 # rest, so a longer one stops less often (docs/BENCHMARKS.md section 10: 8, 16, 32 lines).
@@ -214,6 +217,61 @@ def queue(gcode, words, step_mm):
         return "ok"                     # no travel: nothing to queue
     if blend.add(p.target, plan.line_top(step_mm), plan.pose):
         p.write("ok")
-        gcode.start_lines()
+        start(gcode)
         return None
     return "ok"
+
+
+def _digits_end(text, i):
+    """Where the digits from text[i] on end."""
+    while i < len(text) and "0" <= text[i] <= "9":
+        i += 1
+    return i
+
+
+def joins(raw):
+    """True where request line raw (bytes) joins the queued G1 lines (a G1 without a roll,
+    a comment, G90/G91 and the header words that change nothing) rather than waiting
+    for them to run."""
+    try:
+        text = bytes(raw).decode()
+    except (UnicodeError, TypeError):
+        return False
+    star = text.find("*")
+    if star >= 0:
+        text = text[:star]
+    text = "".join(strip_comment(text).upper().split())
+    if text[:1] == "N":
+        text = text[_digits_end(text, 1):]
+    if not text:
+        return True
+    i = _digits_end(text, 1)
+    if text[0] != "G" or i == 1:
+        return False
+    code = int(text[1:i])
+    if code == 1:
+        return "B" not in text
+    return code in (17, 21, 54, 90, 91, 94) and i == len(text)
+
+
+def start(gcode):
+    """Start the queued G1 lines of gcode (an armfw.gcode.GCode): one plan, checked whole
+    first. A refusal is written as an error line of its own (each line was answered
+    when queued) and locks motion."""
+    p = gcode.protocol
+    controller = p.controller
+    blend = gcode.blend
+    controller.plan()
+    controller.add(BLEND, blend)
+    try:
+        p.start()
+        blend.running = True
+    except gcode.Refused as e:
+        blend.count = 0
+        p.machine.lock("G1 refused (%s)" % e.word)
+        p.write("%s%s %s" % ("Error:" if gcode.framed else "error ", e.word, e.message))
+    except MemoryError:
+        blend.count = 0
+        p.machine.ended()
+        p.machine.lock("G1 refused (%s)" % NO_MEMORY)
+        p.out_of_memory("the queued G1 lines: nothing moved")

@@ -8,7 +8,7 @@ from armctl import cli
 from armctl.link import Link
 from armctl.pacing import Pacer
 from armfw.commands import GCODE_MOTION, gcode_word, is_gcode
-from armfw.gcode import GCode
+from armfw.gcodeblend import joins
 
 NAME = "run"
 HELP = "Stream a G-code or protocol file: check it whole first (nothing moves), then run it."
@@ -90,7 +90,7 @@ def _allowance(pacer, line, gcode_motion_s):
 
 def _joins_queue(line):
     """True for a line the board queues behind G1 lines without running them (armfw.gcode)."""
-    return is_gcode(line) and GCode.queues(line.encode())
+    return is_gcode(line) and joins(line.encode())
 
 
 def _stream(link, path, lines, pacer, gcode_motion_s, err, show_progress):
