@@ -282,6 +282,19 @@ def test_a_corner_is_passed_no_faster_than_its_junction_speed():
     assert crossings + len(landed) == 1
 
 
+def test_a_small_circles_chords_are_passed_no_faster_than_its_radius_and_the_accel_allow():
+    # 72 chords of a 5 mm circle at up to 100 mm/s: each corner turns 5 deg, whose junction
+    # deviation speed (0.05 mm) is 162 mm/s; around the circle the tool accelerates by
+    # v^2 / r across its path, at most 500 mm/s^2 for v = sqrt(500 * 5) = 50 mm/s.
+    r = ToolRamp()
+    r.reset(500.0, 0.05, STEP_S)
+    assert junction_speed(math.cos(2 * math.pi / 72), 500.0, 0.05) > 160.0
+    out = run_ramp(r, circle(5.0, 72, 100.0))
+    check_ramp(out, 500.0, 72 * 2 * 5.0 * math.sin(math.pi / 72))     # 72 chords' length
+    assert max(out) <= math.sqrt(500.0 * 5.0) * STEP_S * (1 + ROUNDING)
+    assert max(out) == pytest.approx(math.sqrt(500.0 * 5.0) * STEP_S, rel=1e-6)
+
+
 def test_a_stretch_the_joints_need_slower_is_entered_already_slow():
     # The middle 20 mm of a straight line at 25 mm/s (where the joints' speed limits demand
     # it): braked to it before, within the acceleration, and no faster inside it.

@@ -53,14 +53,13 @@ def move(p, args):
     return p.start(True, begun)
 
 
-def line(p, args, step_mm=0.0, ramped=True):
-    """line X Y [Z PITCH [ROLL]]; step_mm: tool travel per step below the board's (G-code F);
-    ramped: False for G1 (armfw.planner.Planner.add)."""
+def line(p, args, step_mm=0.0):
+    """line X Y [Z PITCH [ROLL]]; step_mm: tool travel per step below the board's (G-code F)."""
     p.closed_form()
     p.parse_target(args, False)
     p.may_move()
     p.controller.plan()
-    p.controller.add(planner.LINE, p.target, MIN_MOTION, p.roll, step_mm, ramped)
+    p.controller.add(planner.LINE, p.target, MIN_MOTION, p.roll, step_mm)
     return p.start()
 
 

@@ -344,6 +344,11 @@ class Console:
             return TOO_LONG
         return memoryview(self._lines[slot])[:n]
 
+    def unread(self):
+        """Put the line next_line() gave last back at the queue's front (no input read since)."""
+        self._head = (self._head - 1) % QUEUE_LINES
+        self.queued += 1
+
     def take_refused(self):
         """The line the full queue could not take (memoryview, or TOO_LONG); clears it."""
         self.refused = False

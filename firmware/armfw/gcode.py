@@ -17,6 +17,10 @@ message` and then `ok`; an unframed line gets the protocol's own
 A refused motion line locks G-code motion (an alarm, as GRBL's): the lines
 that follow are answered but move nothing until M999 or $X clears it, so the
 rest of a stream cannot move the arm on from the wrong place.
+
+G1 lines from a console are queued and blended (armfw.gcodeblend): each is
+answered `ok` once checked and queued, and any other line first waits for
+the queued ones to run (the protocol hands it back to the console's queue).
 """
 
 from math import sqrt
@@ -41,7 +45,7 @@ def checksum(text):
     return cs
 
 
-def _strip_comment(text):
+def strip_comment(text):
     """text without `; comment` and `(comment)` parts."""
     semi = text.find(";")
     if semi >= 0:
@@ -67,8 +71,9 @@ class GCode:
         self.relative = False           # G91
         self.feed_mm_min = 0.0          # last F; 0: the board's line speed
         self.last_line = 0              # Marlin line number of the last framed line
-        self._framed = False
+        self.framed = False
         self._saved = None
+        self.blend = None               # armfw.gcodeblend.Blend: the queued G1 lines
 
     def save_state(self):
         """Keep the modal state (G90/G91, F) and the alarm while check mode runs a program."""
@@ -97,7 +102,7 @@ class GCode:
     def handle(self, text):
         """Answer one G-code line (text, ASCII); returns the final line. Raises Refused
         only for unframed lines (a framed line's refusal is Error: + ok)."""
-        self._framed = False
+        self.framed = False
         text = text.strip()
         if text[0] in "Nn":
             star = text.find("*")
@@ -115,8 +120,8 @@ class GCode:
             except ValueError:
                 return self._resend("bad line number")
             body = head[1] if len(head) > 1 else ""
-            self._framed = True
-            words = _strip_comment(body).upper().split()
+            self.framed = True
+            words = strip_comment(body).upper().split()
             if words and words[0] == "M110":
                 new = number
                 for w in words[1:]:
@@ -135,9 +140,9 @@ class GCode:
         elif "*" in text:
             return self._resend("No Line Number with checksum")
         try:
-            return self.run(_strip_comment(text))
+            return self.run(strip_comment(text))
         except self.Refused as e:
-            if not self._framed:
+            if not self.framed:
                 raise
             self.protocol.write("Error:%s %s" % (e.word, e.message))
             return "ok"
@@ -189,8 +194,10 @@ class GCode:
             return handler(self, self._words(words[1:]))
         except self.Refused as e:
             if code in GCODE_MOTION and e.word != status.ALARM:
-                # The rest of a stream must not move the arm on from the wrong place.
+                # The rest of a stream must not move the arm on from the wrong place
+                # (nor the lines queued before it).
                 p.machine.lock("%s refused (%s)" % (code, e.word))
+                self.drop_lines()
             raise
 
     def _dollar(self, text):
@@ -215,7 +222,8 @@ class GCode:
                 raise self.Refused(status.NAMES[status.BAD_INPUT], "G0/G1 take X Y Z A B F, not %s" % letter)
         if nt == 2 and ("Z" in args or "A" in args or "B" in args):
             raise self.Refused(status.NAMES[status.BAD_INPUT], "a planar arm has X and Y only")
-        now = p.controller.tool()
+        blend = self.blend
+        now = blend.end() if blend is not None and blend.count else p.controller.tool()
         out = []
         for i in range(nt):
             letter = AXES[i] if i < 3 else "A"
@@ -244,11 +252,50 @@ class GCode:
 
     def _line(self, args):
         p = self.protocol
+        # F sets the tool speed of this line, up to the board's own line speed.
         step_mm = self._step_mm(args)
         target = self._target(args)
-        # F sets the tool speed of this line, up to the board's own line speed. Not ramped:
-        # a G-code file's short segments would each start and stop at rest.
-        return p.family("motion").line(p, target, step_mm, False)
+        if p.console is None or p.checking or "B" in args:
+            # No stream to queue from, check mode, or a wrist roll: the line alone, from
+            # rest to rest, answered with its pose when it ends.
+            return p.family("motion").line(p, target, step_mm)
+        from armfw.gcodeblend import queue
+        return queue(self, target, step_mm)
+
+    # -- the queued G1 lines (armfw.gcodeblend) ---------------------------
+
+    def waiting(self):
+        """True while G1 lines are queued and not yet moving."""
+        blend = self.blend
+        return blend is not None and blend.count > 0 and not blend.running
+
+    def queues(self, raw):
+        """True where request line raw (bytes) joins the queued G1 lines (armfw.gcodeblend.joins)."""
+        from armfw.gcodeblend import joins
+        return joins(raw)
+
+    def start_lines(self):
+        """Start the queued G1 lines (armfw.gcodeblend.start)."""
+        from armfw.gcodeblend import start
+        start(self)
+
+    def lines_ended(self):
+        """The running motion ended; True if it was the queued lines (answered already)."""
+        blend = self.blend
+        if blend is None or not blend.running:
+            return False
+        blend.running = False
+        blend.count = 0
+        return True
+
+    def drop_lines(self):
+        """Forget the queued G1 lines that have not started (an alarm, Ctrl-X); how many."""
+        blend = self.blend
+        if blend is None or blend.running:
+            return 0
+        dropped = blend.count
+        blend.count = 0
+        return dropped
 
     def _arc(self, args, clockwise):
         """G2 (clockwise) / G3: an arc in the XY plane (armfw.gcodearc), its chords walked
@@ -330,7 +377,8 @@ class GCode:
         return "ok"
 
     def _wait(self, args):
-        # A motion has finished when its command is answered.
+        # A motion has finished when its command is answered, and queued G1 lines
+        # have run before any other line is answered.
         return "ok"
 
     def _grip_close(self, args):

@@ -23,6 +23,15 @@ MIN_LINE_STEP_MM = 0.001
 JUMP = const(-1)
 
 
+def too_fast(goal, q, max_step):
+    """True where going from pose q to goal turns a joint more than max_step (radians)."""
+    for i in range(len(q)):
+        d = goal[i] - q[i]
+        if d > max_step or d < -max_step:
+            return True
+    return False
+
+
 class LineStepper:
     """Steps along straight lines; n joints, nt tool coordinates.
 
@@ -64,7 +73,6 @@ class LineStepper:
         dp = self._dp
         fixed = self._fixed
         nt = len(point)
-        n = len(goal)
         for i in range(nt):
             dp[i] = p1[i] - p0[i]
             # A coordinate the line keeps: p0 + 0.0 * t for every t in (0, 1), the
@@ -72,7 +80,6 @@ class LineStepper:
             fixed[i] = p0[i] + 0.0
         dt_nominal = step / length
         dt_floor = MIN_LINE_STEP_MM / length
-        min_step = -max_step
         t = 0.0
         while t < 1.0:
             dt = dt_nominal
@@ -91,14 +98,7 @@ class LineStepper:
                     for i in range(nt):
                         point[i] = p1[i]
                 st = ik(point, goal, q if current_at is None else current_at(tn))
-                if st > SINGULAR or survey:
-                    break
-                # No joint turns more than max_step (|d| <= max_step, as comparisons).
-                for i in range(n):
-                    d = goal[i] - q[i]
-                    if d > max_step or d < min_step:
-                        break
-                else:
+                if st > SINGULAR or survey or not too_fast(goal, q, max_step):
                     break
                 dt = (tn - t) * 0.5
                 end = False

@@ -40,7 +40,8 @@ GRIP_CLOSE = const(4)
 PATH = const(5)            # joint interpolation through the waypoints of the path buffer
 WAIT = const(6)            # a dwell (G4): target[0] ms, the arm holds still
 ARC = const(7)             # straight tool lines through the chord ends of an arc (armfw.gcodearc.Arc)
-OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path", "wait", "arc")
+BLEND = const(8)           # queued G-code lines, one tool ramp blending them (armfw.gcodeblend.Blend)
+OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path", "wait", "arc", "lines")
 
 MAX_OPS = const(6)
 
@@ -135,7 +136,7 @@ class Planner:
         self._waits = [0] * MAX_OPS          # WAIT: ms
         self._line_steps = [0.0] * MAX_OPS   # LINE: mm per step
         self._ramped = [True] * MAX_OPS      # LINE: its tool speed ramps (see add)
-        self._arcs = [None] * MAX_OPS        # ARC: its chords (an armfw.gcodearc.Arc)
+        self._arcs = [None] * MAX_OPS        # ARC, BLEND: its chords or lines (an Arc, a Blend)
         self._n_ops = 0
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
         self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
@@ -162,11 +163,12 @@ class Planner:
     def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0, ramped=True):
         """Append an operation; target: joint angles (JOINTS, radians), tool coordinates
         (MOVE, LINE: mm, arm5 pitch in radians), [ms] (WAIT) or an armfw.gcodearc.Arc
-        (ARC: walked as its chords, each a LINE's steps); roll: the arm5 wrist roll
+        (ARC: walked as its chords, each a LINE's steps) or an armfw.gcodeblend.Blend
+        (BLEND: its lines walked under one tool ramp); roll: the arm5 wrist roll
         a MOVE or LINE ends at (radians; None: unchanged); step_mm: a LINE's tool travel
         per step, at most line_step_mm (0: line_step_mm); ramped: a LINE's tool speed
-        ramps up from rest and down to it (False: G-code's G1, which runs at its speed
-        from end to end until consecutive G1 lines are planned together)."""
+        ramps up from rest and down to it (False: a G-code arc's chords, run at their
+        speed from end to end)."""
         k = self._n_ops
         if k >= MAX_OPS:
             raise ValueError("plan too long")
@@ -179,7 +181,7 @@ class Planner:
         self._arcs[k] = None
         if op == WAIT:
             self._waits[k] = target[0]
-        elif op == ARC:
+        elif op == ARC or op == BLEND:
             self._arcs[k] = target
         elif target is not None:
             t = self._angles[k] if op == JOINTS else self._tools[k]
@@ -298,7 +300,7 @@ class Planner:
                 if not (yield from self._walk_line(k, q, refill, self._tools[k])):
                     return False
                 continue
-            if op == ARC:
+            if op == ARC or op == BLEND:
                 if not (yield from self._arcs[k].walk(self, k, q, refill)):
                     return False
                 continue
@@ -437,6 +439,13 @@ class Planner:
         # The roll turns the tool offset (and the jaws): a turn counts as travel.
         return dist + (self.solver.l3 + offset_mm) * abs(p1[3] - p0[3]) + (offset_mm + 10.0) * abs(roll1 - roll0)
 
+    def line_top(self, step_mm):
+        """A line's top speed (mm/s) at step_mm per step (as add() takes it) and the tool's own."""
+        if not 0.0 < step_mm < self.line_step_mm:
+            step_mm = self.line_step_mm
+        top = step_mm / self.ramp.step_s
+        return top if top < self.tool_speed else self.tool_speed
+
     def _rolled_at(self, t):
         """The walk's pose with the wrist roll a rolling line has at its fraction t."""
         roll0 = self._line_roll0
@@ -473,9 +482,8 @@ class Planner:
         ramp = None
         if self._ramped[k]:
             ramp = self.ramp
-            top = self._line_steps[k] / ramp.step_s
             ramp.reset(ramp.accel, ramp.junction_deviation_mm, ramp.step_s)
-            ramp.add(length, top if top < self.tool_speed else self.tool_speed, 0.0, 0.0, 0.0)
+            ramp.add(length, self.line_top(self._line_steps[k]), 0.0, 0.0, 0.0)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
                           self._rolled_at if roll1 != roll0 else None, ramp=ramp)
         for st in steps:

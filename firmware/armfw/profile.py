@@ -155,6 +155,8 @@ class ToolRamp:
         self.speed = 0.0                # this step's speed (distance / step_s), mm/s
         self.holding = False
         self.delta[0] = self.delta[1] = self.delta[2] = 0.0
+        self._was_head = self._was_count = 0
+        self._was_total = 0.0
 
     def add(self, length, top, dx, dy, dz):
         """Queue a block of length mm at up to top mm/s, in direction (dx, dy, dz) (unit,
@@ -170,7 +172,18 @@ class ToolRamp:
             if dx == 0.0 and dy == 0.0 and dz == 0.0 or d[0] == 0.0 and d[1] == 0.0 and d[2] == 0.0:
                 limit = -1.0            # a wrist-only block: no corner to cut
             else:
-                limit = junction_speed(d[0] * dx + d[1] * dy + d[2] * dz, self.accel, self.junction_deviation_mm)
+                cos_turn = d[0] * dx + d[1] * dy + d[2] * dz
+                limit = junction_speed(cos_turn, self.accel, self.junction_deviation_mm)
+                if limit > 0.0:
+                    # Short blocks turning a little each are an arc (a circle's chords): no faster
+                    # round it than accel allows across, v^2 / r (Marlin's rule for short segments),
+                    # r the arc's through the shorter block, chord / (2 sin(turn / 2)).
+                    chord = self._length[(k - 1) % self.size]
+                    if length < chord:
+                        chord = length
+                    arc = sqrt(self.accel * chord / sqrt(2.0 * (1.0 - cos_turn)))
+                    if arc < limit:
+                        limit = arc
             before = self.top[(k - 1) % self.size]
             if limit < 0.0 or before < limit:
                 limit = before
@@ -250,17 +263,21 @@ class ToolRamp:
 
     def took(self, step):
         """The last step covered only step mm, its caller shortened it: the tool is there,
-        at that speed. For a step that passed no block end but the queue's last."""
-        if self.count == 0:
-            self.count = 1              # it had ended the queue: its last block is back
-            self.total = self._length[self._head]
-        self.offset = self._from + step
+        at that speed (the blocks it no longer reaches are back in the queue)."""
+        self._head = self._was_head
+        self.count = self._was_count
+        self.total = self._was_total
         self.speed = step / self.step_s
+        self._advance(self._from + step)
 
     def step(self):
         """The distance (mm) the next step covers; 0.0 at rest (the queue done, or held)."""
         self.passed = 0
         self._from = self.offset
+        # What took() goes back to.
+        self._was_head = self._head
+        self._was_count = self.count
+        self._was_total = self.total
         if self.count == 0:
             self.speed = 0.0
             return 0.0
@@ -302,17 +319,20 @@ class ToolRamp:
             self.speed = 0.0
             return left
         self.speed = v
-        # Move along the queue, dropping the blocks passed.
-        offset = self.offset + step
+        self._advance(self.offset + step)
+        return step
+
+    def _advance(self, offset):
+        """Move along the queue to offset mm into its first block, dropping the blocks passed."""
+        head = self._head
         passed = 0
         while self.count > 1 and offset >= self._length[head]:
             length = self._length[head]
             offset -= length
             self.total -= length
-            head = (head + 1) % size
+            head = (head + 1) % self.size
             self.count -= 1
             passed += 1
         self._head = head
         self.offset = offset
         self.passed = passed
-        return step

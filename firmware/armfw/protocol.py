@@ -128,6 +128,12 @@ class Protocol:
         A motion that starts gets its final line later (motion_done/motion_stopped).
         """
         try:
+            g = self.gcode
+            if g is not None and g.waiting() and (raw == TOO_LONG or not g.queues(raw)):
+                # Queued G1 lines run first; this line waits for their end (armfw.gcode).
+                self.console.unread()
+                g.start_lines()
+                return
             self._answer(raw)
         except MemoryError:
             self.no_heap_for_reply()
@@ -297,6 +303,8 @@ class Protocol:
     def motion_done(self):
         """Final line of the motion that ran to its end."""
         self.machine.ended()
+        if self.gcode is not None and self.gcode.lines_ended():
+            return                      # queued G1 lines: each was answered when queued
         self.write(self.pose_reply(" steps=%d" % self.controller.executor.total))
 
     def motion_stopped(self, why, word=ABORTED):
@@ -304,6 +312,8 @@ class Protocol:
         controller = self.controller
         controller.stop()
         self.machine.ended()
+        if self.gcode is not None:
+            self.gcode.lines_ended()
         try:
             self.write("error %s %s at step %d of %d: %s%s" % (
                 word, why, controller.executor.steps, controller.executor.total, angles_text(controller.q, self.n),
@@ -357,7 +367,7 @@ class Protocol:
         if controller.refusal.reason == planner.REASON_GRIPPER:
             return "no gripper on this board"
         text = "%s step %d" % (planner.OP_NAMES[controller.refusal.kind], controller.refusal.step)
-        if controller.refusal.kind in (planner.MOVE, planner.LINE, planner.ARC):
+        if controller.refusal.kind in (planner.MOVE, planner.LINE, planner.ARC, planner.BLEND):
             p = controller.refusal.point
             text += " at " + " ".join([fmt(p[i] / DEG if i == 3 else p[i]) for i in range(self.nt)])
         if controller.refusal.joint >= 0:

@@ -114,6 +114,9 @@ class Session:
 
     def _drop_queued(self):
         p = self.protocol
+        if p.gcode is not None and p.gcode.drop_lines():
+            p.machine.lock(ALARM_ABORTED)
+            p.write("error %s aborted before they ran: the queued G1 lines" % DROPPED)
         while True:
             raw = self.console.next_line()
             if raw is None:
@@ -149,18 +152,33 @@ class Session:
             raw = c.next_line()
             if raw is not None:
                 p.handle(raw)
-                if self._drop_after_reply:
-                    self._drop_after_reply = False
-                    self._drop_queued()
-                if p.machine.moving:
-                    self._clock.start()
-                    self._elapsed = 0
-                    self._progress_at = 0 if self._virtual else ticks_ms()
+                self._answered()
+                continue
+            if p.gcode is not None and p.gcode.waiting():
+                # Queued G1 lines start when no more come (armfw.gcodeblend).
+                left = p.gcode.blend.quiet_left()
+                if left <= 0 or c.closed:
+                    p.gcode.start_lines()
+                    self._answered()
+                    continue
+                c.wait(left, True)
+                self._refuse_overflow()
                 continue
             if c.closed:
                 return
             c.wait(-1, True)
             self._refuse_overflow()
+
+    def _answered(self):
+        """After a request's reply (or queued G1 lines started): drops a Ctrl-X during its
+        check asked for, and the step clock of a motion it started."""
+        if self._drop_after_reply:
+            self._drop_after_reply = False
+            self._drop_queued()
+        if self.protocol.machine.moving:
+            self._clock.start()
+            self._elapsed = 0
+            self._progress_at = 0 if self._virtual else ticks_ms()
 
     def tick(self):
         """One step of the running motion and the wait after it; a step that fails ends

@@ -8,6 +8,7 @@ from armctl import cli
 from armctl.link import Link
 from armctl.pacing import Pacer
 from armfw.commands import GCODE_MOTION, gcode_word, is_gcode
+from armfw.gcodeblend import joins
 
 NAME = "run"
 HELP = "Stream a G-code or protocol file: check it whole first (nothing moves), then run it."
@@ -23,7 +24,9 @@ comments, blank lines are skipped (firmware/PROTOCOL.md lists both). First the
 whole file runs in the board's check mode (`check on`, GRBL's $C): every
 motion is validated from the pose the lines before it would leave, nothing
 moves. Only a file that passes is then sent for real, one line per reply,
-with a progress bar; the first refused line stops it.
+with a progress bar; the first refused line stops it. The board answers a G1
+once it is checked and queued (consecutive G1 lines blend), so the run ends
+with M400: it returns when the arm has stopped.
 Exit status: 0 done, 1 a line was refused (its number and the board's reason
 are printed; in the check nothing moved), 2 bad file, 3 no link.
 """
@@ -85,12 +88,22 @@ def _allowance(pacer, line, gcode_motion_s):
     return pacer.allowance(line)
 
 
+def _joins_queue(line):
+    """True for a line the board queues behind G1 lines without running them (armfw.gcode)."""
+    return is_gcode(line) and joins(line.encode())
+
+
 def _stream(link, path, lines, pacer, gcode_motion_s, err, show_progress):
     """Send every line, one reply each; (True, None) or (False, the failing line and reply).
 
     pacer: None in check mode (nothing moves, every answer comes at once)."""
+    queued = False          # G1 lines answered and maybe not run: the next other line waits for them
     for k, (number, line) in enumerate(lines):
-        reply = link.request(line, motion_s=_allowance(pacer, line, gcode_motion_s))
+        allowance = _allowance(pacer, line, gcode_motion_s)
+        if queued and pacer is not None:
+            allowance = max(allowance, gcode_motion_s)
+        queued = _joins_queue(line) and (queued or allowance > 0.0)
+        reply = link.request(line, motion_s=allowance)
         if not reply.ok:
             if show_progress:
                 err.write("\n")
@@ -133,5 +146,10 @@ def run(args, out=sys.stdout, err=sys.stderr):
         if not ok:
             print("armctl run: stopped: %s" % failure, file=err)
             return cli.EXIT_REFUSED
+        if any(is_gcode(line) for _, line in lines):
+            reply = link.request("M400", motion_s=gcode_motion_s)     # queued G1 lines run to their end
+            if not reply.ok:
+                print("armctl run: stopped at the end: M400 -> %s" % reply.final, file=err)
+                return cli.EXIT_REFUSED
         print("ran %d lines" % len(lines), file=out)
     return cli.EXIT_OK

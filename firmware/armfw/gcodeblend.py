@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: MIT
+"""Consecutive G1 lines blended: queued as each is checked, run as one plan under one tool ramp.
+
+Loaded with the first G1 a streaming sender sends (armfw.gcode). A G1 line
+is checked on its own when it arrives, from the pose where the lines queued
+before it end (every step's IK, limits, zones and pulses, as a `line`), and
+answered `ok` once queued: a sender that waits for each `ok` has the next
+line on its way while the queue waits. The queue starts moving when it holds
+LOOK_AHEAD lines, when a line arrives that is not a G1 (it waits for the
+queue's end), or when no line has come for QUIET_MS.
+
+Then the queued lines are one plan (armfw.planner.BLEND, start()): one
+ToolRamp over all of them (armfw.profile: GRBL's junction deviation at each
+corner, no faster round a bend of short lines than the tool's acceleration
+allows, from rest to rest), walked and checked whole before its first pulse
+like any plan. joins() tells the lines that queue from those that wait for
+the queued ones to run. A step that would turn a joint too fast is halved along the lines,
+as a line's is (armfw.linestep), and the ramp goes on from the speed the
+tool really has.
+"""
+
+from array import array
+from math import sqrt
+
+from armfw.compat import const, ticks_diff, ticks_ms
+from armfw.gcode import strip_comment
+from armfw.linestep import MIN_LINE_STEP_MM, too_fast
+from armfw.numeric import wrap_angle
+from armfw.planner import BLEND, LINE, REASON_JUMP, REASON_SOLVER
+from armfw.profile import ToolRamp
+from armfw.solver import MIN_MOTION
+from armfw.status import NO_MEMORY, SINGULAR
+
+# Lines planned together: GRBL's look-ahead on an ATmega328P. A queue runs from rest to
+# rest, so a longer one stops less often (docs/BENCHMARKS.md section 10: 8, 16, 32 lines).
+LOOK_AHEAD = const(16)
+# With fewer lines queued, this long without a new one (ms) starts them: a sender
+# waiting for each `ok` sends the next within a few ms; a person typing G1 lines waits no longer.
+QUIET_MS = const(200)
+# The interpreter's own float: an end is stored as the walk computes with it, bit for bit.
+_FLOAT = "f" if array("f", (1 / 3,))[0] == 1 / 3 else "d"
+_FLOAT_BYTES = 4 if _FLOAT == "f" else 8
+
+
+class Blend:
+    """The queued G1 lines of an arm with n joints and nt tool coordinates: each line's
+    end (tool coordinates) and top speed (mm/s); walk() is the planner's walk of them."""
+
+    def __init__(self, n, nt):
+        self.nt = nt
+        # Line j's end at [j * nt, (j + 1) * nt), in the interpreter's own float (as the walk's).
+        self._ends = array(_FLOAT, bytes(_FLOAT_BYTES * nt * LOOK_AHEAD))
+        self.top = array(_FLOAT, bytes(_FLOAT_BYTES * LOOK_AHEAD))
+        self._length = array(_FLOAT, bytes(_FLOAT_BYTES * LOOK_AHEAD))
+        self.count = 0
+        self.running = False            # the lines are the running plan
+        self.end_q = [0.0] * n          # the pose the last line's check ended at
+        self.queued_at = 0              # ticks_ms of the last line queued
+        self.ramp = ToolRamp(LOOK_AHEAD)
+        self._start = [0.0] * nt
+        self.target = [0.0] * nt
+        self.point = [0.0] * nt
+
+    def add(self, point, top, end_q):
+        """Queue the line to point (tool coordinates) at up to top mm/s, whose check ended
+        at pose end_q; True when the look-ahead is full."""
+        nt = self.nt
+        ends = self._ends
+        base = self.count * nt
+        for i in range(nt):
+            ends[base + i] = point[i]
+        if nt == 4 and self.count:
+            # The pitch turns the short way from the line before (the planner's line rule).
+            before = ends[base - 1]
+            ends[base + 3] = before + wrap_angle(point[3] - before)
+        self.top[self.count] = top
+        for i in range(len(end_q)):
+            self.end_q[i] = end_q[i]
+        self.count += 1
+        self.queued_at = ticks_ms()
+        return self.count >= LOOK_AHEAD
+
+    def end(self):
+        """Where the queued lines end (tool coordinates)."""
+        return self._line(self.count - 1, self._start, self.target)
+
+    def quiet_left(self):
+        """ms until the queue starts for want of new lines."""
+        return QUIET_MS - ticks_diff(ticks_ms(), self.queued_at)
+
+    def _line(self, j, a, b):
+        """Line j's start into a (after the first: the end of the one before) and end into b; b."""
+        nt = self.nt
+        ends = self._ends
+        base = j * nt
+        for i in range(nt):
+            if j:
+                a[i] = ends[base - nt + i]
+            b[i] = ends[base + i]
+        return b
+
+    def walk(self, planner, k, q, refill):
+        """The planner's walk of the lines, operation k of its plan, from pose q: each step's
+        travel from the ramp, its point on the lines, solved near the last pose and checked
+        (armfw.planner.Planner._check_step); True, or False where refused."""
+        solver = planner.solver
+        count = self.count
+        lengths = self._length
+        nt = self.nt
+        xyz = 3 if nt == 4 else nt
+        # The lines' ends are p1, each start p0 (the first: where pose q puts the tool).
+        p0 = planner._p0
+        p1 = planner._tools[k]
+        start = self._start
+        solver.tool_pose(q, start)
+        if nt == 4:
+            first = self._ends[3]
+            start[3] = first + wrap_angle(start[3] - first)
+        ramp = self.ramp
+        own = planner.ramp
+        ramp.reset(own.accel, own.junction_deviation_mm, own.step_s)
+        for i in range(nt):
+            p0[i] = start[i]
+        for j in range(count):
+            self._line(j, p0, p1)
+            length = planner._line_length(p0, p1, 0.0, 0.0)
+            lengths[j] = length
+            dist = 0.0
+            for i in range(xyz):
+                d = p1[i] - p0[i]
+                dist += d * d
+            dist = sqrt(dist)
+            if dist > 0.0:
+                ramp.add(length, self.top[j], (p1[0] - p0[0]) / dist, (p1[1] - p0[1]) / dist,
+                         (p1[2] - p0[2]) / dist if xyz == 3 else 0.0)
+            else:
+                ramp.add(length, self.top[j], 0.0, 0.0, 0.0)
+        point = self.point
+        goal = planner._goal
+        max_step = planner._max_step()
+        n = len(q)
+        s = 0.0                         # mm along the lines where the last step ended
+        j = 0                           # the line it ended on
+        js = 0.0                        # mm along the lines where line j starts
+        step = 0
+        while True:
+            h = ramp.step()
+            # The ramp's last step is the last line's end; so is one that leaves a float's
+            # hair of it (the rounding of many steps' sum: armfw.linestep's rule).
+            end = ramp.count == 0 or ramp.count == 1 and ramp.left() < 1e-9 * lengths[count - 1]
+            halved = False
+            while True:
+                jj = j
+                jjs = js
+                f = 1.0
+                if end:
+                    jj = count - 1
+                else:
+                    to = s + h
+                    while jj < count - 1 and to >= jjs + lengths[jj]:
+                        jjs += lengths[jj]
+                        jj += 1
+                    if lengths[jj] > 0.0 and to - jjs < lengths[jj]:
+                        f = (to - jjs) / lengths[jj]
+                for i in range(nt):
+                    p0[i] = start[i]
+                self._line(jj, p0, p1)
+                for i in range(nt):
+                    point[i] = p0[i] + (p1[i] - p0[i]) * f
+                st = solver.ik_near(point, goal, q)
+                if st > SINGULAR:
+                    return planner.refuse(st, REASON_SOLVER, k, step + 1, point)
+                if not too_fast(goal, q, max_step):
+                    break
+                # A joint would turn too fast: half the step, as a line's (armfw.linestep).
+                h *= 0.5
+                end = False
+                halved = True
+                if h < MIN_LINE_STEP_MM:
+                    return planner.refuse(SINGULAR, REASON_JUMP, k, step + 1, point)
+            if halved:
+                ramp.took(h)
+            step += 1
+            s += h
+            j = jj
+            js = jjs
+            for i in range(n):
+                q[i] = goal[i]
+            planner._line.t = 1.0 if end else 0.0     # the last step: its target, as a line's
+            if not planner._check_step(k, step, q, point, True):
+                return False
+            if refill:
+                yield
+            if end:
+                return True
+
+
+def queue(gcode, words, step_mm):
+    """G1 to words (the protocol's target words) at step_mm per step (0: the board's):
+    checked from where the queued lines end, queued, and answered `ok` (None where the
+    full queue starts and has written `ok` itself); raises gcode.Refused."""
+    p = gcode.protocol
+    p.closed_form()
+    p.parse_target(words, False)
+    p.may_move()
+    controller = p.controller
+    plan = controller.planner
+    blend = gcode.blend
+    if blend is None:
+        blend = gcode.blend = Blend(p.n, p.nt)
+    controller.plan()
+    controller.add(LINE, p.target, MIN_MOTION, None, step_mm)
+    if not plan.check(blend.end_q if blend.count else controller.q):
+        p.machine.ended()               # a `!` during the check holds nothing now
+        raise gcode.Refused(controller.refusal.status, p.refusal())
+    if plan.steps == 0:
+        return "ok"                     # no travel: nothing to queue
+    if blend.add(p.target, plan.line_top(step_mm), plan.pose):
+        p.write("ok")
+        start(gcode)
+        return None
+    return "ok"
+
+
+def _digits_end(text, i):
+    """Where the digits from text[i] on end."""
+    while i < len(text) and "0" <= text[i] <= "9":
+        i += 1
+    return i
+
+
+def joins(raw):
+    """True where request line raw (bytes) joins the queued G1 lines (a G1 without a roll,
+    a comment, G90/G91 and the header words that change nothing) rather than waiting
+    for them to run."""
+    try:
+        text = bytes(raw).decode()
+    except (UnicodeError, TypeError):
+        return False
+    star = text.find("*")
+    if star >= 0:
+        text = text[:star]
+    text = "".join(strip_comment(text).upper().split())
+    if text[:1] == "N":
+        text = text[_digits_end(text, 1):]
+    if not text:
+        return True
+    i = _digits_end(text, 1)
+    if text[0] != "G" or i == 1:
+        return False
+    code = int(text[1:i])
+    if code == 1:
+        return "B" not in text
+    return code in (17, 21, 54, 90, 91, 94) and i == len(text)
+
+
+def start(gcode):
+    """Start the queued G1 lines of gcode (an armfw.gcode.GCode): one plan, checked whole
+    first. A refusal is written as an error line of its own (each line was answered
+    when queued) and locks motion."""
+    p = gcode.protocol
+    controller = p.controller
+    blend = gcode.blend
+    controller.plan()
+    controller.add(BLEND, blend)
+    try:
+        p.start()
+        blend.running = True
+    except gcode.Refused as e:
+        blend.count = 0
+        p.machine.lock("G1 refused (%s)" % e.word)
+        p.write("%s%s %s" % ("Error:" if gcode.framed else "error ", e.word, e.message))
+    except MemoryError:
+        blend.count = 0
+        p.machine.ended()
+        p.machine.lock("G1 refused (%s)" % NO_MEMORY)
+        p.out_of_memory("the queued G1 lines: nothing moved")

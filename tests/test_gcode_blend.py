@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: MIT
+"""Consecutive G1 lines blended over a look-ahead (armfw.gcodeblend), on the real MicroPython
+Unix port: each line answered `ok` once checked and queued, the queued lines run as one plan
+whose tool speed passes the corners, and the steps counted from the simulator's pulse record
+(virtual time: one step every step_ms of the driver's clock), never from wall-clock time.
+
+No step count here depends on the quiet time that starts a queue no line follows: the
+lines fill the look-ahead, or a line that is not a G1 (M400, M114) starts them; the one
+test of the quiet time waits for its pulses as a condition."""
+import time
+from math import cos, pi, sin
+
+import pytest
+
+from armctl.sim import Simulator
+from armfw.gcodeblend import LOOK_AHEAD, Blend
+from armfw.planner import BLEND
+from conftest import BOARDS
+from test_hold import arm5, assert_on_the_checked_path, plain_run, run_recording, velocities
+from test_motion_profile import (ACCEL, JOINTS, QUANTUM, STEP_S, TOOL_ACCEL, WINDOW, arm5_mapping, arm5_tool,
+                                 derivatives, joint_samples)
+
+FLOAT = 1e-9
+
+ARM5 = BOARDS / "sim_arm5.json"
+STEP_MS = round(STEP_S * 1000)
+# A circle of 72 chords, radius 20 mm, in the plane z = 150 with the tool pointing down.
+CENTRE = (150.0, 40.0, 150.0)
+RADIUS = 20.0
+CHORDS = 72
+
+
+def circle_lines():
+    lines = []
+    for k in range(1, CHORDS + 1):
+        a = 2 * pi * k / CHORDS
+        lines.append("G1 X%.4f Y%.4f F6000" % (CENTRE[0] + RADIUS * cos(a), CENTRE[1] + RADIUS * sin(a)))
+    return lines
+
+
+def steps_between(pulses, since):
+    """Steps of the motion(s) after driver time since, from the step of the first pulse to
+    that of the last (steps whose pulses did not change send none, and still count here)."""
+    times = sorted({t for t, ch, _ in pulses if t >= since and ch in JOINTS})
+    return (times[-1] - times[0]) // STEP_MS + 1
+
+
+def steps_alone(length, accel=TOOL_ACCEL, top=100.0):
+    """The fewest steps of a line of length mm from rest to rest, its travel per step
+    changing by at most accel * dt^2 a step (the first and last no more than that) and
+    never above top * dt: the steps' travels rise by one such change a step and fall back,
+    so n steps cover at most the sum of the tent 1, 2, ... , 2, 1 (capped at top)."""
+    change = accel * STEP_S * STEP_S
+    n = 1
+    while True:
+        tent = sum(min(min(k, n + 1 - k) * change, top * STEP_S) for k in range(1, n + 1))
+        if tent >= length - 1e-12:
+            return n
+        n += 1
+
+
+def send_chunked(sim, lines):
+    """Send lines LOOK_AHEAD at a time, all at once (each chunk fills the look-ahead, which
+    starts it), every one answered `ok`; M400 after each chunk waits for its motion."""
+    for i in range(0, len(lines), LOOK_AHEAD):
+        chunk = lines[i:i + LOOK_AHEAD]
+        sim.write("".join(line + "\n" for line in chunk).encode())
+        for _ in chunk:
+            assert sim.readline() == "ok"
+        assert sim.request("M400") == ["ok"]
+
+
+@pytest.fixture
+def arm(micropython):
+    with Simulator(ARM5) as sim:
+        assert sim.readline().startswith("# armfw ")
+        start = "G0 X%.4f Y%.4f Z%.4f A180" % (CENTRE[0] + RADIUS, CENTRE[1], CENTRE[2])
+        assert sim.request(start)[-1].startswith("ok OK")
+        yield sim
+
+
+def m114(sim):
+    lines = sim.request("M114")
+    assert lines[-1] == "ok" and len(lines) == 2, lines
+    return {w.split(":")[0]: float(w.split(":")[1]) for w in lines[0].split()}
+
+
+def chord_mm():
+    return 2 * RADIUS * sin(pi / CHORDS)
+
+
+def test_a_circle_of_72_lines_runs_three_times_faster_than_stopping_at_every_end(arm, report):
+    lines = circle_lines()
+    signs, offsets = arm5_mapping()
+    since = arm.pulses()[-1][0] + 1
+    send_chunked(arm, lines)
+    pulses = arm.pulses()
+    # Counted from the pulse record: a step at each end that sends no new pulse (too slow
+    # to change one) is not seen, so two more are allowed.
+    blended = steps_between(pulses, since) + 2
+    end = m114(arm)
+    assert (end["X"], end["Y"], end["Z"]) == pytest.approx((CENTRE[0] + RADIUS, CENTRE[1], CENTRE[2]), abs=1e-3)
+    # No joint's acceleration, differentiated from the pulses, exceeds its limit (the
+    # standard class of sim_arm5, with a microsecond's rounding over the window).
+    samples = joint_samples(pulses, since, signs, offsets)
+    for j in JOINTS:
+        _, acc = derivatives(samples, j, WINDOW)
+        assert max(abs(x) for x in acc) <= ACCEL + 2 * QUANTUM / (WINDOW * STEP_S) ** 2, j
+    alone = CHORDS * steps_alone(chord_mm())
+    assert 3 * blended <= alone
+    report("G-code circle, 72 G1 lines r=20 mm F6000 on sim_arm5: at most %d steps blended (look-ahead %d), "
+           "%d stopping at every end (x%.1f)" % (blended, LOOK_AHEAD, alone, alone / blended))
+
+
+def test_a_line_alone_takes_the_steps_worked_out_by_hand(arm):
+    # A 1.745 mm chord from rest at 500 mm/s^2 and 20 ms steps: each step's travel at most
+    # 0.2 mm more or less than the last. 4 steps cover at most 0.2 + 0.4 + 0.4 + 0.2 = 1.2 mm,
+    # 5 steps 0.2 + 0.4 + 0.6 + 0.4 + 0.2 = 1.8 mm: 5 steps, as the `line` command's reply says
+    # (a G1 alone, then M400, is walked the same way: its pulses span those steps).
+    assert steps_alone(chord_mm()) == 5
+    a = 2 * pi / CHORDS
+    target = (CENTRE[0] + RADIUS * cos(a), CENTRE[1] + RADIUS * sin(a), CENTRE[2])
+    assert arm.request("line %.4f %.4f %.4f 180" % target)[-1].endswith(" steps=5")
+    assert arm.request("line %.4f %.4f %.4f 180" % (CENTRE[0] + RADIUS, CENTRE[1], CENTRE[2]))[-1].endswith(" steps=5")
+    since = arm.pulses()[-1][0] + 1
+    assert arm.request(circle_lines()[0]) == ["ok"] and arm.request("M400") == ["ok"]
+    assert 3 <= steps_between(arm.pulses(), since) <= 5
+
+
+def test_a_bad_line_among_queued_ones_is_refused_and_nothing_moves(arm):
+    before = m114(arm)
+    since = arm.pulses()[-1][0] + 1
+    for line in circle_lines()[:5]:
+        assert arm.request(line) == ["ok"]
+    reply = arm.request("G1 X150 Y1000")[-1]
+    assert reply.startswith("error TOO_FAR line step "), reply
+    # The queued lines are dropped with it: M400 has nothing to wait for, nothing moved.
+    assert arm.request("M400") == ["ok"]
+    assert [p for p in arm.pulses() if p[0] >= since] == []
+    assert m114(arm) == pytest.approx(before, abs=1e-3)
+    assert arm.request("G1 X140")[-1].startswith("error ALARM motion locked")
+    assert arm.request("M999")[-1].startswith("ok")
+    assert arm.request("G1 X140") == ["ok"] and arm.request("M400") == ["ok"]
+    assert m114(arm)["X"] == pytest.approx(140, abs=1e-3)
+
+
+def test_m400_and_m114_wait_for_the_queued_lines(arm):
+    lines = circle_lines()[:6]
+    for line in lines:
+        assert arm.request(line) == ["ok"]
+    since = arm.pulses()[-1][0] + 1
+    # M114 starts them and answers where they end: the last line's target.
+    end = m114(arm)
+    a = 2 * pi * 6 / CHORDS
+    assert (end["X"], end["Y"]) == pytest.approx((CENTRE[0] + RADIUS * cos(a), CENTRE[1] + RADIUS * sin(a)),
+                                                  abs=1e-3)
+    assert steps_between(arm.pulses(), since) > 1
+    # Relative lines continue from where the queued lines end, not from the pose before them.
+    assert arm.request("G91") == ["ok"]
+    assert arm.request("G1 X-5") == ["ok"] and arm.request("G1 Y5") == ["ok"]
+    assert arm.request("G90") == ["ok"]
+    assert arm.request("M400") == ["ok"]
+    after = m114(arm)
+    assert (after["X"], after["Y"]) == pytest.approx((end["X"] - 5, end["Y"] + 5), abs=1e-3)
+
+
+def test_ctrl_x_drops_the_queued_lines_and_locks(arm):
+    before = m114(arm)
+    since = arm.pulses()[-1][0] + 1
+    for line in circle_lines()[:3]:
+        assert arm.request(line) == ["ok"]
+    arm.write(b"\x18")
+    assert arm.readline().startswith("error DROPPED aborted before they ran")
+    assert arm.request("M400") == ["ok"]
+    assert [p for p in arm.pulses() if p[0] >= since] == []
+    assert m114(arm) == pytest.approx(before, abs=1e-3)
+    assert arm.request("G1 X140")[-1].startswith("error ALARM")
+
+
+def blended_plan(arm):
+    """The first LOOK_AHEAD lines of the circle queued as the G-code face queues them, at the
+    board's line speed, as one plan (exact: CPython, every pose sent recorded)."""
+    blend = Blend(5, 4)
+    top = arm.planner.line_top(0.0)
+    for k in range(1, LOOK_AHEAD + 1):
+        a = 2 * pi * k / CHORDS
+        blend.add((CENTRE[0] + RADIUS * cos(a), CENTRE[1] + RADIUS * sin(a), CENTRE[2], pi), top, arm.q)
+
+    def plan():
+        assert arm.move((CENTRE[0] + RADIUS, CENTRE[1], CENTRE[2], pi))
+        arm.plan()
+        arm.add(BLEND, blend)
+    return plan
+
+
+@pytest.mark.parametrize("hold_at", [4, 10, 16])       # speeding up, cruising, about to slow down
+def test_a_hold_decelerates_on_the_blended_lines_and_resumes(hold_at):
+    # (A hold in the lines' last ramp down, at step 20 of 24, asks a joint for up to 1.4x
+    # what the plan itself does: the bend's acceleration across the path leaves the hold's
+    # vector bound on the tool no room, and it relaxes its limits, as near a plan's end.)
+    arm = arm5()
+    plan = blended_plan(arm)
+    checked = plain_run(arm, plan)
+    plan()
+    assert arm.begin()
+    held = run_recording(arm, hold_at, 3)
+    assert len(held) > len(checked)             # it came to rest and went on
+    assert len([i for i in range(1, len(held)) if held[i][0] == held[i - 1][0]]) >= 3
+    for j in JOINTS:
+        # Per step, a joint's velocity changes by no more than its acceleration allows, or
+        # than the plan's own steps change it (the tool's acceleration along the lines and
+        # round their bend, each within 500 mm/s^2, may together ask a joint for a few % more
+        # in a single step; over the pulse record's window they do not: the circle test).
+        plain = velocities(checked, j)
+        most = max(ACCEL * STEP_S, max(abs(b - a) for a, b in zip(plain, plain[1:])))
+        v = velocities(held, j)
+        assert max(abs(b - a) for a, b in zip(v, v[1:])) <= most * (1 + FLOAT), j
+    assert_on_the_checked_path(held, checked)
+    assert held[-1] == checked[-1]
+    a = 2 * pi * LOOK_AHEAD / CHORDS
+    assert arm5_tool(held[-1][0]) == pytest.approx(
+        (CENTRE[0] + RADIUS * cos(a), CENTRE[1] + RADIUS * sin(a), CENTRE[2]), abs=1e-6)
+
+
+def test_lines_no_other_line_follows_start_by_themselves(arm):
+    # A person typing G1 lines sends nothing after them: the queue starts once no line has
+    # come for a moment (armfw.gcodeblend.QUIET_MS). Waited for as a condition, not a time.
+    since = arm.pulses()[-1][0] + 1
+    assert arm.request("G1 X160") == ["ok"]
+    deadline = time.monotonic() + 20
+    while not [p for p in arm.pulses() if p[0] >= since]:
+        assert time.monotonic() < deadline, "the queued line never started"
+        time.sleep(0.05)
+    assert arm.request("M400") == ["ok"]
+    assert m114(arm)["X"] == pytest.approx(160, abs=1e-3)
