@@ -52,6 +52,19 @@ def _as_stored(q):
     return np.asarray(np.asarray(q, dtype=np.float32), dtype=float)
 
 
+def _tool_ramp(mover, length):
+    """The tool's speed along the line from rest to rest, as the board ramps its own lines
+    (armfw.planner): a path of one waypoint a step within the joints' limits, the board
+    runs at this pace (armfw.pathprofile)."""
+    from armfw.profile import ToolRamp
+    m = mover.board.motion
+    step_s = mover.step_ms / 1000.0
+    ramp = ToolRamp(1)
+    ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), step_s)
+    ramp.add(length, min(mover.line_step_mm / step_s, float(m["tool_speed_mm_s"])), 0.0, 0.0, 0.0)
+    return ramp
+
+
 def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
     """Solve and check a straight line from the pose q0 (radians) to p1 (mm); a LinePlan.
 
@@ -80,7 +93,7 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
     line = LineStepper(len(q0), len(p0))
     q = [float(v) for v in q0]
     for st in line.walk([float(v) for v in p0], [float(v) for v in p1], length, mover.line_step_mm, q, solve,
-                        max_step):
+                        max_step, ramp=_tool_ramp(mover, length)):
         point = " ".join("%.3f" % v for v in line.point)
         if st == JUMP:
             return LinePlan(False, fw_status.name(fw_status.SINGULAR), nearest_q=np.asarray(last[0].q),
