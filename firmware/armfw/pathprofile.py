@@ -217,9 +217,14 @@ class PathProfile:
             return True
         self.speed = v
         offset = self.offset + step
-        while offset > length[leg] and leg < last:
+        # A step the braking meant to end on a waypoint ends on it, not a rounding past it:
+        # the next step passes it, no faster than its junction speed.
+        sliver = 1e-4 * step
+        while offset > length[leg] + sliver and leg < last:
             offset -= length[leg]
             leg += 1
+        if offset > length[leg]:
+            offset = length[leg]
         self.leg = leg
         self.offset = offset
         return True
