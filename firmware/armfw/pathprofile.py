@@ -45,8 +45,12 @@ class PathProfile:
     """The steps along a joint path of up to size waypoints: plan(), then step() until False,
     each step's pose from pose()."""
 
-    def __init__(self, size, n):
-        self._last = [0.0] * n          # the leg before's joint displacements
+    def __init__(self, size, servos):
+        """size: the most waypoints; servos: the arm's armfw.servo.ServoMap (its pulse step)."""
+        from armfw.pulsepick import grid
+        num, den = grid(servos.driver)
+        self._quantum = [den / num / k for k in servos.us_per_rad]     # a pulse step, radians
+        self._last = [0.0] * servos.n   # the leg before's joint displacements
         self._length = array("f", bytes(4 * size))     # leg j: from waypoint j-1 (the start) to j
         self._top = array("f", bytes(4 * size))        # its top speed (rad/s along the path)
         self._junction = array("f", bytes(4 * size))   # the most the step passing its end may be
@@ -54,15 +58,14 @@ class PathProfile:
         self.accel = 1.0                # along the path, rad/s^2 (what brake_speed reads)
         self.step_s = 0.02
 
-    def plan(self, start, path, count, speed, accel, step_s, quantum):
+    def plan(self, start, path, count, speed, accel, step_s):
         """Plan the path from pose start through count waypoints (path[w * n + i], radians),
-        joint i within speed[i] (rad/s) and accel[i] (rad/s^2), in steps of step_s;
-        quantum[i]: joint i's pulse step (radians)."""
+        joint i within speed[i] (rad/s) and accel[i] (rad/s^2), in steps of step_s."""
         self.step_s = step_s
         self.leg = 0
         self.offset = 0.0               # along leg
         self.speed = 0.0                # the last step's (rad/s along the path)
-        self.each = self._each_a_step(start, path, count, speed, accel, quantum)
+        self.each = self._each_a_step(start, path, count, speed, accel)
         if self.each:
             self.count = count
             self.done = count == 0
@@ -129,12 +132,13 @@ class PathProfile:
         self.accel = SPEED_SHARE * least
         self.done = self.count == 0
 
-    def _each_a_step(self, start, path, count, speed, accel, quantum):
+    def _each_a_step(self, start, path, count, speed, accel):
         """True if a step on each waypoint in turn, from rest to rest, keeps every joint
         within its speed and its acceleration, up to the pulse steps the waypoints may have
         been put on: a path the host spaced and ramped itself, run at its pace."""
         n = len(start)
         last = self._last
+        quantum = self._quantum
         for i in range(n):
             last[i] = 0.0
         dt = self.step_s

@@ -403,15 +403,12 @@ class Planner:
         profile = self._path_profile
         if profile is None:
             from armfw.pathprofile import PathProfile
-            from armfw.pulsepick import grid
-            profile = self._path_profile = PathProfile(MAX_WAYPOINTS, len(q))
-            num, den = grid(self.servos.driver)
-            profile.quantum = [den / num / k for k in self.servos.us_per_rad]
+            profile = self._path_profile = PathProfile(MAX_WAYPOINTS, self.servos)
         start = self._from
         for i in range(len(q)):
             start[i] = q[i]
         profile.plan(start, self.path, self.path_len, self._speed_limits(), self.joint_accel,
-                     self.step_ms / 1000.0, profile.quantum)
+                     self.step_ms / 1000.0)
         s = 0
         while profile.step():
             profile.pose(start, self.path, q)
