@@ -4,31 +4,36 @@
 The arm follows the joint-space polyline from its pose through the waypoints,
 exactly as checked: each step ends on it, a distance s further along (s: the
 joints' Euclidean distance, radians). Only the distance per step is planned
-here, as armfw.profile.ToolRamp plans a tool's (the same whole-step braking,
-brake_speed): the arm starts from rest, passes each waypoint at the speed its
-turn allows and ends at rest.
+here, with ToolRamp's whole-step braking (armfw.profile.ToolRamp.brake_speed):
+the arm starts from rest, passes each waypoint at the speed its turn allows
+and ends at rest.
 
-Each step's joint velocity is its displacement / step_s, and no joint's may
-change by more than its accel * step_s from one step to the next. Two
-things change it: the speed along the path, and a turn at a waypoint inside
-one of two consecutive steps. Half of each joint's acceleration goes to the
-speed (one rate along the whole path: the least any leg allows at half), a
-quarter to each of the (at most) two turns two steps may hold:
+A step's joint velocity is its displacement / step_s, and no joint's may
+change by more than its accel * step_s from one step to the next. Two things
+change it: the speed along the path, and a turn at a waypoint passed inside
+one of the two steps. SPEED_SHARE of each joint's acceleration goes to the
+speed (one rate for the whole path, the least any leg allows), the rest to
+the turns:
 
-- a leg's top speed keeps every joint within its speed, and passes at most
-  one waypoint per step (legs a step apart, as the host sends a line, run a
-  waypoint a step as before), so a step holds at most one turn;
+- a leg's top speed keeps every joint within its speed and passes at most one
+  waypoint a step, so two steps hold at most two turns, and one where the
+  waypoints around it are two steps apart at their legs' top speeds;
 - the step that passes a waypoint is no faster than its junction speed: the
-  speed whose turn, direction change du_i of joint i over one step, is a
-  quarter of accel_i * step_s;
-- a turn of a right angle or more (a reversal) stops there: the last step
-  lands on the waypoint, the arm rests a step, and starts the next leg from
-  rest.
+  speed at which the turn, joint i's change of direction du_i, changes its
+  velocity within one step by the rest of its acceleration (half of it where
+  two turns may share two steps);
+- a turn of a right angle or more (a reversal) stops: the last step lands on
+  the waypoint, the arm stands there a step and goes on from rest.
 
-So the path is the polyline through every waypoint; a servo going from
-one step's pose to the next cuts a corner passed inside a step by less than
-its junction speed * step_s * du_i, at most accel_i * step_s^2 / 4 (0.036
-deg at 360 deg/s^2 and 20 ms).
+The steps lie on the polyline; a servo going from one step's pose to the
+next cuts a waypoint passed inside the step by at most junction speed *
+step_s * du_i, (1 - SPEED_SHARE) * accel_i * step_s^2 (0.036 deg at 360
+deg/s^2 and 20 ms, under a pulse microsecond).
+
+A path whose steps, one on each waypoint in turn from rest to rest, keep
+every joint within its speed and acceleration (up to the pulse steps the host
+puts waypoints on) is run so, at its own pace: the host's lines are planned a
+step a waypoint, ramped as the board ramps its own.
 """
 
 from array import array
@@ -227,8 +232,9 @@ class PathProfile:
         while offset > length[leg] + sliver and leg < last:
             offset -= length[leg]
             leg += 1
-        if offset > length[leg]:
+        if offset >= length[leg]:
             offset = length[leg]
+            self.done = leg >= last     # the path's end, reached passing a waypoint
         self.leg = leg
         self.offset = offset
         return True
