@@ -67,13 +67,10 @@ class PathProfile:
         """Plan the path from pose start through count waypoints (path[w * n + i], radians),
         joint i within speed[i] (rad/s) and accel[i] (rad/s^2), in steps of step_s."""
         self.step_s = step_s
-        self.leg = 0
-        self.offset = 0.0               # along leg
-        self.speed = 0.0                # the last step's (rad/s along the path)
         self.each = self._each_a_step(start, path, count, speed, accel)
         if self.each:
             self.count = count
-            self.done = count == 0
+            self.restart()
             return
         n = len(start)
         length = self._length
@@ -135,6 +132,13 @@ class PathProfile:
             junction[prev] = 0.0        # the path's end: at rest
         self.count = prev + 1           # legs after the last that moves do not
         self.accel = SPEED_SHARE * least
+        self.restart()
+
+    def restart(self):
+        """Back to the path's start, as planned: walked again, the same steps."""
+        self.leg = 0
+        self.offset = 0.0               # along leg
+        self.speed = 0.0                # the last step's (rad/s along the path)
         self.done = self.count == 0
 
     def _each_a_step(self, start, path, count, speed, accel):

@@ -407,8 +407,11 @@ class Planner:
         start = self._from
         for i in range(len(q)):
             start[i] = q[i]
-        profile.plan(start, self.path, self.path_len, self._speed_limits(), self.joint_accel,
-                     self.step_ms / 1000.0)
+        if refill:
+            profile.restart()           # the check walk's plan, not made again while the arm runs
+        else:
+            profile.plan(start, self.path, self.path_len, self._speed_limits(), self.joint_accel,
+                         self.step_ms / 1000.0)
         s = 0
         while profile.step():
             profile.pose(start, self.path, q)
