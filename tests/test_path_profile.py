@@ -176,42 +176,23 @@ def test_a_path_of_a_waypoint_a_step_runs_at_its_own_pace_and_one_that_starts_at
            "a host-ramped %d-waypoint path: one step a waypoint" % (flat_steps, len(ramped)))
 
 
-def test_random_paths_keep_every_joints_speed_and_acceleration():
-    # The profile alone, on paths of every kind: long and short legs, waypoints repeated,
-    # turns of every angle, limits differing per joint. Each step's velocity (its
-    # displacement / dt, at rest before and after) within speed, its change within
-    # accel * dt, exactly (float32 legs aside); a path of a waypoint a step up to a pulse
-    # step more, and ending exactly on the last waypoint.
-    import random
-    from armfw import board as boardlib
-    from armfw.pathprofile import PathProfile
-    servos = boardlib.load(str(ARM5)).servos
-    rng = random.Random(27)
-    profile = PathProfile(128, servos)
-    kinds = {True: 0, False: 0}
-    for _ in range(300):
-        speed = [radians(rng.uniform(30, 300)) for _ in JOINTS]
-        accel = [radians(rng.uniform(100, 2000)) for _ in JOINTS]
-        scale = rng.choice([0.001, 0.01, 0.05, 0.3, 1.0])
-        start = [rng.uniform(-1, 1) for _ in JOINTS]
-        waypoints = []
-        for _ in range(rng.randint(1, 40)):
-            last = waypoints[-1] if waypoints else start
-            repeat = rng.random() < 0.1
-            waypoints.append([x if repeat or rng.random() < 0.3 else x + rng.uniform(-scale, scale) for x in last])
-        path = array("f", [v for w in waypoints for v in w])
-        profile.plan(start, path, len(waypoints), speed, accel, STEP_S)
-        kinds[profile.each] += 1
-        poses = [start]
-        q = [0.0] * 5
-        while profile.step():
-            profile.pose(start, path, q)
-            poses.append(list(q))
-            assert len(poses) < 100000
-        assert poses[-1] == list(path[-5:])
-        slack = QUANTUM / STEP_S if profile.each else 0.0
-        for j in JOINTS:
-            v = [0.0] + [(b[j] - a[j]) / STEP_S for a, b in zip(poses, poses[1:])] + [0.0]
-            assert max(abs(x) for x in v) <= (speed[j] + slack) * (1 + FLOAT32)
-            assert max(abs(b - a) for a, b in zip(v, v[1:])) <= (accel[j] * STEP_S + 2 * slack) * (1 + FLOAT32)
-    assert kinds[True] > 10 and kinds[False] > 100
+@pytest.mark.parametrize("port", ["micropython", "boardlike_upy"])
+def test_random_paths_keep_every_joints_speed_and_acceleration(port, request, report):
+    # The profile alone on the MicroPython ports, double and a board's single precision: paths
+    # of every kind (tests/mp/path_limits.py), each step's velocity within speed and its change
+    # within accel * dt, up to the port's float rounding; every path ends on its last waypoint.
+    import json
+    import subprocess
+    from armctl import upy
+    from conftest import MP_SCRIPTS
+    paths = 300
+    run = subprocess.run([request.getfixturevalue(port), str(MP_SCRIPTS / "path_limits.py"), str(ARM5.parent),
+                          "27", str(paths)], capture_output=True, text=True, timeout=600, env=upy.env())
+    assert run.returncode == 0, run.stderr
+    worst = json.loads(run.stdout.splitlines()[-1])
+    assert worst["ends"] == paths and 10 < worst["each"] < paths - 100
+    rounding = 1e-6 if port == "micropython" else 1e-4
+    assert worst["speed"] <= 1 + rounding
+    assert worst["accel"] <= 1 + rounding
+    report("path profile, %d random paths on %s: worst speed x%.6f, acceleration x%.4f of the limits"
+           % (paths, port, worst["speed"], worst["accel"]))

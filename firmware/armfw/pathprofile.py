@@ -230,13 +230,15 @@ class PathProfile:
             return True
         self.speed = v
         offset = self.offset + step
-        # A step the braking meant to end on a waypoint ends on it, not a rounding past it:
-        # the next step passes it, no faster than its junction speed.
-        sliver = 1e-4 * step
+        # A step the braking meant to end on a waypoint ends on it, not a rounding past it
+        # or short of it (a few float32 units of the leg on a board): the next step passes
+        # it, no faster than its junction speed.
+        sliver = 1e-4 * step + 1e-6 * length[leg]
         while offset > length[leg] + sliver and leg < last:
             offset -= length[leg]
             leg += 1
-        if offset >= length[leg]:
+            sliver = 1e-4 * step + 1e-6 * length[leg]
+        if offset >= length[leg] - sliver:
             offset = length[leg]
             self.done = leg >= last     # the path's end, reached passing a waypoint
         self.leg = leg
