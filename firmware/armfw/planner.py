@@ -16,7 +16,8 @@ ring as it runs.
 Timing (armfw.profile): a joint move is one synchronized trapezoid, every
 joint starting and stopping together within its speed (the lesser of its
 own and `speed`) and its acceleration; a line ramps the tool's speed up and
-down within the tool's acceleration, stepped by armfw.linestep. A profile
+down within the tool's acceleration, stepped by armfw.linestep; a path is one
+motion through its waypoints (armfw.pathprofile). A profile
 changes only how far along its path each step ends: the path, and every
 step's check, are those of the walk; walked again the profile is the same.
 """
