@@ -16,7 +16,8 @@ ring as it runs.
 Timing (armfw.profile): a joint move is one synchronized trapezoid, every
 joint starting and stopping together within its speed (the lesser of its
 own and `speed`) and its acceleration; a line ramps the tool's speed up and
-down within the tool's acceleration, stepped by armfw.linestep. A profile
+down within the tool's acceleration, stepped by armfw.linestep; a path is one
+motion through its waypoints (armfw.pathprofile). A profile
 changes only how far along its path each step ends: the path, and every
 step's check, are those of the walk; walked again the profile is the same.
 """
@@ -114,6 +115,7 @@ class Planner:
         self.tool_speed = float(m["tool_speed_mm_s"])
         self._speed = [0.0] * n         # a joint move's speed limits (the lesser of the two)
         self.profile = JointProfile()
+        self._path_profile = None       # armfw.pathprofile.PathProfile, made by the first path run
         self.ramp = ToolRamp(1)
         self.ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), self.step_ms / 1000.0)
         nt = len(solver.targets)
@@ -372,37 +374,26 @@ class Planner:
         step the tool where pose q puts it (so a refusal never reports an older failure's)."""
         return point if point is not None else self.solver.tool_pose(q, self.refusal.point)
 
-    # Motion timing: how many steps a joint move takes, and how far along the move
-    # each step is. A move alone is a synchronized trapezoid (armfw.profile.JointProfile);
-    # a path's legs keep constant speed, each step on its waypoint where the host spaced
-    # them a step apart, until a path is planned as one motion through its waypoints.
+    # Motion timing: a joint move is a synchronized trapezoid (armfw.profile.JointProfile),
+    # a path one motion through its waypoints (armfw.pathprofile, loaded on the first path).
 
-    def _joint_steps(self, start, goal, ramped):
-        if ramped:
-            limits = self._speed
-            speed = self.speed_rad_s
-            for i in range(len(limits)):
-                v = self.joint_speed[i]
-                limits[i] = v if v < speed else speed
-            return self.profile.plan(start, goal, limits, self.joint_accel, self.step_ms / 1000.0)
-        biggest = 0.0
-        for i in range(len(goal)):
-            d = abs(goal[i] - start[i])
-            if d > biggest:
-                biggest = d
-        # Whole steps, rounded up; a float hair over a whole number is not one more step.
-        return int(biggest / self._max_step() + 1.0 - 1e-9)
+    def _speed_limits(self):
+        """Each joint's speed limit (rad/s): the lesser of its own and `speed`."""
+        limits = self._speed
+        speed = self.speed_rad_s
+        for i in range(len(limits)):
+            v = self.joint_speed[i]
+            limits[i] = v if v < speed else speed
+        return limits
 
-    def _joint_fraction(self, s, steps, ramped):
-        return self.profile.fraction(s) if ramped else s / steps
-
-    def _walk_joints(self, k, q, goal, refill, ramped=True):
+    def _walk_joints(self, k, q, goal, refill):
         start = self._from
         for i in range(len(q)):
             start[i] = q[i]
-        steps = self._joint_steps(start, goal, ramped)
+        profile = self.profile
+        steps = profile.plan(start, goal, self._speed_limits(), self.joint_accel, self.step_ms / 1000.0)
         for s in range(1, steps + 1):
-            f = self._joint_fraction(s, steps, ramped)
+            f = profile.fraction(s)
             for i in range(len(q)):
                 q[i] = start[i] + (goal[i] - start[i]) * f
             if not self._check_step(k, s, q):
@@ -412,15 +403,26 @@ class Planner:
         return True
 
     def _walk_path(self, k, q, refill):
-        goal = self._goal
-        path = self.path
-        n = len(q)
-        for w in range(self.path_len):
-            base = w * n
-            for i in range(n):
-                goal[i] = path[base + i]
-            if not (yield from self._walk_joints(k, q, goal, refill, False)):
+        profile = self._path_profile
+        if profile is None:
+            from armfw.pathprofile import PathProfile
+            profile = self._path_profile = PathProfile(MAX_WAYPOINTS, self.servos)
+        start = self._from
+        for i in range(len(q)):
+            start[i] = q[i]
+        if refill:
+            profile.restart()           # the check walk's plan, not made again while the arm runs
+        else:
+            profile.plan(start, self.path, self.path_len, self._speed_limits(), self.joint_accel,
+                         self.step_ms / 1000.0)
+        s = 0
+        while profile.step():
+            profile.pose(start, self.path, q)
+            s += 1
+            if not self._check_step(k, s, q):
                 return False
+            if refill:
+                yield
         return True
 
     def _line_length(self, p0, p1, roll0, roll1):

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Straight lines the host solves for the board (armctl.fallback.Mover.line): each step solved
 on the host by the board's own stepping rule, the waypoints put on the servos' pulse grid or
-thinned to what the board holds, and every pose the board will command checked against the
-line, the limits, the zones and the pulse windows before anything is sent."""
+thinned to what the board holds, and the joint legs between them checked against the line,
+the limits, the zones and the pulse windows before anything is sent, a step's turn apart (the
+board's steps lie on the legs: on each waypoint in turn for a line put on the pulse grid,
+armfw.pathprofile; the board checks its own steps again before the first)."""
 
 import math
 
@@ -40,16 +42,46 @@ def _distance_to_segment(p, a, b):
     return float(np.linalg.norm(p - (a + t * ab)))
 
 
-def _board_steps(qa, qb, max_step):
-    """The poses the firmware commands going from qa to qb (its _walk_joints), qa excluded."""
+def _leg_poses(qa, qb, max_step):
+    """Poses along the straight joint leg from qa to qb, qa excluded, no joint turning more
+    than max_step from one to the next: the board's steps (armfw.pathprofile) lie on the leg."""
     biggest = float(np.max(np.abs(qb - qa)))
     steps = int(biggest / max_step + 1.0 - 1e-9)
     return [qa + (qb - qa) * (s / steps) for s in range(1, steps + 1)]
 
 
+def board_path_steps(mover, q0, waypoints, speed_rad_s):
+    """The steps the board takes to run waypoints (radians) from pose q0 as one path, by its
+    own profile (armfw.pathprofile) at its limits as the board file gives them."""
+    from armfw.pathprofile import PathProfile
+    m = mover.board.motion
+    speed = [min(math.radians(float(v)), speed_rad_s) for v in m["joint_speed_deg_s"]]
+    accel = [math.radians(float(v)) for v in m["joint_accel_deg_s2"]]
+    path = [float(v) for q in waypoints for v in _as_stored(q)]
+    profile = PathProfile(len(waypoints), mover.board.servos)
+    profile.plan([float(v) for v in _as_stored(q0)], path, len(waypoints), speed, accel, mover.step_ms / 1000.0)
+    steps = 0
+    while profile.step():
+        steps += 1
+    return steps
+
+
 def _as_stored(q):
     """q as the board stores a waypoint (float32), so the host judges what the board will run."""
     return np.asarray(np.asarray(q, dtype=np.float32), dtype=float)
+
+
+def _tool_ramp(mover, length):
+    """The tool's speed along the line from rest to rest, as the board ramps its own lines
+    (armfw.planner): a path of one waypoint a step within the joints' limits, the board
+    runs at this pace (armfw.pathprofile)."""
+    from armfw.profile import ToolRamp
+    m = mover.board.motion
+    step_s = mover.step_ms / 1000.0
+    ramp = ToolRamp(1)
+    ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), step_s)
+    ramp.add(length, min(mover.line_step_mm / step_s, float(m["tool_speed_mm_s"])), 0.0, 0.0, 0.0)
+    return ramp
 
 
 def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
@@ -80,7 +112,7 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
     line = LineStepper(len(q0), len(p0))
     q = [float(v) for v in q0]
     for st in line.walk([float(v) for v in p0], [float(v) for v in p1], length, mover.line_step_mm, q, solve,
-                        max_step):
+                        max_step, ramp=_tool_ramp(mover, length)):
         point = " ".join("%.3f" % v for v in line.point)
         if st == JUMP:
             return LinePlan(False, fw_status.name(fw_status.SINGULAR), nearest_q=np.asarray(last[0].q),
@@ -93,10 +125,10 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
         poses.append(np.array(q))
         points.append(list(line.point))
     if len(poses) - 1 <= max_waypoints:
-        waypoints, steps, worst = _on_the_pulse_grid(mover, poses, points, p0, p1, max_step)
+        waypoints, worst = _on_the_pulse_grid(mover, poses, points, p0, p1, max_step)
         if worst <= PULSE_GRID_TOLERANCE_MM:
-            return LinePlan(True, "OK", waypoints, steps, worst)
-    waypoints, steps, worst = _thin(mover, poses, p0, p1, max_step)
+            return LinePlan(True, "OK", waypoints, board_path_steps(mover, q0, waypoints, speed_rad_s), worst)
+    waypoints, worst = _thin(mover, poses, p0, p1, max_step)
     if worst > LINE_TOLERANCE_MM:
         return LinePlan(False, fw_status.name(fw_status.JOINT_LIMIT if worst == math.inf else fw_status.SINGULAR),
                         error_mm=worst, message="the board's steps between two solved poses leave %s"
@@ -106,7 +138,7 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
         return LinePlan(False, fw_status.name(fw_status.BAD_INPUT), error_mm=worst,
                         message="the line needs %d waypoints; the board holds %d (split it)"
                         % (len(waypoints), max_waypoints))
-    return LinePlan(True, "OK", waypoints, steps, worst)
+    return LinePlan(True, "OK", waypoints, board_path_steps(mover, q0, waypoints, speed_rad_s), worst)
 
 
 def _on_the_pulse_grid(mover, poses, points, p0, p1, max_step):
@@ -118,7 +150,7 @@ def _on_the_pulse_grid(mover, poses, points, p0, p1, max_step):
     the line, where no farther from it than the nearest pulses'), so the
     pulses the servos get are the pose the host chose. The last waypoint stays
     the exact solution (the target, as `where` reports it). Returns (waypoints,
-    steps, worst distance from the line of every pose the board commands).
+    worst distance from the line of every pose along the legs).
     """
     from armfw.pulsepick import PulsePicker
     servos = mover.board.servos
@@ -129,56 +161,50 @@ def _on_the_pulse_grid(mover, poses, points, p0, p1, max_step):
     waypoints = []
     for q, point in zip(poses[1:-1], points[1:-1]):
         if picker.pick([float(v) for v in q], us, start, end, point) >= 0:
-            return [], 0, math.inf
+            return [], math.inf
         waypoints.append(_as_stored(picker.pose))
     waypoints.append(_as_stored(poses[-1]))
     worst = 0.0
-    steps = 0
     previous = _as_stored(poses[0])
     for q in waypoints:
-        err, count = _segment_error(mover, previous, q, p0, p1, max_step)
-        worst = max(worst, err)
-        steps += count
+        worst = max(worst, _segment_error(mover, previous, q, p0, p1, max_step))
         previous = q
-    return waypoints, steps, worst
+    return waypoints, worst
 
 
 def _segment_error(mover, qa, qb, p0, p1, max_step):
-    """(worst distance from the line of the poses the board commands from qa to qb, their count),
-    inf if one is outside the limits, in a keep-out zone or outside the pulse windows."""
+    """The worst distance from the line of the poses along the leg from qa to qb, inf if one is
+    outside the limits, in a keep-out zone or outside the pulse windows."""
     worst = 0.0
-    poses = _board_steps(qa, qb, max_step)
+    poses = _leg_poses(qa, qb, max_step)
     zones = mover.solver.zones
     for q in poses:
         pose = list(q)
         if (not mover.solver.within_limits(pose) or not mover._pulses_ok(q)
                 or (zones is not None and not zones.clear(pose))):
-            return math.inf, len(poses)
+            return math.inf
         worst = max(worst, _distance_to_segment(mover.tip(q), p0, p1))
-    return worst, len(poses)
+    return worst
 
 
 def _thin(mover, poses, p0, p1, max_step):
     """Keep as few solved poses as waypoints as hold every commanded pose within
     LINE_TOLERANCE_MM of the line (greedy: the farthest reachable next waypoint)."""
     kept = [_as_stored(poses[0])]
-    steps = 0
     worst = 0.0
     i = 0
     last = len(poses) - 1
     while i < last:
         j = i + 1
-        err, count = _segment_error(mover, kept[-1], _as_stored(poses[j]), p0, p1, max_step)
-        best = (j, err, count)
+        best = (j, _segment_error(mover, kept[-1], _as_stored(poses[j]), p0, p1, max_step))
         while j < last:
-            err, count = _segment_error(mover, kept[-1], _as_stored(poses[j + 1]), p0, p1, max_step)
+            err = _segment_error(mover, kept[-1], _as_stored(poses[j + 1]), p0, p1, max_step)
             if err > LINE_TOLERANCE_MM:
                 break
             j += 1
-            best = (j, err, count)
-        j, err, count = best
+            best = (j, err)
+        j, err = best
         kept.append(_as_stored(poses[j]))
-        steps += count
         worst = max(worst, err)
         i = j
-    return kept[1:], steps, worst
+    return kept[1:], worst
