@@ -21,6 +21,8 @@ armfw.serve() goes back to the protocol, the arm where it was.
 import gc
 import sys
 
+import micropython
+
 # Collect after every 16 KB allocated rather than only when the heap is full.
 # Garbage left lying at the bottom of the heap pushes what stays (the code each
 # import or compile makes, the interned names) up through it, and the holes
@@ -28,6 +30,10 @@ import sys
 # of names: from source the firmware then needs far more heap than it keeps
 # (README, Memory).
 gc.threshold(16 * 1024)
+# No line numbers kept with the bytecode compiled from here on (as `armctl deploy`
+# compiles .mpy, mpy-cross -O3): the firmware answers every failure with a reply
+# word, never a traceback, and the numbers would take heap.
+micropython.opt_level(3)
 
 import armfw
 from armfw.status import BAD_BOARD, NO_MEMORY
@@ -124,13 +130,12 @@ def banner(controller):
 
 
 controller, boot_word, boot_error = build()
-# The board file is read once: the code that loads it and starts its driver
-# (and armfw.store, which found the calibration; `pose save` loads it again)
-# is let go for the heap it holds. The arm is built before the console's modules
+# The board file is read once: the code that loads it and starts its driver is
+# let go for the heap it holds. The arm is built before the console's modules
 # load, so that its buffers find whole blocks in a heap that importing has not
 # yet cut into pieces.
 del board_file
-for _loader in ("board", "drivers", "fields", "workspace", "store"):
+for _loader in ("board", "drivers", "fields", "workspace"):
     sys.modules.pop("armfw." + _loader, None)
     if hasattr(armfw, _loader):
         delattr(armfw, _loader)

@@ -140,8 +140,9 @@ class Planner:
         self._ramped = [True] * MAX_OPS      # LINE: its tool speed ramps (see add)
         self._arcs = [None] * MAX_OPS        # ARC, BLEND: its chords or lines (an Arc, a Blend)
         self._n_ops = 0
-        # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n).
-        self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
+        # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n), made by the
+        # first `path add` (many sessions never send one).
+        self.path = None
         self.path_len = 0
         # The walk's scratch, allocated once.
         self.pose = [0.0] * n           # the pose the walk has reached
@@ -220,6 +221,8 @@ class Planner:
             return self.refuse(BAD_INPUT, REASON_PATH_FULL, 0, self.path_len + 1)
         base = self.path_len * n
         path = self.path
+        if path is None:
+            path = self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
         goal = self._goal
         for i in range(n):
             path[base + i] = q[i]
