@@ -13,19 +13,18 @@ not merely the line, keeps the tool's progress along it even). Every chosen
 pulse is inside its window and its angle inside its joint limits; a joint with neither, or whose exact pulse is outside its window
 (where rounding it would be refused), is refused, never clamped.
 
-Cost: n + 1 forward kinematics give the tool at the all-below combination and
-the move each joint's step up makes from it; every combination is judged on
-their sum (what a step's joint moves do to the tool, to first order: exact for
-one joint up, a hair off for several), in small integers, so the 2^n tries
-make no float. The winner is then judged by its own forward kinematics
-against the combination of nearest pulses, and sent only where really
-nearer: never worse than rounding each joint on its own.
+Cost: one forward kinematics, at the nearest pulses, and the arm's Jacobian
+there (armfw.solver.Solver.fk_moves) give the tool at the nearest pulses and
+the move each joint's step to its other grid point makes from it; every
+combination is judged on their sum (what a step's joint moves do to the tool,
+to first order), in small integers, so the 2^n tries make no float. The
+winner, where it is not the nearest pulses, is then judged by its own forward
+kinematics against theirs, and sent only where really nearer: never worse
+than rounding each joint on its own.
 
 Loaded when a line is first planned (armfw.servo.ServoMap.line_pulses); the
 host's lines choose their waypoints' pulses with it too (armctl.fallback_line).
 """
-
-from math import sqrt
 
 from armfw.compat import const
 from armfw.solver import LIMIT_EPS
@@ -70,11 +69,10 @@ class PulsePicker:
         self.pose = [0.0] * n       # the pose the chosen pulses command
         self._pose = [0.0] * n
         self._tip = [0.0] * len(solver.targets)
-        self._base = [0.0] * 3      # the tool at the all-below combination
-        self._move = [0.0] * (3 * n)    # the tool's move when joint i steps up, at 3 * i
-        self._u = [0.0] * 3         # the line's unit direction
-        self._across = [0] * (3 * n + 3)    # _search's integer offsets, across the line
-        self._along = [0] * (n + 1)         # ... and along it
+        self._base = [0.0] * 3      # the tool at the nearest pulses
+        self._step = [0.0] * n      # joint i's turn from its nearest grid point to the other
+        self._move = [0.0] * (3 * n)    # the tool's move when joint i takes that turn, at 3 * i
+        self._offsets = [0] * (3 * n + 3)   # _search's integer moves and offset (a plane arm's z: 0)
 
     def pick(self, q, out, p0, p1, point):
         """The pulses of pose q (radians), a step to point on the line p0 -> p1 (tool
@@ -118,9 +116,10 @@ class PulsePicker:
                 return i
             usable[i] = u
         self._nearest = nearest
-        best = self._search(p0, p1, point)
+        best = self._search(point)
         if best != nearest and self._usable_combo(nearest):
-            if self._distance2(self._fk(nearest), p0, p1) <= self._distance2(self._fk(best), p0, p1):
+            # _search left the nearest pulses' tool, by their own FK, in _base.
+            if self._distance2(self._base, p0, p1) <= self._distance2(self._fk(best), p0, p1):
                 best = nearest
         pose = self.pose
         for i in range(n):
@@ -172,77 +171,69 @@ class PulsePicker:
             d2 += e * e
         return d2
 
-    def _search(self, p0, p1, point):
-        """The combination whose tool, to first order, lies nearest point on the line p0 ->
-        p1 (the nearest pulses' where none is nearer); every one tried in Gray-code order,
-        one joint changing at a time.
+    def _search(self, point):
+        """The combination whose tool, to first order, lies nearest point (the nearest
+        pulses' where none is nearer); every one tried in Gray-code order from the
+        nearest pulses, one joint changing at a time. Leaves the nearest pulses' tool,
+        by FK, in _base.
 
-        The tool's offset from the line, across it and along it, is kept in small
-        integers (the largest joint's move is SCALE units): the 2^n tries then make
-        no float, so they allocate nothing and cost a few integer operations each.
+        The tool's offset from point is kept in small integers (the largest joint's
+        move is SCALE units): the 2^n tries then make no float, so they allocate
+        nothing and cost a few integer operations each.
         """
         n = self.n
         dim = self.dim
+        nearest = self._nearest
+        pose = self._pose
+        step = self._step
+        for i in range(n):
+            if nearest >> i & 1:
+                pose[i] = self._up_q[i]
+                step[i] = self._down_q[i] - pose[i]
+            else:
+                pose[i] = self._down_q[i]
+                step[i] = self._up_q[i] - pose[i]
         move = self._move
-        across = self._across
-        along = self._along
-        tip = self._fk(0)
+        tip = self.solver.fk_moves(pose, step, self._tip, move)
         base = self._base
         for j in range(dim):
             base[j] = tip[j]
-        biggest = 0.0
-        for i in range(n):
-            tip = self._fk(1 << i)
-            for j in range(dim):
-                d = tip[j] - base[j]
-                move[3 * i + j] = d
-                if d > biggest:
-                    biggest = d
-                elif -d > biggest:
-                    biggest = -d
-        # The line's unit direction (none for a point: all is across) and length.
-        u = self._u
-        length = 0.0
+        most = 0.0      # the largest and least coordinate of a joint's move
+        least = 0.0
+        for k in range(3 * n):
+            d = move[k]
+            if d > most:
+                most = d
+            elif d < least:
+                least = d
+        if -least > most:
+            most = -least
+        scale = SCALE / most if most > 0.0 else 0.0
+        # Joint i's move, and at 3 * n the nearest pulses' tool's offset from point
+        # (the point lies on the line: its distance is the one across the line and
+        # along it from the point, squared and summed).
+        offsets = self._offsets
+        for k in range(3 * n):
+            offsets[k] = int(move[k] * scale)
         for j in range(dim):
-            d = p1[j] - p0[j]
-            u[j] = d
-            length += d * d
-        length = sqrt(length)
-        for j in range(dim):
-            u[j] = u[j] / length if length > 0.0 else 0.0
-        scale = SCALE / biggest if biggest > 0.0 else 0.0
-        # Joint i's move (n: the all-below tool's offset from p0), split across and along.
-        for i in range(n + 1):
-            a = 0.0
-            for j in range(dim):
-                a += (move[3 * i + j] if i < n else base[j] - p0[j]) * u[j]
-            along[i] = int(a * scale)
-            for j in range(dim):
-                d = move[3 * i + j] if i < n else base[j] - p0[j]
-                across[3 * i + j] = int((d - a * u[j]) * scale)
-        at = 0.0       # point's place along the line
-        for j in range(dim):
-            at += (point[j] - p0[j]) * u[j]
-        at = int(at * scale)
+            offsets[3 * n + j] = int((base[j] - point[j]) * scale)
         usable = self._usable
-        nearest = self._nearest
         best = -1
         best_d2 = 0
-        x = across[3 * n]
-        y = across[3 * n + 1]
-        z = across[3 * n + 2] if dim > 2 else 0
-        s = along[n]
-        combo = 0
+        x = offsets[3 * n]
+        y = offsets[3 * n + 1]
+        z = offsets[3 * n + 2]
+        combo = nearest
         blocked = 0     # joints whose current side is not usable
         for i in range(n):
-            if not usable[i] & 1:
+            if not usable[i] >> (nearest >> i & 1) & 1:
                 blocked += 1
         k = 0
         while True:
+            # The nearest pulses, tried first, win a tie.
             if blocked == 0:
-                d2 = x * x + y * y + z * z + (s - at) * (s - at)
-                # The nearest pulses win a tie.
-                if best < 0 or d2 < best_d2 or d2 == best_d2 and combo == nearest:
+                d2 = x * x + y * y + z * z
+                if best < 0 or d2 < best_d2:
                     best = combo
                     best_d2 = d2
             k += 1
@@ -255,18 +246,14 @@ class PulsePicker:
             combo ^= 1 << i
             side = combo >> i & 1
             b = 3 * i
-            if side:
-                x += across[b]
-                y += across[b + 1]
-                s += along[i]
-                if dim > 2:
-                    z += across[b + 2]
+            if side != nearest >> i & 1:      # off its nearest grid point: its move on
+                x += offsets[b]
+                y += offsets[b + 1]
+                z += offsets[b + 2]
             else:
-                x -= across[b]
-                y -= across[b + 1]
-                s -= along[i]
-                if dim > 2:
-                    z -= across[b + 2]
+                x -= offsets[b]
+                y -= offsets[b + 1]
+                z -= offsets[b + 2]
             if usable[i] >> side & 1:
                 if not usable[i] >> (1 - side) & 1:
                     blocked -= 1
