@@ -90,27 +90,42 @@ class PulsePicker:
         usable = self._usable
         lo_us = servos.min_us
         hi_us = servos.max_us
+        lo_q = self._lo_q
+        hi_q = self._hi_q
+        zero_us = servos._zero_us       # exact_us's line, read once
+        slope = servos._slope
+        angle = servos.angle
+        whole = num == den      # whole microseconds: pulses are grid steps
         nearest = 0
         for i in range(n):
-            exact = servos.exact_us(i, q[i])
-            # Refused where rounding it would be: a pose outside the window is not pulled in.
-            if not lo_us[i] - 0.5 <= exact <= hi_us[i] + 0.5:     # NaN too
+            exact = zero_us[i] + slope[i] * q[i]
+            lo = lo_us[i]
+            hi = hi_us[i]
+            # Refused where rounding it would be, more than half a microsecond out (doubled,
+            # exactly, against whole numbers): a pose outside the window is not pulled in.
+            twice = exact + exact
+            if not 2 * lo - 1 <= twice <= 2 * hi + 1:     # NaN too
                 return i
-            steps = exact * num / den       # in grid steps
+            steps = exact if whole else exact * num / den       # in grid steps
             c = int(steps)
             if steps - c >= 0.5:
                 nearest |= 1 << i
             u = 0
             for side in (0, 1):
-                us = ((c + side) * den + half) // num
-                a = servos.angle(i, (c + side) * den / num)
+                g = c + side
+                if whole:
+                    us = g
+                    a = angle(i, g)
+                else:
+                    us = (g * den + half) // num
+                    a = angle(i, g * den / num)
                 if side:
                     up_us[i] = us
                     up_q[i] = a
                 else:
                     down_us[i] = us
                     down_q[i] = a
-                if lo_us[i] <= us <= hi_us[i] and self._lo_q[i] <= a <= self._hi_q[i]:
+                if lo <= us <= hi and lo_q[i] <= a <= hi_q[i]:
                     u |= 1 << side
             if u == 0:
                 return i

@@ -5,8 +5,8 @@
 
 Loads ROOT/boards/sim_arm5.json, solves N_STEPS points along lines, and prints
 one JSON object on its last line: microseconds per choice and per ik_near of
-the same step (the fastest of REPEATS runs), and heap bytes per choice (gc
-off; boxed float temporaries, the buffers are made once).
+the same step (the fastest of REPEATS runs), heap bytes per choice (gc
+off; boxed float temporaries, the buffers are made once) and per GC block.
 """
 
 import gc
@@ -52,7 +52,12 @@ def main():
     point, q = poses[N_STEPS // 2]
     print(json.dumps({"steps": N_STEPS, "pick_us": best_pick / N_STEPS, "ik_near_us": best_ik / N_STEPS,
                       "pick_heap_bytes": heap(lambda: picker.pick(q, out, p0, p1, point)),
-                      "ik_near_heap_bytes": heap(lambda: solver.ik_near(point, goal, q))}))
+                      "ik_near_heap_bytes": heap(lambda: solver.ik_near(point, goal, q)),
+                      "gc_block_bytes": heap(lambda: _half(3.0))}))
+
+
+def _half(x):
+    return x * 0.5      # one boxed float: one GC block
 
 
 def heap(run):
