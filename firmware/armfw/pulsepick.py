@@ -72,6 +72,13 @@ class PulsePicker:
         self._base = [0.0] * 3      # the tool at the nearest pulses
         self._step = [0.0] * n      # joint i's turn from its nearest grid point to the other
         self._move = [0.0] * (3 * n)    # the tool's move when joint i takes that turn, at 3 * i
+        self._d = [0.0] * 3         # the line's p1 - p0, for the guard
+        self._free = [0] * n        # the joints _search may move, both grid points usable
+        # Gray code: step k of _search changes the free joint of k's lowest set bit.
+        ruler = self._ruler = bytearray(1 << n)
+        for k in range(1, 1 << n):
+            while not k >> ruler[k] & 1:
+                ruler[k] += 1
         self._offsets = [0] * (3 * n + 3)   # _search's integer moves and offset (a plane arm's z: 0)
 
     def pick(self, q, out, p0, p1, point):
@@ -134,7 +141,8 @@ class PulsePicker:
         best = self._search(point)
         if best != nearest and self._usable_combo(nearest):
             # _search left the nearest pulses' tool, by their own FK, in _base.
-            if self._distance2(self._base, p0, p1) <= self._distance2(self._fk(best), p0, p1):
+            length2 = self._line(p0, p1)
+            if self._distance2(self._base, p0, p1, length2) <= self._distance2(self._fk(best), p0, p1, length2):
                 best = nearest
         pose = self.pose
         for i in range(n):
@@ -160,37 +168,43 @@ class PulsePicker:
             pose[i] = self._up_q[i] if combo >> i & 1 else self._down_q[i]
         return self.solver.fk(pose, self._tip)
 
-    def _distance2(self, t, p0, p1):
-        """Squared distance of point t (its first dim coordinates) from the segment p0 -> p1."""
-        along = 0.0
+    def _line(self, p0, p1):
+        """The segment p0 -> p1 (its first dim coordinates) into _d; its length squared."""
+        d = self._d
         length2 = 0.0
         for j in range(self.dim):
-            d = p1[j] - p0[j]
-            along += (t[j] - p0[j]) * d
-            length2 += d * d
+            e = p1[j] - p0[j]
+            d[j] = e
+            length2 += e * e
+        return length2
+
+    def _distance2(self, t, p0, p1, length2):
+        """Squared distance of point t (its first dim coordinates) from the segment p0 -> p1
+        (_line's, of length squared length2)."""
+        d = self._d
+        along = 0.0
+        d2 = 0.0        # t's distance squared from p0
+        for j in range(self.dim):
+            e = t[j] - p0[j]
+            along += e * d[j]
+            d2 += e * e
         if along <= 0.0 or length2 <= 0.0:
-            end = p0
-        elif along >= length2:
-            end = p1
-        else:
-            # t's distance squared from p0, less its part along the line
-            d2 = 0.0
-            for j in range(self.dim):
-                e = t[j] - p0[j]
-                d2 += e * e
+            return d2
+        if along < length2:
+            # less its part along the line
             d2 -= along * along / length2
             return d2 if d2 > 0.0 else 0.0
         d2 = 0.0
         for j in range(self.dim):
-            e = t[j] - end[j]
+            e = t[j] - p1[j]
             d2 += e * e
         return d2
 
     def _search(self, point):
-        """The combination whose tool, to first order, lies nearest point (the nearest
-        pulses' where none is nearer); every one tried in Gray-code order from the
-        nearest pulses, one joint changing at a time. Leaves the nearest pulses' tool,
-        by FK, in _base.
+        """The usable combination whose tool, to first order, lies nearest point (the
+        nearest pulses' where none is nearer); every one tried in Gray-code order from
+        the nearest pulses, one joint changing at a time. Leaves the nearest pulses'
+        tool, by FK, in _base.
 
         The tool's offset from point is kept in small integers (the largest joint's
         move is SCALE units): the 2^n tries then make no float, so they allocate
@@ -232,36 +246,35 @@ class PulsePicker:
             offsets[k] = int(move[k] * scale)
         for j in range(dim):
             offsets[3 * n + j] = int((base[j] - point[j]) * scale)
+        # A joint with one usable grid point is held at it; the others are free.
         usable = self._usable
-        best = -1
-        best_d2 = 0
+        free = self._free
         x = offsets[3 * n]
         y = offsets[3 * n + 1]
         z = offsets[3 * n + 2]
         combo = nearest
-        blocked = 0     # joints whose current side is not usable
+        m = 0
         for i in range(n):
-            if not usable[i] >> (nearest >> i & 1) & 1:
-                blocked += 1
-        k = 0
-        while True:
-            # The nearest pulses, tried first, win a tie.
-            if blocked == 0:
-                d2 = x * x + y * y + z * z
-                if best < 0 or d2 < best_d2:
-                    best = combo
-                    best_d2 = d2
-            k += 1
-            if k >> n:
-                return best
-            # Gray code: step k changes the joint of k's lowest set bit.
-            i = 0
-            while not k >> i & 1:
-                i += 1
-            combo ^= 1 << i
-            side = combo >> i & 1
+            u = usable[i]
+            if u == 3:
+                free[m] = i
+                m += 1
+            elif not u >> (nearest >> i & 1) & 1:
+                combo ^= 1 << i
+                b = 3 * i
+                x += offsets[b]
+                y += offsets[b + 1]
+                z += offsets[b + 2]
+        # The start, the nearest pulses where usable, wins a tie.
+        best = combo
+        best_d2 = x * x + y * y + z * z
+        ruler = self._ruler
+        for k in range(1, 1 << m):
+            i = free[ruler[k]]
+            bit = 1 << i
+            combo ^= bit
             b = 3 * i
-            if side != nearest >> i & 1:      # off its nearest grid point: its move on
+            if (combo ^ nearest) & bit:       # off its nearest grid point: its move on
                 x += offsets[b]
                 y += offsets[b + 1]
                 z += offsets[b + 2]
@@ -269,8 +282,8 @@ class PulsePicker:
                 x -= offsets[b]
                 y -= offsets[b + 1]
                 z -= offsets[b + 2]
-            if usable[i] >> side & 1:
-                if not usable[i] >> (1 - side) & 1:
-                    blocked -= 1
-            elif usable[i] >> (1 - side) & 1:
-                blocked += 1
+            d2 = x * x + y * y + z * z
+            if d2 < best_d2:
+                best = combo
+                best_d2 = d2
+        return best
