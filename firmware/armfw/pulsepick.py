@@ -246,7 +246,8 @@ class PulsePicker:
             offsets[k] = int(move[k] * scale)
         for j in range(dim):
             offsets[3 * n + j] = int((base[j] - point[j]) * scale)
-        # A joint with one usable grid point is held at it; the others are free.
+        # A joint with one usable grid point is held at it, one whose step does not move
+        # the tool (a wrist roll without a tool offset) at its nearest; the others are free.
         usable = self._usable
         free = self._free
         x = offsets[3 * n]
@@ -256,12 +257,13 @@ class PulsePicker:
         m = 0
         for i in range(n):
             u = usable[i]
+            b = 3 * i
             if u == 3:
-                free[m] = i
-                m += 1
+                if offsets[b] or offsets[b + 1] or offsets[b + 2]:
+                    free[m] = i
+                    m += 1
             elif not u >> (nearest >> i & 1) & 1:
                 combo ^= 1 << i
-                b = 3 * i
                 x += offsets[b]
                 y += offsets[b + 1]
                 z += offsets[b + 2]
