@@ -53,6 +53,7 @@ class Arm5Solver(Solver):
     # The forward kinematics and the tool offset in the arm's plane (armfw.arm5fk).
     joint_points = arm5fk.joint_points
     fk = arm5fk.fk
+    fk_moves = arm5fk.fk_moves
     tool_pose = arm5fk.tool_pose
     fk_error = arm5fk.fk_error
     _plane_offset = arm5fk.plane_offset

@@ -85,6 +85,51 @@ def fk(self, q, out):
     return out
 
 
+def fk_moves(self, q, steps, tip, moves):
+    """Solver.fk_moves from the Jacobian of the tool position: the yaw turns the tip
+    about the base axis, each pitch joint about its horizontal axis through its
+    point (J2 axis, elbow, wrist), the roll about the tool axis through the flange
+    (only a tool offset moves with it)."""
+    p = self.joint_points(q)
+    x = p[9]
+    y = p[10]
+    z = p[11]
+    a4 = q[1] + q[2] + q[3]
+    tip[0] = x
+    tip[1] = y
+    tip[2] = z
+    tip[3] = a4
+    s = steps[0]
+    moves[0] = -y * s
+    moves[1] = x * s
+    moves[2] = 0.0
+    cy = cos(q[0])
+    sy = sin(q[0])
+    for k in range(0, 9, 3):
+        # The pitch axis is (-sy, cy, 0): up and down with the point's height above
+        # the axis, back and forth with its reach from it.
+        s = steps[k // 3 + 1]
+        up = (z - p[k + 2]) * s
+        moves[k + 3] = up * cy
+        moves[k + 4] = up * sy
+        moves[k + 5] = ((p[k] - x) * cy + (p[k + 1] - y) * sy) * s
+    if self._offset:
+        # The tool axis (sin a4, 0, cos a4) times the offset, in the arm's plane frame
+        # [reach, lateral, up] (joint_points left the offset there), then turned by the yaw.
+        v = self._v
+        sa = sin(a4)
+        ca = cos(a4)
+        s = steps[4]
+        reach = -ca * v[1] * s
+        lateral = (ca * v[0] - sa * v[2]) * s
+        moves[12] = reach * cy - lateral * sy
+        moves[13] = reach * sy + lateral * cy
+        moves[14] = sa * v[1] * s
+    else:
+        moves[12] = moves[13] = moves[14] = 0.0
+    return tip
+
+
 def tool_pose(self, q, out):
     """Tool (x, y, z mm, pitch rad in (-pi, pi]) of joints q (radians) as the protocol
     speaks it, into out: fk's point, and the pitch measured in the direction the

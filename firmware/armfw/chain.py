@@ -264,6 +264,28 @@ class ChainSolver(Solver):
         out[2] = pz
         return out
 
+    def fk_moves(self, q, steps, tip, moves):
+        """Solver.fk_moves from the Jacobian: joint i turns the tip about its world
+        axis through its origin, by axis x (tip - origin) per radian."""
+        self.fk(q, tip)
+        x = tip[0]
+        y = tip[1]
+        z = tip[2]
+        o = self.origins
+        a = self.joint_axes
+        for k in range(0, 3 * self.n, 3):
+            dx = x - o[k]
+            dy = y - o[k + 1]
+            dz = z - o[k + 2]
+            ax = a[k]
+            ay = a[k + 1]
+            az = a[k + 2]
+            s = steps[k // 3]
+            moves[k] = (ay * dz - az * dy) * s
+            moves[k + 1] = (az * dx - ax * dz) * s
+            moves[k + 2] = (ax * dy - ay * dx) * s
+        return tip
+
     def joint_points(self, q):
         """Every joint origin and the tip of joints q (radians), x y z mm each: fk's
         self.origins (refilled by every call and by fk)."""

@@ -134,6 +134,22 @@ class PlanarSolver(Solver):
         out[1] = p[8]
         return out
 
+    def fk_moves(self, q, steps, tip, moves):
+        """Solver.fk_moves from the Jacobian: joint i turns the tip about its own
+        point (the shoulder, the elbow), by (-dy, dx) per radian."""
+        p = self.joint_points(q)
+        x = p[6]
+        y = p[8]
+        tip[0] = x
+        tip[1] = y
+        s = steps[0]
+        moves[0] = -y * s
+        moves[1] = x * s
+        s = steps[1]
+        moves[3] = (p[5] - y) * s
+        moves[4] = (x - p[3]) * s
+        return tip
+
     def fk_error(self, target, q, current=None):
         p = self.fk(q, [0.0, 0.0])
         dx = p[0] - target[0]

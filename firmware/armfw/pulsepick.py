@@ -13,19 +13,18 @@ not merely the line, keeps the tool's progress along it even). Every chosen
 pulse is inside its window and its angle inside its joint limits; a joint with neither, or whose exact pulse is outside its window
 (where rounding it would be refused), is refused, never clamped.
 
-Cost: n + 1 forward kinematics give the tool at the all-below combination and
-the move each joint's step up makes from it; every combination is judged on
-their sum (what a step's joint moves do to the tool, to first order: exact for
-one joint up, a hair off for several), in small integers, so the 2^n tries
-make no float. The winner is then judged by its own forward kinematics
-against the combination of nearest pulses, and sent only where really
-nearer: never worse than rounding each joint on its own.
+Cost: one forward kinematics, at the nearest pulses, and the arm's Jacobian
+there (armfw.solver.Solver.fk_moves) give the tool at the nearest pulses and
+the move each joint's step to its other grid point makes from it; every
+combination is judged on their sum (what a step's joint moves do to the tool,
+to first order), in small integers, so the 2^n tries make no float. The
+winner, where it is not the nearest pulses, is then judged by its own forward
+kinematics against theirs, and sent only where really nearer: never worse
+than rounding each joint on its own.
 
 Loaded when a line is first planned (armfw.servo.ServoMap.line_pulses); the
 host's lines choose their waypoints' pulses with it too (armctl.fallback_line).
 """
-
-from math import sqrt
 
 from armfw.compat import const
 from armfw.solver import LIMIT_EPS
@@ -70,11 +69,17 @@ class PulsePicker:
         self.pose = [0.0] * n       # the pose the chosen pulses command
         self._pose = [0.0] * n
         self._tip = [0.0] * len(solver.targets)
-        self._base = [0.0] * 3      # the tool at the all-below combination
-        self._move = [0.0] * (3 * n)    # the tool's move when joint i steps up, at 3 * i
-        self._u = [0.0] * 3         # the line's unit direction
-        self._across = [0] * (3 * n + 3)    # _search's integer offsets, across the line
-        self._along = [0] * (n + 1)         # ... and along it
+        self._base = [0.0] * 3      # the tool at the nearest pulses
+        self._step = [0.0] * n      # joint i's turn from its nearest grid point to the other
+        self._move = [0.0] * (3 * n)    # the tool's move when joint i takes that turn, at 3 * i
+        self._d = [0.0] * 3         # the line's p1 - p0, for the guard
+        self._free = [0] * n        # the joints _search may move, both grid points usable
+        # Gray code: step k of _search changes the free joint of k's lowest set bit.
+        ruler = self._ruler = bytearray(1 << n)
+        for k in range(1, 1 << n):
+            while not k >> ruler[k] & 1:
+                ruler[k] += 1
+        self._offsets = [0] * (3 * n + 3)   # _search's integer moves and offset (a plane arm's z: 0)
 
     def pick(self, q, out, p0, p1, point):
         """The pulses of pose q (radians), a step to point on the line p0 -> p1 (tool
@@ -92,35 +97,52 @@ class PulsePicker:
         usable = self._usable
         lo_us = servos.min_us
         hi_us = servos.max_us
+        lo_q = self._lo_q
+        hi_q = self._hi_q
+        zero_us = servos._zero_us       # exact_us's line, read once
+        slope = servos._slope
+        angle = servos.angle
+        whole = num == den      # whole microseconds: pulses are grid steps
         nearest = 0
         for i in range(n):
-            exact = servos.exact_us(i, q[i])
-            # Refused where rounding it would be: a pose outside the window is not pulled in.
-            if not lo_us[i] - 0.5 <= exact <= hi_us[i] + 0.5:     # NaN too
+            exact = zero_us[i] + slope[i] * q[i]
+            lo = lo_us[i]
+            hi = hi_us[i]
+            # Refused where rounding it would be, more than half a microsecond out (doubled,
+            # exactly, against whole numbers): a pose outside the window is not pulled in.
+            twice = exact + exact
+            if not 2 * lo - 1 <= twice <= 2 * hi + 1:     # NaN too
                 return i
-            steps = exact * num / den       # in grid steps
+            steps = exact if whole else exact * num / den       # in grid steps
             c = int(steps)
             if steps - c >= 0.5:
                 nearest |= 1 << i
             u = 0
             for side in (0, 1):
-                us = ((c + side) * den + half) // num
-                a = servos.angle(i, (c + side) * den / num)
+                g = c + side
+                if whole:
+                    us = g
+                    a = angle(i, g)
+                else:
+                    us = (g * den + half) // num
+                    a = angle(i, g * den / num)
                 if side:
                     up_us[i] = us
                     up_q[i] = a
                 else:
                     down_us[i] = us
                     down_q[i] = a
-                if lo_us[i] <= us <= hi_us[i] and self._lo_q[i] <= a <= self._hi_q[i]:
+                if lo <= us <= hi and lo_q[i] <= a <= hi_q[i]:
                     u |= 1 << side
             if u == 0:
                 return i
             usable[i] = u
         self._nearest = nearest
-        best = self._search(p0, p1, point)
+        best = self._search(point)
         if best != nearest and self._usable_combo(nearest):
-            if self._distance2(self._fk(nearest), p0, p1) <= self._distance2(self._fk(best), p0, p1):
+            # _search left the nearest pulses' tool, by their own FK, in _base.
+            length2 = self._line(p0, p1)
+            if self._distance2(self._base, p0, p1, length2) <= self._distance2(self._fk(best), p0, p1, length2):
                 best = nearest
         pose = self.pose
         for i in range(n):
@@ -146,129 +168,124 @@ class PulsePicker:
             pose[i] = self._up_q[i] if combo >> i & 1 else self._down_q[i]
         return self.solver.fk(pose, self._tip)
 
-    def _distance2(self, t, p0, p1):
-        """Squared distance of point t (its first dim coordinates) from the segment p0 -> p1."""
-        along = 0.0
+    def _line(self, p0, p1):
+        """The segment p0 -> p1 (its first dim coordinates) into _d; its length squared."""
+        d = self._d
         length2 = 0.0
         for j in range(self.dim):
-            d = p1[j] - p0[j]
-            along += (t[j] - p0[j]) * d
-            length2 += d * d
+            e = p1[j] - p0[j]
+            d[j] = e
+            length2 += e * e
+        return length2
+
+    def _distance2(self, t, p0, p1, length2):
+        """Squared distance of point t (its first dim coordinates) from the segment p0 -> p1
+        (_line's, of length squared length2)."""
+        d = self._d
+        along = 0.0
+        d2 = 0.0        # t's distance squared from p0
+        for j in range(self.dim):
+            e = t[j] - p0[j]
+            along += e * d[j]
+            d2 += e * e
         if along <= 0.0 or length2 <= 0.0:
-            end = p0
-        elif along >= length2:
-            end = p1
-        else:
-            # t's distance squared from p0, less its part along the line
-            d2 = 0.0
-            for j in range(self.dim):
-                e = t[j] - p0[j]
-                d2 += e * e
+            return d2
+        if along < length2:
+            # less its part along the line
             d2 -= along * along / length2
             return d2 if d2 > 0.0 else 0.0
         d2 = 0.0
         for j in range(self.dim):
-            e = t[j] - end[j]
+            e = t[j] - p1[j]
             d2 += e * e
         return d2
 
-    def _search(self, p0, p1, point):
-        """The combination whose tool, to first order, lies nearest point on the line p0 ->
-        p1 (the nearest pulses' where none is nearer); every one tried in Gray-code order,
-        one joint changing at a time.
+    def _search(self, point):
+        """The usable combination whose tool, to first order, lies nearest point (the
+        nearest pulses' where none is nearer); every one tried in Gray-code order from
+        the nearest pulses, one joint changing at a time. Leaves the nearest pulses'
+        tool, by FK, in _base.
 
-        The tool's offset from the line, across it and along it, is kept in small
-        integers (the largest joint's move is SCALE units): the 2^n tries then make
-        no float, so they allocate nothing and cost a few integer operations each.
+        The tool's offset from point is kept in small integers (the largest joint's
+        move is SCALE units): the 2^n tries then make no float, so they allocate
+        nothing and cost a few integer operations each.
         """
         n = self.n
         dim = self.dim
+        nearest = self._nearest
+        pose = self._pose
+        step = self._step
+        for i in range(n):
+            if nearest >> i & 1:
+                pose[i] = self._up_q[i]
+                step[i] = self._down_q[i] - pose[i]
+            else:
+                pose[i] = self._down_q[i]
+                step[i] = self._up_q[i] - pose[i]
         move = self._move
-        across = self._across
-        along = self._along
-        tip = self._fk(0)
+        tip = self.solver.fk_moves(pose, step, self._tip, move)
         base = self._base
         for j in range(dim):
             base[j] = tip[j]
-        biggest = 0.0
-        for i in range(n):
-            tip = self._fk(1 << i)
-            for j in range(dim):
-                d = tip[j] - base[j]
-                move[3 * i + j] = d
-                if d > biggest:
-                    biggest = d
-                elif -d > biggest:
-                    biggest = -d
-        # The line's unit direction (none for a point: all is across) and length.
-        u = self._u
-        length = 0.0
+        most = 0.0      # the largest and least coordinate of a joint's move
+        least = 0.0
+        for k in range(3 * n):
+            d = move[k]
+            if d > most:
+                most = d
+            elif d < least:
+                least = d
+        if -least > most:
+            most = -least
+        scale = SCALE / most if most > 0.0 else 0.0
+        # Joint i's move, and at 3 * n the nearest pulses' tool's offset from point
+        # (the point lies on the line: its distance is the one across the line and
+        # along it from the point, squared and summed).
+        offsets = self._offsets
+        for k in range(3 * n):
+            offsets[k] = int(move[k] * scale)
         for j in range(dim):
-            d = p1[j] - p0[j]
-            u[j] = d
-            length += d * d
-        length = sqrt(length)
-        for j in range(dim):
-            u[j] = u[j] / length if length > 0.0 else 0.0
-        scale = SCALE / biggest if biggest > 0.0 else 0.0
-        # Joint i's move (n: the all-below tool's offset from p0), split across and along.
-        for i in range(n + 1):
-            a = 0.0
-            for j in range(dim):
-                a += (move[3 * i + j] if i < n else base[j] - p0[j]) * u[j]
-            along[i] = int(a * scale)
-            for j in range(dim):
-                d = move[3 * i + j] if i < n else base[j] - p0[j]
-                across[3 * i + j] = int((d - a * u[j]) * scale)
-        at = 0.0       # point's place along the line
-        for j in range(dim):
-            at += (point[j] - p0[j]) * u[j]
-        at = int(at * scale)
+            offsets[3 * n + j] = int((base[j] - point[j]) * scale)
+        # A joint with one usable grid point is held at it, one whose step does not move
+        # the tool (a wrist roll without a tool offset) at its nearest; the others are free.
         usable = self._usable
-        nearest = self._nearest
-        best = -1
-        best_d2 = 0
-        x = across[3 * n]
-        y = across[3 * n + 1]
-        z = across[3 * n + 2] if dim > 2 else 0
-        s = along[n]
-        combo = 0
-        blocked = 0     # joints whose current side is not usable
+        free = self._free
+        x = offsets[3 * n]
+        y = offsets[3 * n + 1]
+        z = offsets[3 * n + 2]
+        combo = nearest
+        m = 0
         for i in range(n):
-            if not usable[i] & 1:
-                blocked += 1
-        k = 0
-        while True:
-            if blocked == 0:
-                d2 = x * x + y * y + z * z + (s - at) * (s - at)
-                # The nearest pulses win a tie.
-                if best < 0 or d2 < best_d2 or d2 == best_d2 and combo == nearest:
-                    best = combo
-                    best_d2 = d2
-            k += 1
-            if k >> n:
-                return best
-            # Gray code: step k changes the joint of k's lowest set bit.
-            i = 0
-            while not k >> i & 1:
-                i += 1
-            combo ^= 1 << i
-            side = combo >> i & 1
+            u = usable[i]
             b = 3 * i
-            if side:
-                x += across[b]
-                y += across[b + 1]
-                s += along[i]
-                if dim > 2:
-                    z += across[b + 2]
+            if u == 3:
+                if offsets[b] or offsets[b + 1] or offsets[b + 2]:
+                    free[m] = i
+                    m += 1
+            elif not u >> (nearest >> i & 1) & 1:
+                combo ^= 1 << i
+                x += offsets[b]
+                y += offsets[b + 1]
+                z += offsets[b + 2]
+        # The start, the nearest pulses where usable, wins a tie.
+        best = combo
+        best_d2 = x * x + y * y + z * z
+        ruler = self._ruler
+        for k in range(1, 1 << m):
+            i = free[ruler[k]]
+            bit = 1 << i
+            combo ^= bit
+            b = 3 * i
+            if (combo ^ nearest) & bit:       # off its nearest grid point: its move on
+                x += offsets[b]
+                y += offsets[b + 1]
+                z += offsets[b + 2]
             else:
-                x -= across[b]
-                y -= across[b + 1]
-                s -= along[i]
-                if dim > 2:
-                    z -= across[b + 2]
-            if usable[i] >> side & 1:
-                if not usable[i] >> (1 - side) & 1:
-                    blocked -= 1
-            elif usable[i] >> (1 - side) & 1:
-                blocked += 1
+                x -= offsets[b]
+                y -= offsets[b + 1]
+                z -= offsets[b + 2]
+            d2 = x * x + y * y + z * z
+            if d2 < best_d2:
+                best = combo
+                best_d2 = d2
+        return best

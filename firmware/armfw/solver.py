@@ -223,6 +223,25 @@ class Solver:
         from armfw.twolink import elbow_status
         return elbow_status(q[self.elbow_joint])
 
+    def fk_moves(self, q, steps, tip, moves):
+        """fk(q, tip), and into moves (x, y, z per joint; a plane arm's z left alone) how
+        far the tool's position moves when joint i alone turns by steps[i] (radians).
+        Here by finite differences, one fk per joint (q is turned and put back); the
+        arm kinds answer it to first order from one fk and their Jacobian."""
+        dim = 3 if len(tip) > 3 else len(tip)
+        for i in range(self.n):
+            a = q[i]
+            q[i] = a + steps[i]
+            self.fk(q, tip)
+            q[i] = a
+            for j in range(dim):
+                moves[3 * i + j] = tip[j]
+        self.fk(q, tip)
+        for i in range(self.n):
+            for j in range(dim):
+                moves[3 * i + j] -= tip[j]
+        return tip
+
     def tool_pose(self, q, out):
         """Tool coordinates of joints q (radians) as the protocol speaks them, into out:
         fk's, except where an arm kind's protocol reads them otherwise (Arm5Solver's pitch)."""

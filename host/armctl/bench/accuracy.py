@@ -168,6 +168,12 @@ def run(short=False):
                      "joint_worst_mm": max(steps_a), "joint_mean_mm": sum(steps_a) / len(steps_a),
                      "rounded_worst_before_end_mm": max(inner_b), "joint_worst_before_end_mm": max(inner_a),
                      "better": better, "equal": equal, "worse": worse}
-    from armctl.bench import firmware
-    out["cost"] = firmware.run_script(COST_SCRIPT, 50)
+    from armctl.bench import estimate, firmware
+    cost = out["cost"] = firmware.run_script(COST_SCRIPT, 50)
+    # ESTIMATE for an RP2040, as armctl.bench.estimate scales the solver: time by bm_float,
+    # heap by the board's GC block (the number of allocations stays).
+    rp2040 = estimate.BOARDS["rp2040_125MHz"]
+    cost["rp2040_pick_ms"] = [cost["pick_us"] / 1000.0 * estimate.UNIX_BM_FLOAT / rp2040[k]
+                              for k in ("bm_float", "high", "low")]
+    cost["rp2040_pick_heap_bytes"] = cost["pick_heap_bytes"] // cost["gc_block_bytes"] * rp2040["gc_block_bytes"]
     return out

@@ -225,6 +225,9 @@ def accuracy_lines(ac):
     c = ac["cost"]
     lines.append("  the choice per line step on the Unix port: %.1f us, %d B heap (the step's ik_near: %.1f us, %d B)"
                  % (c["pick_us"], c["pick_heap_bytes"], c["ik_near_us"], c["ik_near_heap_bytes"]))
+    lines.append("  ESTIMATE on an RP2040 @ 125 MHz (scaled by bm_float, see the solver's estimate): ~%.1f ms "
+                 "(%.1f-%.1f), %d B heap" % (c["rp2040_pick_ms"][0], c["rp2040_pick_ms"][1], c["rp2040_pick_ms"][2],
+                                             c["rp2040_pick_heap_bytes"]))
     return lines + [""]
 
 
