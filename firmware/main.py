@@ -83,6 +83,17 @@ BOARD = "board.json"
 CALIBRATION = "calibration.json"
 
 
+def _compiled_from_source():
+    """True when armfw is .py files on the flash, compiled here: not .mpy, not frozen
+    into the image (a frozen module's file is not on the flash)."""
+    import os
+    try:
+        os.stat(armfw.__file__)
+    except OSError:
+        return False
+    return armfw.__file__.endswith(".py")
+
+
 def _calibration():
     """The calibration file to lay over the board file, or None."""
     if getenv("ARMFW_CALIBRATION"):
@@ -142,6 +153,13 @@ for _loader in ("board", "drivers", "fields", "workspace"):
 gc.collect()
 try:
     from armfw import session
+    if _compiled_from_source():
+        # The board compiles each module when it is first imported, and the G-code
+        # face is the largest the protocol loads late: compiled in a heap that the
+        # requests before it have cut into pieces, it set the source route's need
+        # (README, Memory). Now, while the heap is still whole.
+        import armfw.gcode
+    del _compiled_from_source
     from armfw.console import Console
     from armfw.protocol import Protocol
     console = Console(sys.stdin.buffer, sys.stdin, sys.stdout.write, None)

