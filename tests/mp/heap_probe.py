@@ -8,8 +8,10 @@
 #     # heap line=<i> alloc=<bytes> free=<bytes> block=<bytes per GC block>
 # followed by micropython.mem_info()'s lines ("max free sz" is the largest free
 # run, in blocks). Line 0 is after boot. The sample lines are not replies: they
-# precede the reply of line i. Only armfw.protocol.Protocol.handle is wrapped;
-# the console, session and main.py are the firmware's own.
+# precede the reply of line i. Only armfw.protocol.Protocol._answer is wrapped
+# (once per line answered: a line that arrives while G1 lines are queued is
+# handed back to the console until they have run, and answered then); the
+# console, session and main.py are the firmware's own.
 import gc
 import sys
 
@@ -20,7 +22,7 @@ from armfw.compat import getenv
 
 EVERY = int(getenv("ARMCTL_HEAP_EVERY") or "300")
 BLOCK = 16 if sys.maxsize < 2 ** 32 else 32        # 4 machine words per GC block
-_handle = protocol.Protocol.handle
+_answer = protocol.Protocol._answer
 _count = [0]
 
 
@@ -30,13 +32,13 @@ def _sample(line):
     micropython.mem_info()
 
 
-def _measured_handle(self, raw):
+def _measured_answer(self, raw):
     line = _count[0]
     if line % EVERY == 0:
         _sample(line)
     _count[0] = line + 1
-    _handle(self, raw)
+    _answer(self, raw)
 
 
-protocol.Protocol.handle = _measured_handle
+protocol.Protocol._answer = _measured_answer
 import main  # noqa: E402,F401  (boots and serves until the input ends)
