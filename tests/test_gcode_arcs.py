@@ -23,7 +23,7 @@ from armctl import cli
 from armctl.bench import accuracy
 from armctl.commands import run as run_command
 from armctl.sim import Simulator
-from armfw import board, protocol
+from armfw import board, executor, protocol
 from armfw.gcodearc import CHORD_TOLERANCE_MM, arc
 from armfw.motion import ArmController
 from armfw.simservo import SimServo
@@ -219,6 +219,24 @@ def test_an_arc_ramps_from_rest_to_its_speed_and_back_on_its_chords(line, centre
     # The speed changes by at most 500 mm/s^2 a step (a step across a corner, measured straight, is
     # shorter than along its chords by under its length times a^2 / 8, a chord's angle < 0.1 rad).
     assert max(abs(b - a) for a, b in zip(speeds, speeds[1:])) <= TOOL_ACCEL * STEP_S + 2 * top * 0.1 ** 2 / 8
+
+
+def test_an_arc_refilled_as_it_runs_takes_the_steps_its_check_took(monkeypatch):
+    # The helix's 319 steps through a ring of 7, refilled a step at a time as it runs (the
+    # checked plan walked again, its ramp fed its chords again): the very poses a ring that
+    # holds the whole arc sends.
+    monkeypatch.setattr(executor, "RING_STEPS", 100000)
+    whole, out = cpython_arm()
+    run_line(whole, out, START)
+    expected = run_line(whole, out, ARCS[2][0])
+    assert whole.controller.executor.kept_whole()
+    monkeypatch.setattr(executor, "RING_STEPS", 7)
+    monkeypatch.setattr(executor, "REFILL_EVENTS", 1)
+    p, out = cpython_arm()
+    run_line(p, out, START)
+    poses = run_line(p, out, ARCS[2][0])
+    assert not p.controller.executor.kept_whole()
+    assert len(poses) == 319 and poses == expected
 
 
 def test_a_tight_arc_slows_to_keep_the_tools_acceleration():
