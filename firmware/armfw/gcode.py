@@ -29,7 +29,6 @@ import armfw
 from armfw import planner, status
 from armfw.commands import GCODE_MOTION
 from armfw.numeric import DEG
-from armfw.solver import MIN_MOTION
 
 # The first letters of G-code words and what each means here.
 AXES = "XYZAB"

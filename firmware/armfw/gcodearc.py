@@ -34,8 +34,8 @@ RADIUS_SLACK_RATIO = 0.001
 MAX_CHORD_ANGLE = pi / 2
 # A turn this close to zero between start and end is a full circle (I J only; GRBL's epsilon).
 _FULL_TURN_EPSILON = 5e-7
-# A step a hair longer than its chord: the chord's length, worked out again by the walk,
-# may come out a float's width longer, and the chord must still end in one step.
+# A chord a hair shorter than a step at the top speed: its length, worked out again by the
+# walk, may come out a float's width longer, and it must still turn at most a step's worth.
 _STEP_MARGIN = 1e-4
 
 
@@ -103,8 +103,8 @@ class Arc:
         return walk_blocks(planner, k, q, refill, self, self.ramp)
 
     def split(self, most_mm):
-        """Make each chord one step of at most most_mm (mm; more chords where the tolerance
-        allows longer ones); returns the step (mm), a hair longer than a chord."""
+        """Make each chord at most most_mm long (mm: a step at the top speed; more chords
+        where the tolerance allows longer ones), so a corner turns by a step's share at most."""
         rise = 0.0
         if len(self.end) == 4:          # an arm5's Z rises evenly (its pitch stays)
             rise = self.end[2] - self.start[2]
@@ -114,10 +114,6 @@ class Arc:
         chords = int(ceil(length / most_mm))
         if chords > self.chords:
             self.chords = chords
-        a = abs(self.travel) / self.chords
-        chord = 2.0 * self.radius * sin(0.5 * a)
-        rise /= self.chords
-        return sqrt(chord * chord + rise * rise) * (1.0 + _STEP_MARGIN)
 
 
 def arc(start, end, clockwise, offset=None, radius=None):

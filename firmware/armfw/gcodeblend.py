@@ -16,7 +16,8 @@ allows, from rest to rest), walked and checked whole before its first pulse
 like any plan. joins() tells the lines that queue from those that wait for
 the queued ones to run. A step that would turn a joint too fast is halved along the lines,
 as a line's is (armfw.linestep), and the ramp goes on from the speed the
-tool really has.
+tool really has. walk_blocks walks G2/G3 arcs' chords too (armfw.gcodearc),
+feeding the ramp as it goes: an arc may have many more chords than the ramp holds.
 """
 
 from array import array
