@@ -186,6 +186,8 @@ class Hold:
             if end > 1.0:
                 end = 1.0
             lo, hi = self._interval(start, end, accel, dt2, tool_limit, ex._events[slot] == LINE_STEP_EVENT)
+            if end >= 1.0 and lo > end:
+                lo = end            # the plan itself slows faster here: keep its pace
             if lo <= hi + _EPS:
                 if self.holding:
                     return lo if lo > 0.0 else 0.0
@@ -228,28 +230,34 @@ class Hold:
             if s0 + b < hi:
                 hi = s0 + b
         if line:
-            # |xt + (s - s0) dtool - d_t| <= tool_limit: a quadratic in s - s0.
+            # The tool's speed along the path, |xt + (s - s0) dtool| a step, within tool_limit
+            # of the last step's |d_t|: a quadratic in s - s0 for each bound.
             xt = self._xt
-            d_t = self.d_t
             t = self._dtool
-            w0 = xt[0] - d_t[0]
-            w1 = xt[1] - d_t[1]
-            w2 = xt[2] - d_t[2]
+            d_t = self.d_t
+            last = sqrt(d_t[0] * d_t[0] + d_t[1] * d_t[1] + d_t[2] * d_t[2])
             qa = t[0] * t[0] + t[1] * t[1] + t[2] * t[2]
-            qb = 2.0 * (w0 * t[0] + w1 * t[1] + w2 * t[2])
-            qc = w0 * w0 + w1 * w1 + w2 * w2 - tool_limit * tool_limit
+            qb = 2.0 * (xt[0] * t[0] + xt[1] * t[1] + xt[2] * t[2])
+            qc = xt[0] * xt[0] + xt[1] * xt[1] + xt[2] * xt[2]
+            top = last + tool_limit
             if qa == 0.0:
-                if qc > 0.0:
+                if qc > top * top or (last > tool_limit and qc < (last - tool_limit) ** 2):
                     return 1.0, 0.0
-            else:
-                disc = qb * qb - 4.0 * qa * qc
-                if disc < 0.0:
-                    return 1.0, 0.0
-                r = sqrt(disc)
-                if s0 + (-qb - r) / (2.0 * qa) > lo:
-                    lo = s0 + (-qb - r) / (2.0 * qa)
-                if s0 + (-qb + r) / (2.0 * qa) < hi:
-                    hi = s0 + (-qb + r) / (2.0 * qa)
+                return lo, hi
+            disc = qb * qb - 4.0 * qa * (qc - top * top)
+            if disc < 0.0:
+                return 1.0, 0.0
+            r = sqrt(disc)
+            if s0 + (-qb - r) / (2.0 * qa) > lo:
+                lo = s0 + (-qb - r) / (2.0 * qa)
+            if s0 + (-qb + r) / (2.0 * qa) < hi:
+                hi = s0 + (-qb + r) / (2.0 * qa)
+            if last > tool_limit:
+                # At least last - tool_limit: beyond the larger root (the travel grows with s
+                # unless the path turns back within a step; there the bound only errs short).
+                disc = qb * qb - 4.0 * qa * (qc - (last - tool_limit) ** 2)
+                if disc >= 0.0 and s0 + (-qb + sqrt(disc)) / (2.0 * qa) > lo:
+                    lo = s0 + (-qb + sqrt(disc)) / (2.0 * qa)
         return lo, hi
 
     def advance(self, live):
