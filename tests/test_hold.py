@@ -98,12 +98,11 @@ def assert_on_the_checked_path(held, checked):
     places(held, checked)
 
 
-def speed_changes(poses):
-    """The tool's speed along its path (its travel a step, by the test's own forward
-    kinematics) and how much it changes from each step to the next (mm/s per step)."""
-    points = [arm5_tool(q) for q, _ in poses]
+def speed_changes(points):
+    """The change from each step to the next of the speed along the path (mm/s per step)
+    of a tool through points, one a step."""
     speeds = [sqrt(sum((b[i] - a[i]) ** 2 for i in range(3))) / STEP_S for a, b in zip(points, points[1:])]
-    return speeds, [b - a for a, b in zip(speeds, speeds[1:])]
+    return [b - a for a, b in zip(speeds, speeds[1:])]
 
 
 def joint_changes(poses):
@@ -122,7 +121,7 @@ def assert_held_within_the_limits(held, checked):
     # The hold bounds the tool on the chord between two checked steps' tool points: there,
     # exactly. The real tool (the joints interpolated) strays off that chord by the sag,
     # measured here; a change of speed takes three points: up to 4 sags a step more.
-    own = max([TOOL_ACCEL * STEP_S] + [abs(c) for c in speed_changes(checked)[1]])
+    own = max([TOOL_ACCEL * STEP_S] + [abs(c) for c in speed_changes([arm5_tool(q) for q, _ in checked])])
     chord = []
     sag = 0.0
     for (q, _), (k, f) in zip(held, found):
@@ -131,11 +130,9 @@ def assert_held_within_the_limits(held, checked):
         chord.append([a[i] + f * (b[i] - a[i]) for i in range(3)])
         p = arm5_tool(q)
         sag = max(sag, sqrt(sum((chord[-1][i] - p[i]) ** 2 for i in range(3))))
-    speeds = [sqrt(sum((b[i] - a[i]) ** 2 for i in range(3))) / STEP_S for a, b in zip(chord, chord[1:])]
-    assert max(abs(b - a) for a, b in zip(speeds, speeds[1:])) <= own * (1 + FLOAT)
-    real, changes = speed_changes(held)
-    assert max(abs(c) for c in changes) <= own * (1 + FLOAT) + 4 * sag / STEP_S
-    return real
+    assert max(abs(c) for c in speed_changes(chord)) <= own * (1 + FLOAT)
+    real = speed_changes([arm5_tool(q) for q, _ in held])
+    assert max(abs(c) for c in real) <= own * (1 + FLOAT) + 4 * sag / STEP_S
 
 
 def joint_move(arm):
