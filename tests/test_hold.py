@@ -17,7 +17,7 @@ from armfw import board
 from armfw.gripper import Gripper
 from armfw.motion import ArmController
 from armfw.gcodearc import arc
-from armfw.planner import ARC, GRIP_CLOSE, GRIP_OPEN, LINE, MIN_MOTION
+from armfw.planner import ARC, GRIP_CLOSE, GRIP_OPEN, LINE
 from armfw.simservo import SimServo
 from conftest import BOARDS
 from test_motion_profile import (ACCEL, JOINTS, QUANTUM, STEP_S, TOOL_ACCEL, WINDOW, arm5_mapping, arm5_tool,
@@ -235,30 +235,26 @@ def test_a_hold_at_any_step_of_a_line_stays_within_the_limits():
 
 
 # Half a circle of r = 40 mm (G3 from (150, -40) about (150, 0), as armfw.gcode walks it:
-# chords of a step at 100 mm/s; round this bend v^2 / r = 250 mm/s^2 of the tool's 500).
+# chords of a step at 100 mm/s, ramped from rest to rest; round this bend v^2 / r =
+# 250 mm/s^2 of the tool's 500).
 ARC_START = (150.0, -40.0, 150.0, radians(180))
 
 
 def arc_plan(arm):
     chords = arc(ARC_START, (150.0, 40.0, 150.0, radians(180)), False, (0.0, 40.0))
     arm.plan()
-    arm.add(ARC, chords, MIN_MOTION, None, chords.split(arm.planner.line_step_mm), False)
+    chords.split(arm.planner.line_step_mm)
+    chords.top = arm.planner.line_top(arm.planner.line_step_mm)
+    arm.add(ARC, chords)
 
 
 def test_a_hold_at_any_step_of_an_arc_stays_within_the_limits():
     def setup(arm):
         assert arm.move(ARC_START)
-    runs = hold_everywhere(setup, arc_plan)
-    # The arc runs at 100 mm/s from its first step to its last (its steps do not ramp):
-    # its own start and end aside, a hold needs 100 / (500 * 0.02) = 10 steps to rest. Held
-    # at its start, it rests where the plan starts; held later, it must rest before its end.
-    last = len(runs[0][1]) - 1
-    for hold_at, checked, held in runs:
-        if 1 <= hold_at <= last - 10:
-            assert_held_within_the_limits(held, checked)
-        else:
-            assert_on_the_checked_path(held, checked)
-            assert held[-1] == checked[-1]
+    # The arc ramps from rest to rest: a hold anywhere on it, its last steps too, rests
+    # within the limits.
+    for hold_at, checked, held in hold_everywhere(setup, arc_plan):
+        assert_held_within_the_limits(held, checked)
         assert still_steps(held) >= 3, hold_at
 
 
