@@ -3,11 +3,14 @@
 
 Arc geometry is derived by hand here: centres from the words as a person
 draws them (a quarter circle's centre is a corner of the square its ends
-span), chord counts from the sagitta r (1 - cos(a / 2)), speeds from F. The
-firmware's arcs are then run three ways: in CPython, where every step's exact
-pose is recorded and put through this file's own forward kinematics; on the
-real MicroPython Unix port, whose recorded pulses must decode to those same
-poses within half a microsecond; and through `armctl run` from a file.
+span), chord counts from the sagitta r (1 - cos(a / 2)), speeds from F and
+sqrt(accel * r), step counts from a ramp from rest to that speed and back
+(the travel per step changes by at most accel * dt^2 a step). The firmware's
+arcs are then run three ways: in CPython, where every step's exact pose is
+recorded and put through this file's own forward kinematics; on the real
+MicroPython Unix port, whose recorded pulses must decode to those same poses
+within a microsecond, and whose joints stay within their acceleration; and
+through `armctl run` from a file.
 """
 
 import argparse
@@ -17,14 +20,17 @@ from math import acos, atan2, ceil, cos, hypot, pi, radians, sin, sqrt
 import pytest
 
 from armctl import cli
+from armctl.bench import accuracy
 from armctl.commands import run as run_command
 from armctl.sim import Simulator
-from armfw import board, protocol
+from armfw import board, executor, protocol
 from armfw.gcodearc import CHORD_TOLERANCE_MM, arc
 from armfw.motion import ArmController
 from armfw.simservo import SimServo
 from conftest import BOARDS
-from test_motion_profile import QUANTUM, arm5_mapping, arm5_tool, joint_samples
+from test_gcode_blend import steps_alone
+from test_motion_profile import (ACCEL, JOINTS, QUANTUM, TOOL_ACCEL, WINDOW, arm5_mapping, arm5_tool, derivatives,
+                                 joint_samples)
 
 ARM5 = BOARDS / "sim_arm5.json"
 STEP_S = 0.02
@@ -108,9 +114,9 @@ def test_chords_stay_within_the_tolerance_and_are_as_few_as_it_allows():
         assert sagitta(20.0, hypot(q[0] - p[0], q[1] - p[1])) <= CHORD_TOLERANCE_MM
     # One chord fewer would stray further.
     assert sagitta(20.0, 2 * 20.0 * sin(pi / 2 / 11 / 2)) > CHORD_TOLERANCE_MM
-    # Split for a speed of 0.4 mm a step: 79 chords of one step each (10 pi / 0.4 = 78.5).
-    step = a.split(0.4)
-    assert a.chords == 79 and 2 * 20 * sin(pi / 4 / 79) <= step <= 0.4
+    # Split for a speed of 0.4 mm a step: 79 chords no longer than a step (10 pi / 0.4 = 78.5).
+    a.split(0.4)
+    assert a.chords == 79 and 2 * 20 * sin(pi / 4 / 79) <= 0.4
 
 
 def test_a_helix_rises_evenly_with_the_angle():
@@ -129,6 +135,9 @@ def test_a_helix_rises_evenly_with_the_angle():
 
 def cpython_arm():
     b = board.load(str(ARM5))
+    # Each joint's pulse rounded, not chosen on the pulse grid (armfw.pulsepick): the
+    # controller's pose stays the walk's exact one, whose path and timing are judged here.
+    accuracy.round_each(b.servos)
     arm = ArmController(b, SimServo(b.driver))
     arm.park()
     out = []
@@ -149,56 +158,111 @@ def run_line(p, out, line):
 
 
 ARCS = [
-    # line, centre, radius, start angle, turn, z start, z end, steps (length / (F / 60 * 0.02))
-    ("G2 X170 Y20 I20 J0 F1200", (170, 0), 20, pi, -pi / 2, 200, 200, ceil(10 * pi / 0.4)),
-    # Counterclockwise about (170, 0) from 180 deg round to 90 deg: the long way.
-    ("G3 X170 Y20 R-20 F3000", (170, 0), 20, pi, 3 * pi / 2, 200, 200, ceil(30 * pi / 1.0)),
-    ("G2 I10 Z190 F600", (160, 0), 10, pi, -2 * pi, 200, 190, ceil(hypot(20 * pi, 10) / 0.2)),
+    # line, centre, radius, start angle, turn, z start, z end, top speed (mm/s), steps. The travel per
+    # step rises by 500 mm/s^2 * (20 ms)^2 = 0.2 mm a step from rest to the top speed's and falls back.
+    # A quarter circle, 10 pi = 31.42 mm at F1200 (20 mm/s, 0.4 mm a step; sqrt(500 * 20) = 100 mm/s
+    # allowed round the bend): n steps cover at most 0.2 + 0.4 (n - 2) + 0.2 = 0.4 (n - 1) mm, 79 steps
+    # 31.2 mm, 80 steps 31.6: 80 (79 unramped, one chord a step).
+    ("G2 X170 Y20 I20 J0 F1200", (170, 0), 20, pi, -pi / 2, 200, 200, 20.0, 80),
+    # Counterclockwise about (170, 0) from 180 deg round to 90 deg: the long way, 30 pi = 94.25 mm at
+    # F3000 (50 mm/s, 1 mm a step): 0.2 + 0.4 + 0.6 + 0.8 up and down (4 mm in 8 steps), 90.25 mm
+    # at 1 mm a step in 91 more: 99.
+    ("G3 X170 Y20 R-20 F3000", (170, 0), 20, pi, 3 * pi / 2, 200, 200, 50.0, 99),
+    # A helix of hypot(20 pi, 10) = 63.62 mm at F600 (10 mm/s, 0.2 mm a step: reached in the first
+    # step and left in the last): 0.2 n >= 63.62 mm, 319 steps.
+    ("G2 I10 Z190 F600", (160, 0), 10, pi, -2 * pi, 200, 190, 10.0, 319),
 ]
 
 
-@pytest.mark.parametrize("line, centre, r, angle0, turn, z0, z1, steps", ARCS)
-def test_every_step_of_an_arc_ends_on_it_at_the_speed_f_sets(line, centre, r, angle0, turn, z0, z1, steps):
+def speeds_of(points):
+    """The tool's speed (mm/s) over each step between points (x, y, z)."""
+    return [sqrt(sum((b[i] - a[i]) ** 2 for i in range(3))) / STEP_S for a, b in zip(points, points[1:])]
+
+
+def test_the_step_counts_are_the_ramps_fewest():
+    # The hand counts above, and the tight circle's below, against the tent of steps worked out
+    # for blended lines (tests/test_gcode_blend.py), on the arcs' lengths.
+    assert steps_alone(10 * pi, top=20.0) == 80
+    assert steps_alone(30 * pi, top=50.0) == 99
+    assert steps_alone(hypot(20 * pi, 10), top=10.0) == 319
+    assert steps_alone(10 * pi, top=50.0) == 36
+
+
+@pytest.mark.parametrize("line, centre, r, angle0, turn, z0, z1, top, steps", ARCS)
+def test_an_arc_ramps_from_rest_to_its_speed_and_back_on_its_chords(line, centre, r, angle0, turn, z0, z1, top,
+                                                                    steps):
     p, out = cpython_arm()
     run_line(p, out, START)
     assert out[-1].startswith("ok OK")
     start = arm5_tool(p.controller.q)
     poses = run_line(p, out, line)
     assert out[-1].startswith("ok OK") and out[-1].endswith("steps=%d" % steps), out[-1]
-    points = [arm5_tool(q) for q in poses]
-    # Every step ends on the arc (its chord's end), the angle turning evenly, Z with it.
-    last = angle0
-    for k, (x, y, z) in enumerate(points, 1):
-        assert hypot(x - centre[0], y - centre[1]) == pytest.approx(r, abs=1e-6)
+    points = [start] + [arm5_tool(q) for q in poses]
+    # Every step ends on a chord: inside the arc by no more than the chord tolerance, turning on
+    # the arc's way, Z with the angle; the last on the arc's end.
+    last = 0.0
+    for x, y, z in points[1:]:
+        assert r - CHORD_TOLERANCE_MM - 1e-6 <= hypot(x - centre[0], y - centre[1]) <= r + 1e-6
         turned = atan2(y - centre[1], x - centre[0]) - angle0
-        turned += 2 * pi * round((turn * k / steps - turned) / (2 * pi))     # unwrapped near the plan
-        assert turned == pytest.approx(turn * k / steps, abs=1e-6)
-        assert z == pytest.approx(z0 + (z1 - z0) * k / steps, abs=1e-6)
+        turned += 2 * pi * round((last - turned) / (2 * pi))      # unwrapped near the last step's
+        assert (turned - last) * turn >= -1e-9
+        assert z == pytest.approx(z0 + (z1 - z0) * turned / turn, abs=1e-4)
         last = turned
-    assert last == pytest.approx(turn)
-    # Each step a chord within the tolerance of the true arc.
-    for a, b in zip([start] + points, points):
-        assert sagitta(r, hypot(b[0] - a[0], b[1] - a[1])) <= CHORD_TOLERANCE_MM
+    assert last == pytest.approx(turn, abs=1e-9)
+    speeds = speeds_of(points)
+    # From rest and back to it: the first and last steps no faster than one step's acceleration.
+    assert speeds[0] <= TOOL_ACCEL * STEP_S * (1 + 1e-6)
+    assert speeds[-1] <= TOOL_ACCEL * STEP_S * (1 + 1e-6)
+    # Up to the top speed, never over it; no faster round the bend than v^2 / r <= 500 mm/s^2.
+    assert max(speeds) == pytest.approx(top, rel=1e-3) and max(speeds) <= top * (1 + 1e-6)
+    assert max(speeds) ** 2 / r <= TOOL_ACCEL * (1 + 1e-6)
+    # The speed changes by at most 500 mm/s^2 a step (a step across a corner, measured straight, is
+    # shorter than along its chords by under its length times a^2 / 8, a chord's angle < 0.1 rad).
+    assert max(abs(b - a) for a, b in zip(speeds, speeds[1:])) <= TOOL_ACCEL * STEP_S + 2 * top * 0.1 ** 2 / 8
+
+
+def test_an_arc_refilled_as_it_runs_takes_the_steps_its_check_took(monkeypatch):
+    # The helix's 319 steps through a ring of 7, refilled a step at a time as it runs (the
+    # checked plan walked again, its ramp fed its chords again): the very poses a ring that
+    # holds the whole arc sends.
+    monkeypatch.setattr(executor, "RING_STEPS", 100000)
+    whole, out = cpython_arm()
+    run_line(whole, out, START)
+    expected = run_line(whole, out, ARCS[2][0])
+    assert whole.controller.executor.kept_whole()
+    monkeypatch.setattr(executor, "RING_STEPS", 7)
+    monkeypatch.setattr(executor, "REFILL_EVENTS", 1)
+    p, out = cpython_arm()
+    run_line(p, out, START)
+    poses = run_line(p, out, ARCS[2][0])
+    assert not p.controller.executor.kept_whole()
+    assert len(poses) == 319 and poses == expected
 
 
 def test_a_tight_arc_slows_to_keep_the_tools_acceleration():
     # A whole circle of radius 5 at F6000 (100 mm/s): round it the tool would accelerate at
     # v^2 / r = 2000 mm/s^2. The board's 500 mm/s^2 allow sqrt(500 * 5) = 50 mm/s, 1 mm a step:
-    # 10 pi mm in 32 steps. Between its first and last step (where the tool starts and stops,
-    # unramped, as an arc's chords are) each step's change of velocity stays within 500 mm/s^2.
+    # 10 pi mm in 4 mm of ramps (8 steps) and 27.42 mm at 1 mm a step, 36 steps.
     p, out = cpython_arm()
     run_line(p, out, START)
     start = arm5_tool(p.controller.q)
     points = [start] + [arm5_tool(q) for q in run_line(p, out, "G2 I5 F6000")]
-    assert out[-1].endswith("steps=%d" % ceil(10 * pi / 1.0)), out[-1]
+    assert out[-1].endswith("steps=36"), out[-1]
+    speeds = speeds_of(points)
+    assert max(speeds) == pytest.approx(50.0, rel=5e-3) and max(speeds) <= 50.0 * (1 + 1e-6)
+    assert speeds[0] <= TOOL_ACCEL * STEP_S * (1 + 1e-6) and speeds[-1] <= TOOL_ACCEL * STEP_S * (1 + 1e-6)
+    # Along the path and across it each within 500 mm/s^2: their sum, the second difference of the
+    # points, within sqrt(2) times that. A step across a corner of the 32 chords (a = 2 pi / 32)
+    # measures shorter straight than along them, by under its length times a^2 / 8.
+    corner = 2 * 50.0 * (2 * pi / 32) ** 2 / 8
     accel = [hypot(c[0] - 2 * b[0] + a[0], c[1] - 2 * b[1] + a[1]) / STEP_S ** 2
              for a, b, c in zip(points, points[1:], points[2:])]
-    assert max(accel) <= 500.0 * (1 + 1e-6)
-    assert min(accel) >= 0.99 * 10 * pi / 32 / STEP_S * 2 * sin(pi / 32) / STEP_S
+    assert max(accel) <= sqrt(2) * TOOL_ACCEL + corner / STEP_S
+    assert max(abs(b - a) for a, b in zip(speeds, speeds[1:])) <= TOOL_ACCEL * STEP_S + corner
 
 
-@pytest.mark.parametrize("line, centre, r, angle0, turn, z0, z1, steps", ARCS[:2])
-def test_micropythons_pulses_decode_to_the_same_arc(micropython, line, centre, r, angle0, turn, z0, z1, steps):
+@pytest.mark.parametrize("line, centre, r, angle0, turn, z0, z1, top, steps", ARCS[:2])
+def test_micropythons_pulses_decode_to_the_same_arc(micropython, line, centre, r, angle0, turn, z0, z1, top, steps):
     p, out = cpython_arm()
     run_line(p, out, START)
     exact = run_line(p, out, line)
@@ -217,6 +281,12 @@ def test_micropythons_pulses_decode_to_the_same_arc(micropython, line, centre, r
     for got, q in zip(samples, exact):
         for j in range(5):
             assert got[j] == pytest.approx(q[j], abs=QUANTUM + 1e-9)
+    # No joint's acceleration, differentiated from the pulses, over its limit (the standard
+    # class of sim_arm5, with a microsecond's rounding over the window): no step of velocity
+    # where the arc starts and ends either.
+    for j in JOINTS:
+        _, acc = derivatives(samples, j, WINDOW)
+        assert max(abs(a) for a in acc) <= ACCEL + 2 * QUANTUM / (WINDOW * STEP_S) ** 2, j
     x, y = arm5_tool(exact[-1])[:2]
     assert where.startswith("X:%.3f Y:%.3f Z:200.000 A:180.000" % (x, y))
 
@@ -259,8 +329,9 @@ def test_planar_arcs_take_no_z(micropython):
         assert sim.request("G0 X100 Y60")[-1].startswith("ok OK")
         assert sim.request("G2 X100 Y60 I10 Z5")[-1] == "error BAD_INPUT G2/G3 take X Y I J R F, not Z"
         assert sim.request("M999") == ["ok"]
-        reply = sim.request("G2 I-20 F3000")[-1]                 # a full circle, 1 mm a step
-        assert reply.startswith("ok OK") and reply.endswith("steps=%d" % ceil(40 * pi)), reply
+        # A full circle, 40 pi = 125.66 mm at 1 mm a step: 4 mm of ramps in 8 steps, 122 at 1 mm.
+        reply = sim.request("G2 I-20 F3000")[-1]
+        assert reply.startswith("ok OK") and reply.endswith("steps=130"), reply
         assert sim.request("M114")[0].startswith("X:100.000 Y:60.000")
 
 
@@ -302,8 +373,10 @@ def test_check_mode_runs_on_through_a_pause_and_a_relaxed_arm_cannot_pause(arm):
     # A pause is a dwell that starts held: like G4 it needs the pose, and refused it locks.
     assert arm.request("$C") == ["ok check on"]
     assert arm.request("M0")[-1].endswith("steps=0")          # no `# paused`, no wait for `~`
-    # No F yet: the board's 2 mm a step, 16 chords of a quarter circle of radius 20 (10 pi mm).
-    assert arm.request("G2 X170 Y20 I20")[-1].endswith("steps=%d" % ceil(10 * pi / 2))
+    # No F yet: the board's 2 mm a step (100 mm/s, as fast as sqrt(500 * 20) allows round the
+    # bend) on a quarter circle of radius 20 (10 pi mm): 0.2 .. 1.8 mm up and down (18 mm in 18
+    # steps), 13.42 mm at 2 mm a step in 7 more: 25.
+    assert arm.request("G2 X170 Y20 I20")[-1].endswith("steps=25")
     assert arm.request("$C") == ["ok check off"]
     assert arm.request("M84") == ["ok RELAXED"]
     assert arm.request("M0")[-1].startswith("error HOME_FIRST")

@@ -16,7 +16,8 @@ from armctl.sim import Simulator
 from armfw import board
 from armfw.gripper import Gripper
 from armfw.motion import ArmController
-from armfw.planner import GRIP_CLOSE, GRIP_OPEN, LINE
+from armfw.gcodearc import arc
+from armfw.planner import ARC, GRIP_CLOSE, GRIP_OPEN, LINE
 from armfw.simservo import SimServo
 from conftest import BOARDS
 from test_motion_profile import (ACCEL, JOINTS, QUANTUM, STEP_S, TOOL_ACCEL, WINDOW, arm5_mapping, arm5_tool,
@@ -71,9 +72,11 @@ def velocities(poses, j):
     return [(b[0][j] - a[0][j]) / STEP_S for a, b in zip(poses, poses[1:])]
 
 
-def assert_on_the_checked_path(held, checked):
-    """Every pose sent lies on the polyline of checked poses, its pulses between two checked ones."""
+def places(held, checked):
+    """Each pose sent as (k, f): f of the way from checked step k to k + 1 in joint space,
+    its pulses between theirs; asserts there is one (no pose off the checked path)."""
     k = 0
+    found = []
     for q, us in held:
         while True:
             a, b = checked[k], checked[k + 1] if k + 1 < len(checked) else checked[k]
@@ -86,6 +89,50 @@ def assert_on_the_checked_path(held, checked):
             assert k < len(checked), "a pose off the checked path: %s" % q
         for j in JOINTS:
             assert min(a[1][j], b[1][j]) <= us[j] <= max(a[1][j], b[1][j])
+        found.append((k, f))
+    return found
+
+
+def assert_on_the_checked_path(held, checked):
+    """Every pose sent lies on the polyline of checked poses, its pulses between two checked ones."""
+    places(held, checked)
+
+
+def speed_changes(points):
+    """The change from each step to the next of the speed along the path (mm/s per step)
+    of a tool through points, one a step."""
+    speeds = [sqrt(sum((b[i] - a[i]) ** 2 for i in range(3))) / STEP_S for a, b in zip(points, points[1:])]
+    return [b - a for a, b in zip(speeds, speeds[1:])]
+
+
+def joint_changes(poses):
+    """Each joint's largest change of velocity from one step to the next (rad/s per step)."""
+    return [max([abs(b - a) for a, b in zip(v, v[1:])] + [0.0]) for v in (velocities(poses, j) for j in JOINTS)]
+
+
+def assert_held_within_the_limits(held, checked):
+    """A held run of checked: on its path, ending where it ends, and per step no joint's
+    velocity changes by more than its acceleration allows, nor the tool's speed along the
+    path by more than the tool's (or than the plan's own steps change it)."""
+    found = places(held, checked)
+    assert held[-1] == checked[-1]
+    for j, change in enumerate(joint_changes(held)):
+        assert change <= ACCEL * STEP_S * (1 + FLOAT), j
+    # The hold bounds the tool on the chord between two checked steps' tool points: there,
+    # exactly. The real tool (the joints interpolated) strays off that chord by the sag,
+    # measured here; a change of speed takes three points: up to 4 sags a step more.
+    own = max([TOOL_ACCEL * STEP_S] + [abs(c) for c in speed_changes([arm5_tool(q) for q, _ in checked])])
+    chord = []
+    sag = 0.0
+    for (q, _), (k, f) in zip(held, found):
+        a = arm5_tool(checked[k][0])
+        b = arm5_tool(checked[min(k + 1, len(checked) - 1)][0])
+        chord.append([a[i] + f * (b[i] - a[i]) for i in range(3)])
+        p = arm5_tool(q)
+        sag = max(sag, sqrt(sum((chord[-1][i] - p[i]) ** 2 for i in range(3))))
+    assert max(abs(c) for c in speed_changes(chord)) <= own * (1 + FLOAT)
+    real = speed_changes([arm5_tool(q) for q, _ in held])
+    assert max(abs(c) for c in real) <= own * (1 + FLOAT) + 4 * sag / STEP_S
 
 
 def joint_move(arm):
@@ -153,6 +200,62 @@ def test_a_held_line_decelerates_within_the_tools_acceleration_on_the_line():
     assert len(slowing) >= 9
     assert_on_the_checked_path(held, checked)
     assert held[-1] == checked[-1]
+
+
+def still_steps(poses):
+    return len([i for i in range(1, len(poses)) if poses[i][0] == poses[i - 1][0]])
+
+
+def hold_everywhere(setup, plan, resume_after=3):
+    """The plan run plain, then once held before each of its steps (setup: the arm to its
+    start): [(hold_at, checked, held)]."""
+    arm = arm5()
+    setup(arm)
+    checked = plain_run(arm, lambda: plan(arm))
+    runs = []
+    for hold_at in range(len(checked)):
+        arm = arm5()
+        setup(arm)
+        plan(arm)
+        assert arm.begin()
+        runs.append((hold_at, checked, run_recording(arm, hold_at, resume_after)))
+    return runs
+
+
+def test_a_hold_at_any_step_of_a_line_stays_within_the_limits():
+    def setup(arm):
+        assert arm.move((150, -60, 150, radians(180)))
+
+    def plan(arm):
+        arm.plan()
+        arm.add(LINE, (150, 60, 150, radians(180)))
+    for hold_at, checked, held in hold_everywhere(setup, plan):
+        assert_held_within_the_limits(held, checked)
+        assert still_steps(held) >= 3, hold_at         # it came to rest, and `~` went on
+
+
+# Half a circle of r = 40 mm (G3 from (150, -40) about (150, 0), as armfw.gcode walks it:
+# chords of a step at 100 mm/s, ramped from rest to rest; round this bend v^2 / r =
+# 250 mm/s^2 of the tool's 500).
+ARC_START = (150.0, -40.0, 150.0, radians(180))
+
+
+def arc_plan(arm):
+    chords = arc(ARC_START, (150.0, 40.0, 150.0, radians(180)), False, (0.0, 40.0))
+    arm.plan()
+    chords.split(arm.planner.line_step_mm)
+    chords.top = arm.planner.line_top(arm.planner.line_step_mm)
+    arm.add(ARC, chords)
+
+
+def test_a_hold_at_any_step_of_an_arc_stays_within_the_limits():
+    def setup(arm):
+        assert arm.move(ARC_START)
+    # The arc ramps from rest to rest: a hold anywhere on it, its last steps too, rests
+    # within the limits.
+    for hold_at, checked, held in hold_everywhere(setup, arc_plan):
+        assert_held_within_the_limits(held, checked)
+        assert still_steps(held) >= 3, hold_at
 
 
 def test_a_hold_on_a_long_line_works_while_the_ring_is_refilled():

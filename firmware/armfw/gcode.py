@@ -29,7 +29,6 @@ import armfw
 from armfw import planner, status
 from armfw.commands import GCODE_MOTION
 from armfw.numeric import DEG
-from armfw.solver import MIN_MOTION
 
 # The first letters of G-code words and what each means here.
 AXES = "XYZAB"
@@ -299,7 +298,7 @@ class GCode:
 
     def _arc(self, args, clockwise):
         """G2 (clockwise) / G3: an arc in the XY plane (armfw.gcodearc), its chords walked
-        as G1 lines at the speed F sets, in one plan checked whole."""
+        under one tool ramp up to the speed F sets, in one plan checked whole."""
         p = self.protocol
         for letter in args:
             if letter not in ARC_WORDS or p.nt == 2 and letter == "Z":
@@ -332,7 +331,11 @@ class GCode:
         most = step_mm if step_mm > 0.0 else plan.line_step_mm
         # No faster than the tool's acceleration allows round the bend: v^2 / r <= accel.
         bend = sqrt(plan.ramp.accel * chords.radius) * plan.ramp.step_s
-        controller.add(planner.ARC, chords, MIN_MOTION, None, chords.split(bend if bend < most else most), False)
+        if bend < most:
+            most = bend
+        chords.split(most)
+        chords.top = plan.line_top(most)
+        controller.add(planner.ARC, chords)
         return p.start()
 
     def _clockwise(self, args):

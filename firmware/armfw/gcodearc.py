@@ -6,18 +6,21 @@ An arc is given by its end and either its centre's offset from the start
 GRBL and LinuxCNC read them. It is split into chords of equal angle: no
 chord strays more than CHORD_TOLERANCE_MM from the true arc (the sagitta
 r (1 - cos(a / 2)) of a chord of angle a), and none is longer than a step
-at the speed F sets, so each step of the arc ends on the arc itself and the
-tool's speed is even along it. The planner's walk of an ARC operation hands
-over to Arc.walk, which walks each chord as a straight line, so every step is
-solved and checked as a G1's (one a chord, or shorter where a joint would
-turn too fast).
+at its top speed (F, at most sqrt(accel * r)), so each corner turns little.
+The planner's walk of an ARC operation hands over to Arc.walk: the chords
+are blocks of one tool ramp, as blended G1 lines are (armfw.gcodeblend.walk_blocks,
+fed a look-ahead of chords at a time), from rest to rest within the tool's
+acceleration, each corner at the ramp's junction speed; every step is solved
+and checked as a G1's.
 Coordinates other than X and Y (an arm5's Z and pitch) change linearly with
 the angle turned: a helix where Z changes.
 """
 
 from math import asin, atan2, ceil, cos, pi, sin, sqrt
 
+from armfw.gcodeblend import LOOK_AHEAD, walk_blocks
 from armfw.numeric import finite
+from armfw.profile import ToolRamp
 
 # The most a chord may stray from the true arc (mm): well below a hobby servo's
 # 1 us pulse step at the arm's reach (a few tenths of a mm).
@@ -31,8 +34,8 @@ RADIUS_SLACK_RATIO = 0.001
 MAX_CHORD_ANGLE = pi / 2
 # A turn this close to zero between start and end is a full circle (I J only; GRBL's epsilon).
 _FULL_TURN_EPSILON = 5e-7
-# A step a hair longer than its chord: the chord's length, worked out again by the walk,
-# may come out a float's width longer, and the chord must still end in one step.
+# A chord a hair shorter than a step at the top speed: its length, worked out again by the
+# walk, may come out a float's width longer, and it must still turn at most a step's worth.
 _STEP_MARGIN = 1e-4
 
 
@@ -41,7 +44,7 @@ class Arc:
     centre (cx, cy) with radius, turning by travel radians (> 0 counterclockwise).
 
     chords: how many (split() may make them more); point(i, out): the end of chord i
-    (1..chords) into out, the last end itself.
+    (1..chords) into out, the last end itself; top: the tool's top speed along them (mm/s).
     """
 
     def __init__(self, start, end, cx, cy, radius, travel):
@@ -60,6 +63,13 @@ class Arc:
         self.chords = int(ceil(abs(travel) / most))
         if self.chords < 1:
             self.chords = 1
+        self.top = 0.0
+        # The walk's (armfw.gcodeblend.walk_blocks).
+        self.count = 0
+        self.ramp = ToolRamp(LOOK_AHEAD)
+        self._length = [0.0] * LOOK_AHEAD
+        self._start = [0.0] * len(start)
+        self._point = [0.0] * len(start)
 
     def point(self, i, out):
         """The end of chord i (1..chords), into out (a list of the tool's coordinates)."""
@@ -77,24 +87,24 @@ class Arc:
             out[j] = start[j] + (end[j] - start[j]) * f
         return out
 
+    def top_speed(self, j):
+        """Chord j's top speed (mm/s): the arc's."""
+        return self.top
+
+    def _line(self, j, a, b):
+        """Chord j's start (0-based; after the first) into a, its end into b; b."""
+        if j:
+            self.point(j, a)
+        return self.point(j + 1, b)
+
     def walk(self, planner, k, q, refill):
-        """The planner's walk of this arc, operation k of its plan, from pose q: each chord
-        walked as a straight line (armfw.planner.Planner._walk_line, a generator returning
-        True or False), its steps counted across them. A chord after the first starts where
-        the last one ended on the arc, not at the forward kinematics of its pose (a float's
-        width off on the boards: its one step would not reach the end)."""
-        end = planner._tools[k]         # the chord's end: an ARC keeps no target of its own
-        planner.line_steps = 0
-        for i in range(1, self.chords + 1):
-            if i > 1:
-                self.point(i - 1, planner._p0)
-            if not (yield from planner._walk_line(k, q, refill, self.point(i, end), planner.line_steps, i == 1)):
-                return False
-        return True
+        """The planner's walk of the chords, operation k of its plan, from pose q."""
+        self.count = self.chords
+        return walk_blocks(planner, k, q, refill, self, self.ramp)
 
     def split(self, most_mm):
-        """Make each chord one step of at most most_mm (mm; more chords where the tolerance
-        allows longer ones); returns the step (mm), a hair longer than a chord."""
+        """Make each chord at most most_mm long (mm: a step at the top speed; more chords
+        where the tolerance allows longer ones), so a corner turns by a step's share at most."""
         rise = 0.0
         if len(self.end) == 4:          # an arm5's Z rises evenly (its pitch stays)
             rise = self.end[2] - self.start[2]
@@ -104,10 +114,6 @@ class Arc:
         chords = int(ceil(length / most_mm))
         if chords > self.chords:
             self.chords = chords
-        a = abs(self.travel) / self.chords
-        chord = 2.0 * self.radius * sin(0.5 * a)
-        rise /= self.chords
-        return sqrt(chord * chord + rise * rise) * (1.0 + _STEP_MARGIN)
 
 
 def arc(start, end, clockwise, offset=None, radius=None):

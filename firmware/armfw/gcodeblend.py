@@ -16,7 +16,8 @@ allows, from rest to rest), walked and checked whole before its first pulse
 like any plan. joins() tells the lines that queue from those that wait for
 the queued ones to run. A step that would turn a joint too fast is halved along the lines,
 as a line's is (armfw.linestep), and the ramp goes on from the speed the
-tool really has.
+tool really has. walk_blocks walks G2/G3 arcs' chords too (armfw.gcodearc),
+feeding the ramp as it goes: an arc may have many more chords than the ramp holds.
 """
 
 from array import array
@@ -59,7 +60,7 @@ class Blend:
         self.ramp = ToolRamp(LOOK_AHEAD)
         self._start = [0.0] * nt
         self.target = [0.0] * nt
-        self.point = [0.0] * nt
+        self._point = [0.0] * nt
 
     def add(self, point, top, end_q):
         """Queue the line to point (tool coordinates) at up to top mm/s, whose check ended
@@ -99,100 +100,121 @@ class Blend:
             b[i] = ends[base + i]
         return b
 
+    def top_speed(self, j):
+        """Line j's top speed (mm/s)."""
+        return self.top[j]
+
     def walk(self, planner, k, q, refill):
-        """The planner's walk of the lines, operation k of its plan, from pose q: each step's
-        travel from the ramp, its point on the lines, solved near the last pose and checked
-        (armfw.planner.Planner._check_step); True, or False where refused."""
-        solver = planner.solver
-        count = self.count
-        lengths = self._length
-        nt = self.nt
-        xyz = 3 if nt == 4 else nt
-        # The lines' ends are p1, each start p0 (the first: where pose q puts the tool).
-        p0 = planner._p0
-        p1 = planner._tools[k]
-        start = self._start
-        solver.tool_pose(q, start)
-        if nt == 4:
-            first = self._ends[3]
-            start[3] = first + wrap_angle(start[3] - first)
-        ramp = self.ramp
-        own = planner.ramp
-        ramp.reset(own.accel, own.junction_deviation_mm, own.step_s)
-        for i in range(nt):
-            p0[i] = start[i]
-        for j in range(count):
-            self._line(j, p0, p1)
+        """The planner's walk of the lines, operation k of its plan, from pose q (walk_blocks)."""
+        return walk_blocks(planner, k, q, refill, self, self.ramp)
+
+
+def walk_blocks(planner, k, q, refill, blocks, ramp):
+    """The planner's walk of straight blocks (a Blend's lines, an arc's chords), operation k
+    of its plan, from pose q, under ramp (a ToolRamp, fed a look-ahead of blocks at a time):
+    each step's travel from the ramp, its point on the blocks, solved near the last pose and
+    checked (armfw.planner.Planner._check_step); True, or False where refused.
+
+    blocks: count, _line(j, a, b) (block j's start into a after the first, its end into b),
+    top_speed(j) (mm/s), and scratch: _length (ramp.size floats), _start and _point (nt).
+    """
+    solver = planner.solver
+    count = blocks.count
+    lengths = blocks._length
+    size = ramp.size
+    nt = len(blocks._start)
+    xyz = 3 if nt == 4 else nt
+    # The blocks' ends are p1, each start p0 (the first: where pose q puts the tool).
+    p0 = planner._p0
+    p1 = planner._tools[k]
+    start = blocks._start
+    solver.tool_pose(q, start)
+    if nt == 4:
+        first = blocks._line(0, p0, p1)[3]
+        start[3] = first + wrap_angle(start[3] - first)
+    own = planner.ramp
+    ramp.reset(own.accel, own.junction_deviation_mm, own.step_s)
+    point = blocks._point
+    goal = planner._goal
+    max_step = planner._max_step()
+    n = len(q)
+    fed = 0                         # blocks handed to the ramp
+    s = 0.0                         # mm along the blocks where the last step ended
+    j = 0                           # the block it ended on
+    js = 0.0                        # mm along the blocks where block j starts
+    step = 0
+    while True:
+        # Blocks into the ramp while it and the ring of their lengths have room.
+        while fed < count and ramp.count < size and fed - j < size:
+            if fed == 0:
+                for i in range(nt):
+                    p0[i] = start[i]
+            blocks._line(fed, p0, p1)
             length = planner._line_length(p0, p1, 0.0, 0.0)
-            lengths[j] = length
+            lengths[fed % size] = length
             dist = 0.0
             for i in range(xyz):
                 d = p1[i] - p0[i]
                 dist += d * d
             dist = sqrt(dist)
+            top = blocks.top_speed(fed)
             if dist > 0.0:
-                ramp.add(length, self.top[j], (p1[0] - p0[0]) / dist, (p1[1] - p0[1]) / dist,
+                ramp.add(length, top, (p1[0] - p0[0]) / dist, (p1[1] - p0[1]) / dist,
                          (p1[2] - p0[2]) / dist if xyz == 3 else 0.0)
             else:
-                ramp.add(length, self.top[j], 0.0, 0.0, 0.0)
-        point = self.point
-        goal = planner._goal
-        max_step = planner._max_step()
-        n = len(q)
-        s = 0.0                         # mm along the lines where the last step ended
-        j = 0                           # the line it ended on
-        js = 0.0                        # mm along the lines where line j starts
-        step = 0
+                ramp.add(length, top, 0.0, 0.0, 0.0)
+            fed += 1
+        h = ramp.step()
+        # The ramp's last step is the last block's end; so is one that leaves a float's
+        # hair of it (the rounding of many steps' sum: armfw.linestep's rule).
+        end = fed == count and (ramp.count == 0 or ramp.count == 1
+                                and ramp.left() < 1e-9 * lengths[(count - 1) % size])
+        halved = False
         while True:
-            h = ramp.step()
-            # The ramp's last step is the last line's end; so is one that leaves a float's
-            # hair of it (the rounding of many steps' sum: armfw.linestep's rule).
-            end = ramp.count == 0 or ramp.count == 1 and ramp.left() < 1e-9 * lengths[count - 1]
-            halved = False
-            while True:
-                jj = j
-                jjs = js
-                f = 1.0
-                if end:
-                    jj = count - 1
-                else:
-                    to = s + h
-                    while jj < count - 1 and to >= jjs + lengths[jj]:
-                        jjs += lengths[jj]
-                        jj += 1
-                    if lengths[jj] > 0.0 and to - jjs < lengths[jj]:
-                        f = (to - jjs) / lengths[jj]
-                for i in range(nt):
-                    p0[i] = start[i]
-                self._line(jj, p0, p1)
-                for i in range(nt):
-                    point[i] = p0[i] + (p1[i] - p0[i]) * f
-                st = solver.ik_near(point, goal, q)
-                if st > SINGULAR:
-                    return planner.refuse(st, REASON_SOLVER, k, step + 1, point)
-                if not too_fast(goal, q, max_step):
-                    break
-                # A joint would turn too fast: half the step, as a line's (armfw.linestep).
-                h *= 0.5
-                end = False
-                halved = True
-                if h < MIN_LINE_STEP_MM:
-                    return planner.refuse(SINGULAR, REASON_JUMP, k, step + 1, point)
-            if halved:
-                ramp.took(h)
-            step += 1
-            s += h
-            j = jj
-            js = jjs
-            for i in range(n):
-                q[i] = goal[i]
-            planner._line.t = 1.0 if end else 0.0     # the last step: its target, as a line's
-            if not planner._check_step(k, step, q, point, True):
-                return False
-            if refill:
-                yield
+            jj = j
+            jjs = js
+            f = 1.0
             if end:
-                return True
+                jj = count - 1
+            else:
+                to = s + h
+                while jj < fed - 1 and to >= jjs + lengths[jj % size]:
+                    jjs += lengths[jj % size]
+                    jj += 1
+                length = lengths[jj % size]
+                if length > 0.0 and to - jjs < length:
+                    f = (to - jjs) / length
+            for i in range(nt):
+                p0[i] = start[i]
+            blocks._line(jj, p0, p1)
+            for i in range(nt):
+                point[i] = p0[i] + (p1[i] - p0[i]) * f
+            st = solver.ik_near(point, goal, q)
+            if st > SINGULAR:
+                return planner.refuse(st, REASON_SOLVER, k, step + 1, point)
+            if not too_fast(goal, q, max_step):
+                break
+            # A joint would turn too fast: half the step, as a line's (armfw.linestep).
+            h *= 0.5
+            end = False
+            halved = True
+            if h < MIN_LINE_STEP_MM:
+                return planner.refuse(SINGULAR, REASON_JUMP, k, step + 1, point)
+        if halved:
+            ramp.took(h)
+        step += 1
+        s += h
+        j = jj
+        js = jjs
+        for i in range(n):
+            q[i] = goal[i]
+        planner._line.t = 1.0 if end else 0.0     # the last step: its target, as a line's
+        if not planner._check_step(k, step, q, point, True):
+            return False
+        if refill:
+            yield
+        if end:
+            return True
 
 
 def queue(gcode, words, step_mm):

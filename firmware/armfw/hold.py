@@ -13,9 +13,23 @@ steps on any run. Nothing is solved and no pose off that polyline is sent.
 
 Each step advances sigma along the path (1: one checked step, the plan's own
 pace), chosen so that no joint's displacement per step changes by more than
-its acceleration x step^2 from the last step's (and, on a line's steps, the
-tool's by no more than the tool's acceleration x step^2): held, the least
-such sigma (the quickest stop those limits allow); resumed, the most, up to 1.
+its acceleration x step^2 from the last step's and, on a line's steps, the
+tool's travel per step (its speed along the path) by no more than the tool's
+acceleration x step^2: held, the least such sigma (the quickest stop those
+limits allow); resumed, the most, up to 1.
+
+The tool's limit bounds the change of its speed along the path, not the turn
+of its direction: a hold changes the timing, not the path, so at sigma times
+the plan's pace the tool's acceleration across the path (v^2 / r round a
+bend) is sigma^2 <= 1 times the plan's own there, which the plan kept within
+its limits. Bounding the whole change of the tool's displacement instead
+leaves no room round a bend the plan takes at the tool's full acceleration (a
+blended circle): no sigma fits there. The joints keep their own limits
+exactly, each step held to them (a joint's change mixes both parts).
+Where even the plan's pace slows by more than the limits allow (the plan's
+own ramp into a rest point), the hold keeps that pace: it slows as the plan
+does and no faster, its change of speed no larger than the plan's own there.
+
 At sigma 1 the arm runs the plan's own steps again, at a constant offset f
 between them, until the next gripper action, wait or the plan's end, where
 it lands on the checked step and the plain run takes over.
@@ -25,8 +39,8 @@ from math import sqrt
 
 from armfw.planner import LINE_STEP_EVENT
 
-# Where no step fits the limits (a hold too close to a plan's end or a gripper
-# action, where the plan itself stops as it planned) they are relaxed by these
+# Where no step fits the limits (a hold too close to a rest point the plan
+# itself stops at: its end, a gripper action, a wait) they are relaxed by these
 # factors in turn until one does.
 _RELAX = (1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 1e9)
 _EPS = 1e-9
@@ -186,6 +200,8 @@ class Hold:
             if end > 1.0:
                 end = 1.0
             lo, hi = self._interval(start, end, accel, dt2, tool_limit, ex._events[slot] == LINE_STEP_EVENT)
+            if end >= 1.0 - _EPS and lo > end:
+                lo = end            # even the plan's pace slows faster here: keep it
             if lo <= hi + _EPS:
                 if self.holding:
                     return lo if lo > 0.0 else 0.0
@@ -228,28 +244,34 @@ class Hold:
             if s0 + b < hi:
                 hi = s0 + b
         if line:
-            # |xt + (s - s0) dtool - d_t| <= tool_limit: a quadratic in s - s0.
+            # The tool's speed along the path, |xt + (s - s0) dtool| a step, within tool_limit
+            # of the last step's |d_t|: a quadratic in s - s0 for each bound.
             xt = self._xt
-            d_t = self.d_t
             t = self._dtool
-            w0 = xt[0] - d_t[0]
-            w1 = xt[1] - d_t[1]
-            w2 = xt[2] - d_t[2]
+            d_t = self.d_t
+            last = sqrt(d_t[0] * d_t[0] + d_t[1] * d_t[1] + d_t[2] * d_t[2])
             qa = t[0] * t[0] + t[1] * t[1] + t[2] * t[2]
-            qb = 2.0 * (w0 * t[0] + w1 * t[1] + w2 * t[2])
-            qc = w0 * w0 + w1 * w1 + w2 * w2 - tool_limit * tool_limit
+            qb = 2.0 * (xt[0] * t[0] + xt[1] * t[1] + xt[2] * t[2])
+            qc = xt[0] * xt[0] + xt[1] * xt[1] + xt[2] * xt[2]
+            top = last + tool_limit
             if qa == 0.0:
-                if qc > 0.0:
+                if qc > top * top or (last > tool_limit and qc < (last - tool_limit) ** 2):
                     return 1.0, 0.0
-            else:
-                disc = qb * qb - 4.0 * qa * qc
-                if disc < 0.0:
-                    return 1.0, 0.0
-                r = sqrt(disc)
-                if s0 + (-qb - r) / (2.0 * qa) > lo:
-                    lo = s0 + (-qb - r) / (2.0 * qa)
-                if s0 + (-qb + r) / (2.0 * qa) < hi:
-                    hi = s0 + (-qb + r) / (2.0 * qa)
+                return lo, hi
+            disc = qb * qb - 4.0 * qa * (qc - top * top)
+            if disc < 0.0:
+                return 1.0, 0.0
+            r = sqrt(disc)
+            if s0 + (-qb - r) / (2.0 * qa) > lo:
+                lo = s0 + (-qb - r) / (2.0 * qa)
+            if s0 + (-qb + r) / (2.0 * qa) < hi:
+                hi = s0 + (-qb + r) / (2.0 * qa)
+            if last > tool_limit:
+                # At least last - tool_limit: beyond the larger root (the travel grows with s
+                # unless the path turns back within a step; there sigmas below are left out).
+                disc = qb * qb - 4.0 * qa * (qc - (last - tool_limit) ** 2)
+                if disc >= 0.0 and s0 + (-qb + sqrt(disc)) / (2.0 * qa) > lo:
+                    lo = s0 + (-qb + sqrt(disc)) / (2.0 * qa)
         return lo, hi
 
     def advance(self, live):

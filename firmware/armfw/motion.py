@@ -227,9 +227,9 @@ class ArmController:
         """Start a new plan."""
         self.planner.plan()
 
-    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0, ramped=True):
+    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0):
         """Append an operation to the plan (armfw.planner.Planner.add)."""
-        self.planner.add(op, target, rule, roll, step_mm, ramped)
+        self.planner.add(op, target, rule, roll, step_mm)
 
     def begin(self):
         """Check the whole plan; True if it may run (step() runs it), False if refused (see refusal)."""

@@ -40,7 +40,7 @@ GRIP_OPEN = const(3)
 GRIP_CLOSE = const(4)
 PATH = const(5)            # joint interpolation through the waypoints of the path buffer
 WAIT = const(6)            # a dwell (G4): target[0] ms, the arm holds still
-ARC = const(7)             # straight tool lines through the chord ends of an arc (armfw.gcodearc.Arc)
+ARC = const(7)             # an arc's chords, one tool ramp along them (armfw.gcodearc.Arc)
 BLEND = const(8)           # queued G-code lines, one tool ramp blending them (armfw.gcodeblend.Blend)
 OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path", "wait", "arc", "lines")
 
@@ -137,7 +137,6 @@ class Planner:
         self._rolls = [None] * MAX_OPS
         self._waits = [0] * MAX_OPS          # WAIT: ms
         self._line_steps = [0.0] * MAX_OPS   # LINE: mm per step
-        self._ramped = [True] * MAX_OPS      # LINE: its tool speed ramps (see add)
         self._arcs = [None] * MAX_OPS        # ARC, BLEND: its chords or lines (an Arc, a Blend)
         self._n_ops = 0
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n), made by the
@@ -155,7 +154,6 @@ class Planner:
         self._line = LineStepper(n, nt)
         self._line_roll0 = 0.0
         self._line_roll1 = 0.0
-        self.line_steps = 0             # where the last line's step count ended (_walk_line)
 
     # -- the plan ---------------------------------------------------------
 
@@ -163,15 +161,13 @@ class Planner:
         """Start a new plan."""
         self._n_ops = 0
 
-    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0, ramped=True):
+    def add(self, op, target=None, rule=MIN_MOTION, roll=None, step_mm=0.0):
         """Append an operation; target: joint angles (JOINTS, radians), tool coordinates
         (MOVE, LINE: mm, arm5 pitch in radians), [ms] (WAIT) or an armfw.gcodearc.Arc
-        (ARC: walked as its chords, each a LINE's steps) or an armfw.gcodeblend.Blend
-        (BLEND: its lines walked under one tool ramp); roll: the arm5 wrist roll
+        (ARC: its chords) or an armfw.gcodeblend.Blend (BLEND: its lines), each walked
+        under one tool ramp (armfw.gcodeblend.walk_blocks); roll: the arm5 wrist roll
         a MOVE or LINE ends at (radians; None: unchanged); step_mm: a LINE's tool travel
-        per step, at most line_step_mm (0: line_step_mm); ramped: a LINE's tool speed
-        ramps up from rest and down to it (False: a G-code arc's chords, run at their
-        speed from end to end)."""
+        per step, at most line_step_mm (0: line_step_mm)."""
         k = self._n_ops
         if k >= MAX_OPS:
             raise ValueError("plan too long")
@@ -180,7 +176,6 @@ class Planner:
         self._rolls[k] = roll
         # Kept with the operation: a long plan's live pass walks it again.
         self._line_steps[k] = step_mm if 0.0 < step_mm < self.line_step_mm else self.line_step_mm
-        self._ramped[k] = ramped
         self._arcs[k] = None
         if op == WAIT:
             self._waits[k] = target[0]
@@ -456,13 +451,10 @@ class Planner:
         roll0 = self._line_roll0
         return self.with_roll(self.pose, roll0 + (self._line_roll1 - roll0) * t)
 
-    def _walk_line(self, k, q, refill, p1, step=0, from_pose=True):
-        """The line to p1 from the walk's pose q (from_pose; else from _p0, as the caller set
-        it); step: the steps before it in the same operation (an arc's chords, which
-        armfw.gcodearc.Arc.walk walks), counted on in refusals; line_steps: where the count ended."""
+    def _walk_line(self, k, q, refill, p1):
+        """The line to p1 from the walk's pose q."""
         p0 = self._p0
-        if from_pose:
-            self.solver.tool_pose(q, p0)
+        self.solver.tool_pose(q, p0)
         if len(p0) == 4:
             p0[3] = p1[3] + wrap_angle(p0[3] - p1[3])
         roll0 = q[4] if len(p0) == 4 else 0.0
@@ -473,8 +465,7 @@ class Planner:
         if not finite(length):
             # Coordinates so large their squares overflow: far outside any arm.
             st = self.solver.ik(p1, self._goal, q, MIN_MOTION)
-            return self.refuse(BAD_INPUT if solved(st) else st, REASON_SOLVER, k, step + 1, p1)
-        self.line_steps = step
+            return self.refuse(BAD_INPUT if solved(st) else st, REASON_SOLVER, k, 1, p1)
         if length <= 0.0:
             return True
         self._line_roll0 = roll0
@@ -484,13 +475,12 @@ class Planner:
         # (ik's own answer to the bit, proven cheaply or solved in full).
         # The tool's speed ramps up from rest and back down to it, within the tool's
         # acceleration; no faster than line_step_mm (the op's own, for G1 F) per step.
-        ramp = None
-        if self._ramped[k]:
-            ramp = self.ramp
-            ramp.reset(ramp.accel, ramp.junction_deviation_mm, ramp.step_s)
-            ramp.add(length, self.line_top(self._line_steps[k]), 0.0, 0.0, 0.0)
+        ramp = self.ramp
+        ramp.reset(ramp.accel, ramp.junction_deviation_mm, ramp.step_s)
+        ramp.add(length, self.line_top(self._line_steps[k]), 0.0, 0.0, 0.0)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
                           self._rolled_at if roll1 != roll0 else None, ramp=ramp)
+        step = 0
         for st in steps:
             step += 1
             if st == JUMP:
@@ -504,5 +494,4 @@ class Planner:
                 return False
             if refill:
                 yield
-        self.line_steps = step
         return True
