@@ -332,9 +332,12 @@ def gcode_lines(draw):
 
 @pytest.fixture(scope="module")
 def fuzz_arm(micropython):
-    with Simulator(ARM5) as sim:
-        assert booted(sim).request("G0 X150 Y0 Z300 A90")[-1].startswith("ok OK")
-        yield sim
+    from test_gcode_blend import LONG_QUIET_MS
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("ARMFW_GCODE_QUIET_MS", LONG_QUIET_MS)   # queued G1 lines start as the program starts them
+        with Simulator(ARM5) as sim:
+            assert booted(sim).request("G0 X150 Y0 Z300 A90")[-1].startswith("ok OK")
+            yield sim
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
@@ -362,10 +365,12 @@ def test_fuzzed_gcode_gets_one_answer_and_refusals_move_nothing(fuzz_arm, progra
 
 # -- G-code on the live console: real-time characters, M400, the queue --------------
 
-def test_gcode_hold_resume_abort_and_m400_on_the_live_console(micropython, tmp_path):
+def test_gcode_hold_resume_abort_and_m400_on_the_live_console(micropython, tmp_path, monkeypatch):
     """GRBL's real-time bytes act on a G1 as on any motion; M400 sent during a G1 is answered
     after it; Ctrl-X mid-G1 stops it and locks G-code motion until M999."""
     from test_console import Port, fields, held
+    from test_gcode_blend import LONG_QUIET_MS
+    monkeypatch.setenv("ARMFW_GCODE_QUIET_MS", LONG_QUIET_MS)  # queued G1 lines wait for M400 or Ctrl-X
     with _pty_arm(tmp_path) as sim:
         port = Port(sim.port)
         try:

@@ -23,7 +23,7 @@ feeding the ramp as it goes: an arc may have many more chords than the ramp hold
 from array import array
 from math import sqrt
 
-from armfw.compat import const, ticks_diff, ticks_ms
+from armfw.compat import const, getenv, ticks_diff, ticks_ms
 from armfw.gcode import strip_comment
 from armfw.linestep import MIN_LINE_STEP_MM, too_fast
 from armfw.numeric import wrap_angle
@@ -37,6 +37,8 @@ from armfw.status import NO_MEMORY, SINGULAR
 LOOK_AHEAD = const(16)
 # With fewer lines queued, this long without a new one (ms) starts them: a sender
 # waiting for each `ok` sends the next within a few ms; a person typing G1 lines waits no longer.
+# Under the Unix port ARMFW_GCODE_QUIET_MS sets it: a test on a busy machine, whose next
+# line may come later than this, sets it long and starts the lines with M400 or M114.
 QUIET_MS = const(200)
 # The interpreter's own float: an end is stored as the walk computes with it, bit for bit.
 _FLOAT = "f" if array("f", (1 / 3,))[0] == 1 / 3 else "d"
@@ -57,6 +59,7 @@ class Blend:
         self.running = False            # the lines are the running plan
         self.end_q = [0.0] * n          # the pose the last line's check ended at
         self.queued_at = 0              # ticks_ms of the last line queued
+        self.quiet_ms = int(getenv("ARMFW_GCODE_QUIET_MS") or QUIET_MS)
         self.ramp = ToolRamp(LOOK_AHEAD)
         self._start = [0.0] * nt
         self.target = [0.0] * nt
@@ -87,7 +90,7 @@ class Blend:
 
     def quiet_left(self):
         """ms until the queue starts for want of new lines."""
-        return QUIET_MS - ticks_diff(ticks_ms(), self.queued_at)
+        return self.quiet_ms - ticks_diff(ticks_ms(), self.queued_at)
 
     def _line(self, j, a, b):
         """Line j's start into a (after the first: the end of the one before) and end into b; b."""
