@@ -15,6 +15,10 @@ Sections (each a module with run(short) -> dict of figures):
 - accuracy: how far the drawn path strays from the intended lines, rebuilt
   from the pulse record, per driver (direct PWM, PCA9685), with each line
   step's pulses chosen jointly and with each joint's rounded on its own;
+- motion: the motion profiles on sim_arm5: joint moves' durations beside
+  Ruckig's time optimum, the 72-line G1 circle blended against stopping at
+  every line's end, the profiles' cost and heap per step on the Unix port
+  (with an RP2040 estimate) and the live step's heap against its bound;
 - memory: the firmware's heap on a board-like interpreter (32-bit, single
   precision): the smallest heap per route (source, .mpy, frozen) and the free
   heap and largest free block after boot and after a mixed run;
@@ -32,7 +36,7 @@ import platform
 import sys
 import time
 
-SECTIONS = ("firmware", "numeric", "batch", "protocol", "console", "fallback", "accuracy", "memory", "bus")
+SECTIONS = ("firmware", "numeric", "batch", "protocol", "console", "fallback", "accuracy", "motion", "memory", "bus")
 
 
 def _section(name):
@@ -52,6 +56,8 @@ def _section(name):
         from armctl.bench import bus as module
     elif name == "accuracy":
         from armctl.bench import accuracy as module
+    elif name == "motion":
+        from armctl.bench import motion as module
     else:
         from armctl.bench import protocol as module
     return module

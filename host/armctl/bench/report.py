@@ -231,6 +231,40 @@ def accuracy_lines(ac):
     return lines + [""]
 
 
+def motion_lines(mo):
+    lines = ["Motion profiles on %s (the firmware's own plans, CPython in process):" % mo["board"],
+             "  %-36s %6s %8s %10s %7s" % ("joint move from home (deg)", "steps", "seconds", "Ruckig s", "ratio")]
+    for m in mo["joint_moves"]:
+        ruckig = ("%10.3f %7.3f" % (m["ruckig_s"], m["ratio"])) if m["ruckig_s"] is not None else "%10s %7s" % (
+            "-", "-")
+        lines.append("  %-36s %6d %8.3f %s" % ("%s %s" % (m["move"], " ".join("%g" % v for v in m["target_deg"])),
+                                               m["steps"], m["seconds"], ruckig))
+    if not mo["ruckig"]:
+        lines.append("  (ruckig not installed: no time-optimal column; pip install 'armctl[bench]')")
+    else:
+        lines.append("  (Ruckig: time-optimal for the same joint limits, jerk unlimited, time synchronized; "
+                     "ratio = firmware / Ruckig)")
+    c = mo["circle"]
+    lines.append("  G1 circle, %d lines r=%g mm F%g: %d steps blended (look-ahead %d) against %d stopping at "
+                 "every end (x%.2f); Ruckig -" % (c["lines"], c["radius_mm"], c["feed_mm_min"], c["blended_steps"],
+                                                  c["look_ahead"], c["alone_steps"], c["ratio"]))
+    k = mo["cost"]
+    lines.append("  cost per step on the Unix port (%s), and the ESTIMATE on an RP2040 @ 125 MHz:"
+                 % k["command"])
+    for key, label in (("joint_fraction", "joint move's fraction"), ("line_ramp_step", "a line's ramp step"),
+                       ("blend_step", "a blended queue's step (16 lines)")):
+        est = k["rp2040_%s_us" % key]
+        lines.append("    %-34s %7.2f us %6d B   RP2040 ~%.0f us (%.0f-%.0f), %d B" % (
+            label, k[key + "_us"], k[key + "_heap_bytes"], est[0], est[1], est[2],
+            k["rp2040_%s_heap_bytes" % key]))
+    lines.append("  live step (step() + refill(), no driver write): joint move %d B, blended lines %d B; "
+                 "bound %d B: %s" % (k["live_joint_step_heap_bytes"], k["live_blend_step_heap_bytes"],
+                                     k["live_step_budget_bytes"],
+                                     "within" if k["live_step_heap_bytes"] <= k["live_step_budget_bytes"]
+                                     else "OVER"))
+    return lines + [""]
+
+
 def console_lines(co):
     lines = ["Live console, real time (step_ms %d; traffic: `?` every %d ms):" % (co["step_ms"], co["traffic_ms"]),
              "  %-8s %6s %9s %9s %9s %9s" % ("", "steps", "mean", "median", "p99", "max")]
@@ -279,7 +313,8 @@ def bus_lines(bus):
 
 SECTION_LINES = (("firmware", firmware_lines), ("estimate", estimate_lines), ("numeric", numeric_lines),
                  ("batch", batch_lines), ("protocol", protocol_lines), ("console", console_lines),
-                 ("fallback", fallback_lines), ("accuracy", accuracy_lines), ("memory", memory_lines),
+                 ("fallback", fallback_lines), ("accuracy", accuracy_lines), ("motion", motion_lines),
+                 ("memory", memory_lines),
                  ("bus", bus_lines))
 
 

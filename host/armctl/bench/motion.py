@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: MIT
+"""The motion profiles' figures on sim_arm5: durations beside Ruckig's, the blended G1 circle, cost per step.
+
+- Joint moves (armfw.profile.JointProfile, as the `joints` command plans them,
+  the firmware in process under CPython): steps and seconds from home, beside
+  Ruckig's time-optimal duration for the same limits (jerk unlimited, time
+  synchronized), and their ratio. Ruckig is an optional dependency (the
+  `bench` extra): without it that column says so.
+- The G1 circle (72 lines, radius 20 mm, F6000, the tool pointing down): the
+  firmware's own walk of the lines queued LOOK_AHEAD at a time as one blended
+  plan (armfw.gcodeblend.Blend, as the G-code face queues them), against each
+  line walked alone from rest to rest.
+- Cost per step under the MicroPython Unix port (tests/mp/bench_motion.py):
+  a joint move's fraction, a line's ramp step, a blended queue's step, in us
+  and heap bytes, with an RP2040 ESTIMATE scaled as armctl.bench.estimate
+  scales the solver; and the live step's heap (step() and refill(), the
+  driver write left out) against LIVE_STEP_BUDGET_BYTES.
+"""
+
+from math import cos, pi, radians, sin
+
+from armctl import BOARDS_DIR, ROOT
+
+SCRIPT = ROOT / "tests" / "mp" / "bench_motion.py"
+BOARD = BOARDS_DIR / "sim_arm5.json"
+
+# From home (0 0 90 0 0 deg): the base leads; the elbow leads, the roll close behind;
+# 8 deg, too short to reach the speed limit (a triangle).
+JOINT_MOVES = (("base leads", (60, 10, 70, 20, 0)),
+               ("elbow leads", (-30, -20, 100, -40, 90)),
+               ("short, no cruise", (5, 0, 98, 0, 0)))
+CIRCLE_CENTRE = (150.0, 40.0, 150.0)
+CIRCLE_RADIUS_MM = 20.0
+CIRCLE_CHORDS = 72
+CIRCLE_FEED_MM_MIN = 6000.0
+# Issue 27's bound on what a live step may allocate.
+LIVE_STEP_BUDGET_BYTES = 200
+
+
+class NullServos:
+    """A servo driver that drives nothing: the firmware's walk, no pulses recorded."""
+
+    def set_us(self, channel, us):
+        pass
+
+    def off(self, channel=None):
+        pass
+
+
+def controller():
+    from armfw import board as fw_board
+    from armfw.motion import ArmController
+    arm = ArmController(fw_board.load(str(BOARD)), NullServos(), None, lambda ms: None)
+    arm.park()
+    return arm
+
+
+def ruckig_duration(start, goal, speed, accel):
+    """Ruckig's time-optimal duration (s) from start to goal (radians), time synchronized,
+    jerk so large the profile is a trapezoid; None without ruckig installed."""
+    try:
+        from ruckig import InputParameter, Ruckig, Synchronization, Trajectory
+    except ImportError:
+        return None
+    n = len(start)
+    inp = InputParameter(n)
+    inp.current_position = list(start)
+    inp.target_position = list(goal)
+    inp.max_velocity = list(speed)
+    inp.max_acceleration = list(accel)
+    inp.max_jerk = [1e7] * n
+    inp.synchronization = Synchronization.Time
+    trajectory = Trajectory(n)
+    Ruckig(n).calculate(inp, trajectory)
+    return trajectory.duration
+
+
+def joint_moves():
+    """Per move of JOINT_MOVES: the firmware's steps and seconds, Ruckig's seconds, the ratio."""
+    arm = controller()
+    step_s = arm.planner.step_ms / 1000.0
+    home = list(arm.q)
+    out = []
+    for label, target in JOINT_MOVES:
+        goal = [radians(v) for v in target]
+        if not arm.joints(home) or not arm.joints(goal):
+            raise RuntimeError("the joint move %s was refused" % (target,))
+        steps = arm.executor.total
+        optimal = ruckig_duration(home, goal, arm.planner.joint_speed, arm.planner.joint_accel)
+        out.append({"move": label, "target_deg": list(target), "steps": steps, "seconds": steps * step_s,
+                    "ruckig_s": optimal, "ratio": None if optimal is None else steps * step_s / optimal})
+    return out
+
+
+def circle_points():
+    c, r = CIRCLE_CENTRE, CIRCLE_RADIUS_MM
+    return [(c[0] + r * cos(2 * pi * k / CIRCLE_CHORDS), c[1] + r * sin(2 * pi * k / CIRCLE_CHORDS), c[2], pi)
+            for k in range(CIRCLE_CHORDS + 1)]
+
+
+def circle():
+    """The circle's steps blended (LOOK_AHEAD lines a plan) and with every line alone."""
+    from armfw.gcodeblend import LOOK_AHEAD, Blend
+    from armfw.planner import BLEND
+    points = circle_points()
+    arm = controller()
+    top = min(CIRCLE_FEED_MM_MIN / 60.0, arm.planner.line_top(0.0))
+    if not arm.move(points[0]):
+        raise RuntimeError("the move to the circle was refused")
+    blend = Blend(len(arm.q), len(points[0]))
+    blended = 0
+    for first in range(1, CIRCLE_CHORDS + 1, LOOK_AHEAD):
+        blend.count = 0
+        for point in points[first:first + LOOK_AHEAD]:
+            blend.add(point, top, arm.q)
+        arm.plan()
+        arm.add(BLEND, blend)
+        if not arm.run():
+            raise RuntimeError("the blended lines from %d were refused" % first)
+        blended += arm.executor.total
+    alone = 0
+    for point in points[1:]:
+        if not arm.line(point):
+            raise RuntimeError("a line of the circle was refused")
+        alone += arm.executor.total
+    return {"lines": CIRCLE_CHORDS, "radius_mm": CIRCLE_RADIUS_MM, "feed_mm_min": CIRCLE_FEED_MM_MIN,
+            "look_ahead": LOOK_AHEAD, "blended_steps": blended, "alone_steps": alone, "ratio": alone / blended}
+
+
+def cost(short):
+    """tests/mp/bench_motion.py's figures, with the RP2040 ESTIMATE of each."""
+    from armctl.bench import estimate, firmware
+    figures = firmware.run_script(SCRIPT, 5 if short else 50)
+    if not isinstance(figures, dict):
+        raise RuntimeError(figures)
+    # ESTIMATE, as armctl.bench.estimate scales the solver: time by bm_float (centre, fast, slow),
+    # heap by the board's GC block (the number of allocations stays).
+    rp2040 = estimate.BOARDS["rp2040_125MHz"]
+    for key in ("joint_fraction", "line_ramp_step", "blend_step"):
+        figures["rp2040_%s_us" % key] = [figures[key + "_us"] * estimate.UNIX_BM_FLOAT / rp2040[k]
+                                         for k in ("bm_float", "high", "low")]
+    for key in ("joint_fraction", "line_ramp_step", "blend_step", "live_joint_step", "live_blend_step"):
+        figures["rp2040_%s_heap_bytes" % key] = (figures[key + "_heap_bytes"] // figures["gc_block_bytes"]
+                                                 * rp2040["gc_block_bytes"])
+    figures["live_step_heap_bytes"] = max(figures["live_joint_step_heap_bytes"],
+                                          figures["live_blend_step_heap_bytes"])
+    figures["live_step_budget_bytes"] = LIVE_STEP_BUDGET_BYTES
+    return figures
+
+
+def run(short=False):
+    moves = joint_moves()
+    return {"board": BOARD.name, "ruckig": moves[0]["ruckig_s"] is not None,
+            "joint_moves": moves, "circle": circle(), "cost": cost(short)}
