@@ -41,7 +41,7 @@ def fraction(v):
 
 def test_every_section_ran(bench):
     result, text = bench
-    for key in ("meta", "firmware", "numeric", "batch", "protocol", "console", "fallback", "memory", "estimate"):
+    for key in ("meta", "firmware", "numeric", "batch", "protocol", "console", "fallback", "motion", "memory", "estimate"):
         assert key in result
     # The firmware needs only MicroPython, the batch only numpy: never "not available".
     assert isinstance(result["firmware"], dict), result["firmware"]
@@ -227,3 +227,59 @@ def test_line_figures(bench):
     assert heap(long["live_step_heap_bytes"])
     est = bench[0]["estimate"]["rp2040_125MHz"]
     assert fraction(est["line_cpu_share"]) and positive(est["line_first_step_s"])
+
+
+@pytest.fixture(scope="module")
+def motion_bench(tmp_path_factory, micropython):
+    """`armctl bench --short --only motion` alone (no board-like build): its JSON and text."""
+    out = tmp_path_factory.mktemp("motion") / "bench.json"
+    proc = subprocess.run([sys.executable, "-m", "armctl.cli", "bench", "--short", "--only", "motion",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(out.read_text())["motion"], proc.stdout
+
+
+def trapezoid_s(distance_deg, speed=90.0, accel=360.0):
+    """Time-optimal time (s) of one joint from rest to rest over distance_deg, by hand:
+    a triangle below speed^2 / accel, else a trapezoid (sim_arm5's standard class)."""
+    d = abs(distance_deg)
+    return 2 * math.sqrt(d / accel) if d < speed * speed / accel else d / speed + speed / accel
+
+
+def test_motion_figures(motion_bench, report):
+    from test_gcode_blend import chord_mm, steps_alone
+    mo, text = motion_bench
+    assert isinstance(mo, dict), mo
+    step_s = 0.02
+    home = (0, 0, 90, 0, 0)
+    for m in mo["joint_moves"]:
+        # The straight joint line at one class on every joint: the furthest joint's own time.
+        optimal = trapezoid_s(max(abs(b - a) for a, b in zip(home, m["target_deg"])))
+        assert m["ruckig_s"] == pytest.approx(optimal, rel=1e-4)
+        assert optimal <= m["seconds"] < optimal + step_s + 1e-9
+        assert m["seconds"] == pytest.approx(m["steps"] * step_s)
+        assert 1.0 <= m["ratio"] == pytest.approx(m["seconds"] / m["ruckig_s"])
+    c = mo["circle"]
+    assert c["alone_steps"] == c["lines"] * steps_alone(chord_mm())
+    assert 3 * c["blended_steps"] <= c["alone_steps"]
+    k = mo["cost"]
+    for key in ("joint_fraction", "line_ramp_step", "blend_step"):
+        assert positive(k[key + "_us"]) and heap(k[key + "_heap_bytes"])
+        centre, fast, slow = k["rp2040_%s_us" % key]
+        assert fast < centre < slow and centre == pytest.approx(
+            k[key + "_us"] * estimate.UNIX_BM_FLOAT / estimate.BOARDS["rp2040_125MHz"]["bm_float"])
+    assert k["live_step_heap_bytes"] <= k["live_step_budget_bytes"] == 200
+    assert "Motion profiles on sim_arm5" in text and "within" in text
+    report("bench motion: joint moves x%s of Ruckig; circle %d steps blended against %d (x%.2f); live step %d B"
+           % ("/".join("%.3f" % m["ratio"] for m in mo["joint_moves"]), c["blended_steps"], c["alone_steps"],
+              c["ratio"], k["live_step_heap_bytes"]))
+
+
+def test_motion_section_without_ruckig_leaves_its_column_out(micropython, monkeypatch):
+    from armctl.bench import motion, report
+    monkeypatch.setitem(sys.modules, "ruckig", None)        # import ruckig raises ImportError
+    mo = motion.run(short=True)
+    assert mo["ruckig"] is False
+    assert all(m["ruckig_s"] is None and m["ratio"] is None and m["steps"] > 0 for m in mo["joint_moves"])
+    text = "\n".join(report.motion_lines(mo))
+    assert "ruckig not installed" in text
