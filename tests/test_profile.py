@@ -8,8 +8,9 @@ import sys
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from ruckig import InputParameter, Ruckig, Synchronization, Trajectory
+from ruckig import Synchronization
 
+from armctl.bench.motion import ruckig_trajectory
 from armfw.profile import JointProfile, ToolRamp, junction_speed
 from conftest import MP_SCRIPTS, ROOT
 
@@ -65,21 +66,6 @@ def test_no_motion_is_no_steps_and_next_to_none_is_one():
     for tiny in (5e-324, 2.2250738585e-313, 1e-300, 1e-12):
         assert p.plan([0.0], [tiny], [1.0], [1.0], STEP_S) == 1
         assert p.fraction(1) == 1.0
-
-
-def ruckig_trajectory(start, goal, vmax, amax, sync):
-    """Ruckig's time-optimal trajectory with jerk so large the profile is a trapezoid."""
-    n = len(start)
-    inp = InputParameter(n)
-    inp.current_position = list(start)
-    inp.target_position = list(goal)
-    inp.max_velocity = list(vmax)
-    inp.max_acceleration = list(amax)
-    inp.max_jerk = [1e7] * n
-    inp.synchronization = sync
-    traj = Trajectory(n)
-    Ruckig(n).calculate(inp, traj)
-    return traj
 
 
 def ruckig_duration(start, goal, vmax, amax, sync):

@@ -37,31 +37,21 @@ CIRCLE_FEED_MM_MIN = 6000.0
 LIVE_STEP_BUDGET_BYTES = 200
 
 
-class NullServos:
-    """A servo driver that drives nothing: the firmware's walk, no pulses recorded."""
-
-    def set_us(self, channel, us):
-        pass
-
-    def off(self, channel=None):
-        pass
-
-
 def controller():
     from armfw import board as fw_board
     from armfw.motion import ArmController
-    arm = ArmController(fw_board.load(str(BOARD)), NullServos(), None, lambda ms: None)
+    from armfw.simservo import SimServo
+    sim = SimServo({})      # virtual time, no pulse record
+    arm = ArmController(fw_board.load(str(BOARD)), sim, None, sleep_ms=sim.sleep_ms)
     arm.park()
     return arm
 
 
-def ruckig_duration(start, goal, speed, accel):
-    """Ruckig's time-optimal duration (s) from start to goal (radians), time synchronized,
-    jerk so large the profile is a trapezoid; None without ruckig installed."""
-    try:
-        from ruckig import InputParameter, Ruckig, Synchronization, Trajectory
-    except ImportError:
-        return None
+def ruckig_trajectory(start, goal, speed, accel, synchronization=None):
+    """Ruckig's time-optimal trajectory from start to goal (radians), each joint within
+    speed and accel, jerk so large the profile is a trapezoid; synchronization: a
+    ruckig.Synchronization (None: Time). Raises ImportError without ruckig installed."""
+    from ruckig import InputParameter, Ruckig, Synchronization, Trajectory
     n = len(start)
     inp = InputParameter(n)
     inp.current_position = list(start)
@@ -69,10 +59,18 @@ def ruckig_duration(start, goal, speed, accel):
     inp.max_velocity = list(speed)
     inp.max_acceleration = list(accel)
     inp.max_jerk = [1e7] * n
-    inp.synchronization = Synchronization.Time
+    inp.synchronization = Synchronization.Time if synchronization is None else synchronization
     trajectory = Trajectory(n)
     Ruckig(n).calculate(inp, trajectory)
-    return trajectory.duration
+    return trajectory
+
+
+def ruckig_duration(start, goal, speed, accel):
+    """ruckig_trajectory's duration (s), time synchronized; None without ruckig installed."""
+    try:
+        return ruckig_trajectory(start, goal, speed, accel).duration
+    except ImportError:
+        return None
 
 
 def joint_moves():
