@@ -33,7 +33,7 @@ CIRCLE_CENTRE = (150.0, 40.0, 150.0)
 CIRCLE_RADIUS_MM = 20.0
 CIRCLE_CHORDS = 72
 CIRCLE_FEED_MM_MIN = 6000.0
-# Issue 27's bound on what a live step may allocate.
+# The most a live step (sent every step_ms, mid-motion) may allocate: issue 27's bound.
 LIVE_STEP_BUDGET_BYTES = 200
 
 
