@@ -172,8 +172,7 @@ def run(short=False):
     cost = out["cost"] = firmware.run_script(COST_SCRIPT, 50)
     # ESTIMATE for an RP2040, as armctl.bench.estimate scales the solver: time by bm_float,
     # heap by the board's GC block (the number of allocations stays).
-    rp2040 = estimate.BOARDS["rp2040_125MHz"]
-    cost["rp2040_pick_ms"] = [cost["pick_us"] / 1000.0 * estimate.UNIX_BM_FLOAT / rp2040[k]
-                              for k in ("bm_float", "high", "low")]
-    cost["rp2040_pick_heap_bytes"] = cost["pick_heap_bytes"] // cost["gc_block_bytes"] * rp2040["gc_block_bytes"]
+    cost["rp2040_pick_ms"] = estimate.time_on("rp2040_125MHz", cost["pick_us"] / 1000.0)
+    cost["rp2040_pick_heap_bytes"] = estimate.heap_on("rp2040_125MHz", cost["pick_heap_bytes"],
+                                                      cost["gc_block_bytes"])
     return out

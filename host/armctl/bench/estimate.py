@@ -39,6 +39,18 @@ BOARDS = {
                      "gc_block_bytes": 16},
 }
 
+def time_on(board, unix_time):
+    """A Unix-port time (any unit) as an ESTIMATE on board (a key of BOARDS):
+    [centre, the fast end, the slow end] of its bm_float range."""
+    b = BOARDS[board]
+    return [unix_time * UNIX_BM_FLOAT / b[k] for k in ("bm_float", "high", "low")]
+
+
+def heap_on(board, unix_bytes, unix_block_bytes):
+    """Unix-port heap bytes as an ESTIMATE on board: as many GC blocks, the board's size."""
+    return unix_bytes // unix_block_bytes * BOARDS[board]["gc_block_bytes"]
+
+
 # Per-solve rates of the firmware figures that are scaled.
 RATES = (("twolink", "safe_per_s"), ("twolink", "textbook_per_s"),
          ("planar", "safe_per_s"), ("planar", "textbook_per_s"),

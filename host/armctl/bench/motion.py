@@ -133,13 +133,11 @@ def cost(short):
         raise RuntimeError(figures)
     # ESTIMATE, as armctl.bench.estimate scales the solver: time by bm_float (centre, fast, slow),
     # heap by the board's GC block (the number of allocations stays).
-    rp2040 = estimate.BOARDS["rp2040_125MHz"]
     for key in ("joint_fraction", "line_ramp_step", "blend_step"):
-        figures["rp2040_%s_us" % key] = [figures[key + "_us"] * estimate.UNIX_BM_FLOAT / rp2040[k]
-                                         for k in ("bm_float", "high", "low")]
+        figures["rp2040_%s_us" % key] = estimate.time_on("rp2040_125MHz", figures[key + "_us"])
     for key in ("joint_fraction", "line_ramp_step", "blend_step", "live_joint_step", "live_blend_step"):
-        figures["rp2040_%s_heap_bytes" % key] = (figures[key + "_heap_bytes"] // figures["gc_block_bytes"]
-                                                 * rp2040["gc_block_bytes"])
+        figures["rp2040_%s_heap_bytes" % key] = estimate.heap_on("rp2040_125MHz", figures[key + "_heap_bytes"],
+                                                                figures["gc_block_bytes"])
     figures["live_step_heap_bytes"] = max(figures["live_joint_step_heap_bytes"],
                                           figures["live_blend_step_heap_bytes"])
     figures["live_step_budget_bytes"] = LIVE_STEP_BUDGET_BYTES
