@@ -294,6 +294,27 @@ def test_armctl_run_checks_first_then_streams(micropython, tmp_path):
         assert "end" in (sim.flash_dir / "poses.json").read_text()
 
 
+def test_armctl_run_stops_at_an_alarm_line():
+    """Queued G1 lines are answered `ok` before they move; when they fail later the board
+    writes an alarm line, which comes before the next reply: the run stops there and says so."""
+    from armctl.link import parse
+    answers = {"G1 X150": ["ok"], "G1 X160": ["ok"],
+               "M114": ["alarm ABORTED aborted (Ctrl-X) at step 3 of 40: 1 2 3 4 5", "X:150.000 Y:0.000", "ok"]}
+
+    class Board:
+        sent = []
+
+        def request(self, line, motion_s=0.0):
+            self.sent.append(line)
+            return parse(answers[line])
+
+    board = Board()
+    lines = [(1, "G1 X150"), (2, "G1 X160"), (4, "M114"), (5, "G1 X170")]
+    ok, failure = run_command._stream(board, "f.gcode", lines, None, 120.0, io.StringIO(), False)
+    assert not ok and board.sent == ["G1 X150", "G1 X160", "M114"]
+    assert failure == "f.gcode:4: M114 -> ok (before it: alarm ABORTED aborted (Ctrl-X) at step 3 of 40: 1 2 3 4 5)"
+
+
 # -- fuzz: G-code words, numbers, line numbers and checksums ----------------------
 
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
@@ -306,7 +327,7 @@ LETTERS = "XYZABFPSNQEIJRK"
 NUMBER = st.one_of(st.integers(-400, 400).map(str), st.floats(-400, 400, allow_nan=False).map(lambda v: "%.2f" % v),
                    st.sampled_from(["", "-", ".", "1.2.3", "1e3", "nan", "inf", "+5", "--1", "9" * 40]))
 FINALS = ("ok", "error")
-INFO = ("# ", "Error:", "Resend: ", "X:", "FIRMWARE_NAME:")
+INFO = ("# ", "Error:", "Resend: ", "X:", "FIRMWARE_NAME:", "alarm ")
 
 
 @st.composite
@@ -352,7 +373,7 @@ def test_fuzzed_gcode_gets_one_answer_and_refusals_move_nothing(fuzz_arm, progra
         assert final.split(" ", 1)[0] in FINALS, (line, reply)
         assert all(r.startswith(INFO) for r in reply[:-1]), (line, reply)
         assert "INTERNAL" not in final and "Traceback" not in "".join(reply), (line, reply)
-        refused = final.startswith("error") or any(r.startswith("Error:") for r in reply)
+        refused = final.startswith("error") or any(r.startswith(("Error:", "alarm ")) for r in reply)
         joining = joins(line.encode())
         if refused and (joining or not queued):
             assert len(sim.pulses()) == before, (line, reply)
@@ -392,14 +413,16 @@ def test_gcode_hold_resume_abort_and_m400_on_the_live_console(micropython, tmp_p
             # Ctrl-X drops queued G1 lines that have not started, and locks.
             assert port.request("G1 Y-50") == ["ok"]
             port.write("\x18")
-            assert port.line().startswith("error DROPPED aborted before they ran")
+            assert port.line().startswith("alarm DROPPED aborted before they ran")
             assert port.request("G1 Y0")[-1].startswith("error ALARM")
             assert port.request("M999")[-1] == "ok"
             # Ctrl-X mid-run stops the queued lines and drops the line that waits for them.
             assert port.request("G1 Y-50") == ["ok"]
             port.write("M400\n\x18")
-            assert port.reply()[-1].startswith("error ABORTED ")
-            assert port.line().startswith("error DROPPED aborted before it ran: M400")
+            # Their `ok` went out: the stop is an alarm line, and M400's answer is its drop.
+            reply = port.reply()
+            assert reply[-2].startswith("alarm ABORTED ") and reply[-1].startswith(
+                "error DROPPED aborted before it ran: M400"), reply
             assert port.request("G1 Y0")[-1].startswith("error ALARM")
             assert port.request("M999")[-1] == "ok"
             assert port.request("G1 Y0") == ["ok"]

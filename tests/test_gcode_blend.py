@@ -188,7 +188,7 @@ def test_ctrl_x_drops_the_queued_lines_and_locks(arm):
     for line in circle_lines()[:3]:
         assert arm.request(line) == ["ok"]
     arm.write(b"\x18")
-    assert arm.readline().startswith("error DROPPED aborted before they ran")
+    assert arm.readline().startswith("alarm DROPPED aborted before they ran")
     assert arm.request("M400") == ["ok"]
     assert [p for p in arm.pulses() if p[0] >= since] == []
     assert m114(arm) == pytest.approx(before, abs=1e-3)

@@ -161,3 +161,55 @@ def test_with_no_heap_even_for_a_line_end_the_reply_goes_out_whole():
     p.handle(b"move 1 2")
     assert "".join(sent) == "# gathered before\nerror NO_MEMORY out of memory making the reply\n"
     assert not p.machine.moving
+
+
+def _queued_g1_lines(p, out):
+    """Three G1 lines queued from a console (answered `ok` each, nothing moved yet)."""
+    p.console = NoConsole()
+    for line in (b"G0 X200 Y0 Z150 A180", b"M400"):
+        p.handle(line)
+    for x in (190, 180, 170):
+        p.handle(b"G1 X%d" % x)
+    assert out[-3:] == ["ok", "ok", "ok"] and p.gcode.waiting()
+
+
+def test_queued_g1_lines_that_run_out_of_heap_at_their_check_write_an_alarm_line():
+    """Their `ok` went out when they were queued: the failure is an alarm line, which
+    answers no request, so every request still has exactly one final line."""
+    p, s, driver, out = _arm5_session()
+    _queued_g1_lines(p, out)
+    sent = driver.count
+    answered = len(out)
+
+    def no_heap():
+        raise MemoryError("memory allocation failed, allocating 2048 bytes")
+
+    p.controller.begin = no_heap
+    p.gcode.start_lines()
+    assert out[answered:] == ["alarm NO_MEMORY out of memory in the queued G1 lines: nothing moved"]
+    assert not p.machine.moving and driver.count == sent
+    p.handle(b"G1 X160")
+    assert out[-1].startswith("error ALARM motion locked: G1 refused (NO_MEMORY)")
+
+
+def test_queued_g1_lines_that_run_out_of_heap_mid_move_write_an_alarm_line():
+    p, s, driver, out = _arm5_session()
+    _queued_g1_lines(p, out)
+    answered = len(out)
+    p.gcode.start_lines()
+    assert p.machine.moving and len(out) == answered
+    for _ in range(3):
+        s._tick()
+    stepped = p.controller.executor.steps
+
+    def no_heap():
+        raise MemoryError("memory allocation failed, allocating 64 bytes")
+
+    p.controller.step = no_heap
+    sent = driver.count
+    s.tick()
+    assert not p.machine.moving and driver.count == sent
+    assert len(out) == answered + 1
+    assert out[-1].startswith("alarm NO_MEMORY out of memory during the move at step %d of " % stepped)
+    p.handle(b"G1 X160")
+    assert out[-1].startswith("error ALARM ")

@@ -281,8 +281,8 @@ def joins(raw):
 
 def start(gcode):
     """Start the queued G1 lines of gcode (an armfw.gcode.GCode): one plan, checked whole
-    first. A refusal is written as an error line of its own (each line was answered
-    when queued) and locks motion."""
+    first. A refusal is an alarm line (each line was answered when queued) and locks
+    motion."""
     p = gcode.protocol
     controller = p.controller
     blend = gcode.blend
@@ -294,9 +294,9 @@ def start(gcode):
     except gcode.Refused as e:
         blend.count = 0
         p.machine.lock("G1 refused (%s)" % e.word)
-        p.write("%s%s %s" % ("Error:" if gcode.framed else "error ", e.word, e.message))
+        p.final(True, e.word, e.message)
     except MemoryError:
         blend.count = 0
         p.machine.ended()
         p.machine.lock("G1 refused (%s)" % NO_MEMORY)
-        p.out_of_memory("the queued G1 lines: nothing moved")
+        p.out_of_memory("the queued G1 lines: nothing moved", True)

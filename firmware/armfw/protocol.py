@@ -29,6 +29,8 @@ BAD_INPUT = status.NAMES[status.BAD_INPUT]
 _TAB = const(9)
 _NO_HEAP_FOR_REPLY = "error " + NO_MEMORY + " out of memory making the reply"
 _NO_HEAP_FOR_REPLY_LINE = _NO_HEAP_FOR_REPLY + "\n"
+_NO_HEAP_FOR_ALARM = "alarm " + NO_MEMORY + " out of memory making the alarm line"
+_NO_HEAP_FOR_ALARM_LINE = _NO_HEAP_FOR_ALARM + "\n"
 
 
 class Refused(Exception):
@@ -138,17 +140,22 @@ class Protocol:
         except MemoryError:
             self.no_heap_for_reply()
 
-    def no_heap_for_reply(self):
+    def no_heap_for_reply(self, answered=False):
         """The final line when the heap ran out while the reply itself was being made (its
-        words are formatted after the request's garbage): words that need no formatting."""
+        words are formatted after the request's garbage): words that need no formatting.
+        answered: the request was answered already, so this is an alarm line (see final)."""
         import gc
         gc.collect()
+        if answered:
+            line, whole_line = _NO_HEAP_FOR_ALARM, _NO_HEAP_FOR_ALARM_LINE
+        else:
+            line, whole_line = _NO_HEAP_FOR_REPLY, _NO_HEAP_FOR_REPLY_LINE
         try:
-            self.write(_NO_HEAP_FOR_REPLY)
+            self.write(line)
         except MemoryError:
             if self.console is None:
                 raise
-            self.console.write_whole_line(_NO_HEAP_FOR_REPLY_LINE)
+            self.console.write_whole_line(whole_line)
 
     def _answer(self, raw):
         doing = "the request"
@@ -308,26 +315,38 @@ class Protocol:
         self.write(self.pose_reply(" steps=%d" % self.controller.executor.total))
 
     def motion_stopped(self, why, word=ABORTED):
-        """Final line of a motion stopped before its end (why: what stopped it); the arm stays put."""
+        """Final line of a motion stopped before its end (why: what stopped it); the arm stays put.
+        Queued G1 lines were answered when queued: theirs is an alarm line, not a reply."""
         controller = self.controller
         controller.stop()
         self.machine.ended()
-        if self.gcode is not None:
-            self.gcode.lines_ended()
+        answered = self.gcode is not None and self.gcode.lines_ended()
         try:
-            self.write("error %s %s at step %d of %d: %s%s" % (
-                word, why, controller.executor.steps, controller.executor.total, angles_text(controller.q, self.n),
+            self.final(answered, word, "%s at step %d of %d: %s%s" % (
+                why, controller.executor.steps, controller.executor.total, angles_text(controller.q, self.n),
                 self.tool_fields()))
         except MemoryError:
-            self.no_heap_for_reply()
+            self.no_heap_for_reply(answered)
 
-    def out_of_memory(self, doing):
-        """The reply to a request or a step that ran out of heap (doing: what it was doing)."""
+    def final(self, answered, word, message):
+        """`error WORD message`, the reply to a request; or, where the request was answered
+        already (queued G1 lines), `alarm WORD message`, a line that answers no request
+        (`Error:WORD message` after Marlin's numbered lines, which their senders log)."""
+        if not answered:
+            self.write("error %s %s" % (word, message))
+        elif self.gcode is not None and self.gcode.framed:
+            self.write("Error:%s %s" % (word, message))
+        else:
+            self.write("alarm %s %s" % (word, message))
+
+    def out_of_memory(self, doing, answered=False):
+        """The line for a request or a step that ran out of heap (doing: what it was doing;
+        answered: its request was answered already, see final)."""
         import gc
         gc.collect()
         free = getattr(gc, "mem_free", None)        # MicroPython's; CPython has none
-        self.write("error %s out of memory in %s%s" % (
-            NO_MEMORY, doing, " (%d bytes free)" % free() if free is not None else ""))
+        self.final(answered, NO_MEMORY, "out of memory in %s%s" % (
+            doing, " (%d bytes free)" % free() if free is not None else ""))
 
     def state(self):
         """The console state: idle, check, run, hold, relaxed or alarm (armfw.machinestate)."""

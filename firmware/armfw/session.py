@@ -116,7 +116,7 @@ class Session:
         p = self.protocol
         if p.gcode is not None and p.gcode.drop_lines():
             p.machine.lock(ALARM_ABORTED)
-            p.write("error %s aborted before they ran: the queued G1 lines" % DROPPED)
+            p.final(True, DROPPED, "aborted before they ran: the queued G1 lines")
         while True:
             raw = self.console.next_line()
             if raw is None:

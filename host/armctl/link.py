@@ -37,6 +37,9 @@ from armfw.status import WORDS as STATUS_WORDS
 DEFAULT_BAUD = 115200
 DEFAULT_TIMEOUT_S = 10.0
 INFO_PREFIX = "# "
+# Lines that answer no request: queued G1 lines that failed after their `ok`
+# (firmware/PROTOCOL.md, "Final lines"), and Marlin's error lines before a numbered line's `ok`.
+ALARM_PREFIXES = ("alarm ", "Error:")
 # GRBL's real-time feed hold, then Ctrl-X (abort): what a person's Ctrl-C sends.
 STOP_BYTES = b"!\x18"
 # Lines only the MicroPython REPL prints, never the protocol.
@@ -86,6 +89,8 @@ class Reply:
     values:     the words that are numbers, as floats (joint angles in degrees,
                 a position in mm: firmware/PROTOCOL.md says which).
     info_lines: the "# " lines before the final line, prefix removed.
+    alarms:     the alarm lines before the final line (`alarm WORD ...`: queued
+                G1 lines answered earlier failed; Marlin's `Error:...`).
     raw:        every line received for this request, as received.
     """
 
@@ -95,6 +100,10 @@ class Reply:
         self.info_lines = info_lines
         self.raw = raw
         self._parts = None
+
+    @property
+    def alarms(self):
+        return [line for line in self.raw[:-1] if line.startswith(ALARM_PREFIXES)]
 
     def _parsed(self):
         """(fields, words, status) of the final line, parsed on first use: a

@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 
 from armctl import FIRMWARE_DIR, ROOT
+from armctl.link import is_final
 
 ROUTES = ("source", "mpy", "frozen")
 # The heap each route must fit (KB): a Raspberry Pi Pico gives 192, an ESP32
@@ -140,8 +141,9 @@ def mixed_run(board, count=300):
 
 
 def finals(output):
-    """The final lines of the replies (`ok ...`, `error ...`, Marlin's `Error:`/`Resend:` aside)."""
-    return [line for line in output.splitlines() if line.startswith(("ok", "error"))]
+    """The final lines of the replies (`ok ...`, `error ...`; alarm lines and Marlin's
+    `Error:`/`Resend:` aside)."""
+    return [line for line in output.splitlines() if is_final(line)]
 
 
 class BoardLikeMissing(RuntimeError):
@@ -255,7 +257,7 @@ def answer(interpreter, path, board_file, lines, heap_kb, firmware_dir=FIRMWARE_
             while True:
                 reply = proc.stdout.readline().decode(errors="replace")
                 out.append(reply)
-                if not reply or reply.startswith(("ok", "error")):
+                if not reply or is_final(reply.rstrip("\r\n")):
                     break
             if not reply:
                 break
@@ -319,7 +321,7 @@ def replies(output):
         if line.startswith(_NOT_ANSWERS):
             continue
         current.append(line)
-        if line.startswith(("ok", "error")):
+        if is_final(line):
             groups.append(current)
             current = []
     return banner, groups

@@ -93,6 +93,15 @@ def _joins_queue(line):
     return is_gcode(line) and joins(line.encode())
 
 
+def _failure(path, number, line, reply):
+    """Where and why a run stopped: the line's refusal, or the alarm that came with its
+    reply (queued G1 lines before it failed after their `ok`)."""
+    text = "%s:%d: %s -> %s" % (path, number, line, reply.final)
+    if reply.alarms:
+        text += " (before it: %s)" % "; ".join(reply.alarms)
+    return text
+
+
 def _stream(link, path, lines, pacer, gcode_motion_s, err, show_progress):
     """Send every line, one reply each; (True, None) or (False, the failing line and reply).
 
@@ -104,10 +113,10 @@ def _stream(link, path, lines, pacer, gcode_motion_s, err, show_progress):
             allowance = max(allowance, gcode_motion_s)
         queued = _joins_queue(line) and (queued or allowance > 0.0)
         reply = link.request(line, motion_s=allowance)
-        if not reply.ok:
+        if not reply.ok or reply.alarms:
             if show_progress:
                 err.write("\n")
-            return False, "%s:%d: %s -> %s" % (path, number, line, reply.final)
+            return False, _failure(path, number, line, reply)
         if show_progress:
             _progress(k + 1, len(lines), err)
     if show_progress:
@@ -148,8 +157,9 @@ def run(args, out=sys.stdout, err=sys.stderr):
             return cli.EXIT_REFUSED
         if any(is_gcode(line) for _, line in lines):
             reply = link.request("M400", motion_s=gcode_motion_s)     # queued G1 lines run to their end
-            if not reply.ok:
-                print("armctl run: stopped at the end: M400 -> %s" % reply.final, file=err)
+            if not reply.ok or reply.alarms:
+                print("armctl run: stopped at the end: %s" % _failure(args.file, lines[-1][0], "M400", reply),
+                      file=err)
                 return cli.EXIT_REFUSED
         print("ran %d lines" % len(lines), file=out)
     return cli.EXIT_OK

@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from armfw import commands
 from armctl.fallback import SOLVER_BOARD, Mover, host_solves, tool_request
-from armctl.link import LinkError, parse as parse_reply
+from armctl.link import LinkError, is_final, parse as parse_reply
 from armctl.ui import geometry, preview, probe
 from armctl.ui.words import PageRefused, check_words, json_text, number
 from armfw import status as fw_status
@@ -298,7 +298,7 @@ class UiSession:
     def _received(self, text):
         status_line = text.startswith("# status") or text.startswith("# progress")
         self._log("<", text, "status" if text.startswith("# status") else "reply")
-        if text.startswith("ok") or text.startswith("error"):
+        if is_final(text):
             self._polling = False
         if status_line:
             self._take_status(parse_status_line(text))
