@@ -99,13 +99,12 @@ class PulsePicker:
         hi_us = servos.max_us
         lo_q = self._lo_q
         hi_q = self._hi_q
-        zero_us = servos._zero_us       # exact_us's line, read once
-        slope = servos._slope
+        exact_us = servos.exact_us
         angle = servos.angle
         whole = num == den      # whole microseconds: pulses are grid steps
         nearest = 0
         for i in range(n):
-            exact = zero_us[i] + slope[i] * q[i]
+            exact = exact_us(i, q[i])
             lo = lo_us[i]
             hi = hi_us[i]
             # Refused where rounding it would be, more than half a microsecond out (doubled,
