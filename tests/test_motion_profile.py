@@ -175,3 +175,53 @@ def test_a_line_in_micropython_starts_and_stops_at_rest(micropython):
     acc = [(y[i + WINDOW] - 2 * y[i] + y[i - WINDOW]) / (WINDOW * STEP_S) ** 2 for i in range(WINDOW, len(y) - WINDOW)]
     assert max(abs(a) for a in acc) <= TOOL_ACCEL + 2 * err / (WINDOW * STEP_S) ** 2
     assert y[-1] - y[0] == pytest.approx(120.0, abs=err)
+
+
+def recorded_line(a, b):
+    """The exact poses (CPython, every step's pose recorded) of a line from a to b
+    (x, y, z mm, pitch deg) on sim_arm5, each pulse rounded on its own (see above)."""
+    brd = board.load(str(ARM5))
+    accuracy.round_each(brd.servos)
+    driver = SimServo(brd.driver)
+    poses = []
+    arm = ArmController(brd, driver, sleep_ms=lambda ms: poses.append(list(arm.q)))
+    arm.park()
+    assert arm.move(a[:3] + (radians(a[3]),))
+    poses.clear()
+    start = list(arm.q)
+    arm.plan()
+    arm.add(LINE, b[:3] + (radians(b[3]),))
+    assert arm.run()
+    return [start] + poses
+
+
+def test_a_line_past_the_base_axis_slows_smoothly_where_the_base_would_turn_too_fast():
+    # 60 mm from the base axis, at the tool's 100 mm/s the base would turn at
+    # v / r = 100 / 60 rad/s = 95.5 deg/s at y = 0, past its 90 deg/s. The tool slows
+    # there, within its own acceleration both ways: its speed has no step.
+    qs = recorded_line((60, -60, 150, 180), (60, 60, 150, 180))
+    points = [arm5_tool(q) for q in qs]
+    speeds = [sqrt(sum((p[i] - o[i]) ** 2 for i in range(3))) / STEP_S for o, p in zip(points, points[1:])]
+    assert max(abs(b - a) for a, b in zip(speeds, speeds[1:])) <= TOOL_ACCEL * STEP_S * (1 + 1e-6)
+    crossing = min(range(len(points)), key=lambda k: abs(points[k][1]))
+    assert abs(points[crossing][1]) < 1.0
+    assert speeds[crossing] <= 60 * SPEED * (1 + 1e-6) < 100.0
+    assert max(speeds) == pytest.approx(100.0, rel=1e-6)          # and full speed away from it
+    for j in JOINTS:
+        assert max(abs(b[j] - a[j]) for a, b in zip(qs, qs[1:])) <= SPEED * STEP_S * (1 + 1e-6), j
+    assert sum(speeds) * STEP_S == pytest.approx(120.0, rel=1e-6)
+
+
+def test_the_slowed_line_in_micropython_keeps_every_joints_speed(micropython):
+    signs, offsets = arm5_mapping()
+    with Simulator(ARM5) as sim:
+        assert sim.request("move 60 -60 150 180")[-1].startswith("ok OK")
+        since = sim.pulses()[-1][0] + 1
+        reply = sim.request("line 60 60 150 180")[-1]
+        assert reply.startswith("ok OK"), reply
+        samples = joint_samples(sim.pulses(), since, signs, offsets)
+    for j in JOINTS:
+        v, _ = derivatives(samples, j)
+        assert max(abs(x) for x in v) <= SPEED + QUANTUM / STEP_S, j
+    y = [arm5_tool(q)[1] for q in samples]
+    assert y[-1] - y[0] == pytest.approx(120.0, abs=2 * QUANTUM * 403)

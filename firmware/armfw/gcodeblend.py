@@ -14,9 +14,11 @@ ToolRamp over all of them (armfw.profile: GRBL's junction deviation at each
 corner, no faster round a bend of short lines than the tool's acceleration
 allows, from rest to rest), walked and checked whole before its first pulse
 like any plan. joins() tells the lines that queue from those that wait for
-the queued ones to run. A step that would turn a joint too fast is halved along the lines,
-as a line's is (armfw.linestep), and the ramp goes on from the speed the
-tool really has. walk_blocks walks G2/G3 arcs' chords too (armfw.gcodearc),
+the queued ones to run. Each block's top speed is also the one at which its
+joints keep their speed limit (armfw.linesurvey, over the whole block); a
+step that would still turn a joint too fast is halved along the lines, as a
+line's is (armfw.linestep), and the ramp goes on from the speed the tool
+really has. walk_blocks walks G2/G3 arcs' chords too (armfw.gcodearc),
 feeding the ramp as it goes: an arc may have many more chords than the ramp holds.
 """
 
@@ -140,6 +142,9 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
     point = blocks._point
     goal = planner._goal
     max_step = planner._max_step()
+    # Each block no faster than its joints' speed limit allows along it (armfw.linesurvey).
+    survey = planner.survey
+    survey.begin(q, solver.ik_near, max_step, own.step_s)
     n = len(q)
     fed = 0                         # blocks handed to the ramp
     s = 0.0                         # mm along the blocks where the last step ended
@@ -160,7 +165,7 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
                 d = p1[i] - p0[i]
                 dist += d * d
             dist = sqrt(dist)
-            top = blocks.top_speed(fed)
+            top = survey.top(p0, p1, 0.0, 1.0, length, blocks.top_speed(fed))
             if dist > 0.0:
                 ramp.add(length, top, (p1[0] - p0[0]) / dist, (p1[1] - p0[1]) / dist,
                          (p1[2] - p0[2]) / dist if xyz == 3 else 0.0)

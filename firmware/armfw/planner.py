@@ -16,7 +16,8 @@ ring as it runs.
 Timing (armfw.profile): a joint move is one synchronized trapezoid, every
 joint starting and stopping together within its speed (the lesser of its
 own and `speed`) and its acceleration; a line ramps the tool's speed up and
-down within the tool's acceleration, stepped by armfw.linestep; a path is one
+down within the tool's acceleration, and slows smoothly where the joints'
+speed limit needs it (armfw.linesurvey), stepped by armfw.linestep; a path is one
 motion through its waypoints (armfw.pathprofile). A profile
 changes only how far along its path each step ends: the path, and every
 step's check, are those of the walk; walked again the profile is the same.
@@ -28,6 +29,7 @@ from math import sqrt
 from armfw.compat import const
 from armfw.solver import MIN_MOTION
 from armfw.linestep import LineStepper, JUMP
+from armfw.linesurvey import LineSurvey, STRETCHES
 from armfw.profile import JointProfile, ToolRamp
 from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, ABORTED, solved, name
@@ -116,7 +118,8 @@ class Planner:
         self._speed = [0.0] * n         # a joint move's speed limits (the lesser of the two)
         self.profile = JointProfile()
         self._path_profile = None       # armfw.pathprofile.PathProfile, made by the first path run
-        self.ramp = ToolRamp(1)
+        self.ramp = ToolRamp(STRETCHES)   # a line's stretches (armfw.linesurvey)
+        self.survey = LineSurvey(n, len(solver.targets))
         self.ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), self.step_ms / 1000.0)
         nt = len(solver.targets)
         self.refusal = Refusal(nt)
@@ -475,11 +478,14 @@ class Planner:
         # (ik's own answer to the bit, proven cheaply or solved in full).
         # The tool's speed ramps up from rest and back down to it, within the tool's
         # acceleration; no faster than line_step_mm (the op's own, for G1 F) per step.
-        ramp = self.ramp
-        ramp.reset(ramp.accel, ramp.junction_deviation_mm, ramp.step_s)
-        ramp.add(length, self.line_top(self._line_steps[k]), 0.0, 0.0, 0.0)
+        # Where the joints' speed limit needs the tool slower, the survey lowers the
+        # ramp's top there, ahead of the steps (armfw.linesurvey).
+        current_at = self._rolled_at if roll1 != roll0 else None
+        survey = self.survey
+        survey.begin(q, self.solver.ik_near, self._max_step(), self.ramp.step_s)
+        survey.line(self.ramp, p0, p1, length, self.line_top(self._line_steps[k]), current_at)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
-                          self._rolled_at if roll1 != roll0 else None, ramp=ramp)
+                          current_at, ramp=survey)
         step = 0
         for st in steps:
             step += 1

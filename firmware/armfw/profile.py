@@ -200,6 +200,20 @@ class ToolRamp:
         self.plan()
         return True
 
+    def extend(self, length, top):
+        """Lengthen the last queued block by length mm where its top speed is top mm/s (the
+        next stretch of a line, as fast as the one before: one block keeps the ramp's steps
+        those of the whole line); False where it is not, for add() to queue."""
+        if self.count == 0:
+            return False
+        k = (self._head + self.count - 1) % self.size
+        if self.top[k] != top:
+            return False
+        self._length[k] += length
+        self.total += length
+        self.plan()
+        return True
+
     def plan(self):
         """The backward pass: each block's highest entry speed from which the tool can
         still stop at the queue's end, meeting every junction's limit on the way.

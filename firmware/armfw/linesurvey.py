@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+"""How fast the tool may go along straight lines where the joints' speed limit binds.
+
+Near the base axis, the workspace's edge or a singular pose, a steady tool
+speed turns some joint much faster than elsewhere on the same line. The
+survey solves the line ahead of its steps, in stretches, and gives each
+stretch the top speed at which no joint turns more than the step allows
+(planner max_step). The tool ramp (armfw.profile.ToolRamp) then slows into
+such a stretch within the tool's acceleration and speeds up after it, so the
+tool's velocity has no step. A stretch is a ramp block that lowers the speed
+without a turn.
+
+Samples are a little apart, and between two of them a joint may turn faster
+than their average: a stretch's top keeps a margin, and the step halving of
+armfw.linestep stays as the guard for what the samples miss. The survey
+slows a stretch to a sixteenth of the line's top speed at the least: what
+needs slower (the very edge of a singular pose, a jump the walk refuses) is
+left to the halving, as a single spike of a joint's rate is better passed by
+a few short steps than by a whole stretch at a crawl.
+
+The survey is a function of the line and of the ramp's state alone, so the
+check walk and the walk that refills the running motion take the same steps.
+"""
+
+from armfw.status import SINGULAR
+
+# A stretch's top is this part of the speed its samples allow (the margin above).
+_MARGIN = 0.8
+# The least top a stretch is given, as a part of the line's top (the crawl above).
+_FLOOR = 0.0625
+# One sample every this many steps' travel at the line's top speed.
+_SAMPLE_STEPS = 2
+# A stretch is at least this many steps' travel, and at least a quarter of the
+# distance the tool brakes in from its top speed: a few stretches span that reach,
+# so a ramp of STRETCHES blocks never has to brake for want of a queued one.
+_STRETCH_STEPS = 4
+STRETCHES = 8
+
+
+class LineSurvey:
+    """A line's stretches fed to a ToolRamp as the tool nears them; step(), took() and
+    count stand in for the ramp's in armfw.linestep.LineStepper.walk. top() surveys any
+    stretch of a line (armfw.gcodeblend's blocks) from the survey's own pose."""
+
+    def __init__(self, n, nt):
+        self.q = [0.0] * n              # the survey's pose, ahead of the walk's
+        self._goal = [0.0] * n
+        self._point = [0.0] * nt
+        self.ramp = None
+        self._stretches = 0
+        self._fed = 0
+
+    def begin(self, q, ik, max_step, step_s):
+        """Survey from pose q (radians) with ik(point, out, current) (armfw.solver's
+        ik_near), no joint turning more than max_step (radians) in step_s (s)."""
+        for i in range(len(q)):
+            self.q[i] = q[i]
+        self._ik = ik
+        self._max_step = max_step
+        self._step_s = step_s
+
+    def top(self, p0, p1, t0, t1, length, top, current_at=None):
+        """The top speed (mm/s, at most top) over the stretch t0..t1 (fractions) of the line
+        p0 -> p1 of length mm, the survey's pose moved on to its end. current_at(t): the
+        pose a rolling line continues from (armfw.planner), instead of the survey's own."""
+        q = self.q
+        goal = self._goal
+        point = self._point
+        stretch_mm = (t1 - t0) * length
+        samples = int(stretch_mm / (_SAMPLE_STEPS * top * self._step_s)) + 1
+        apart_mm = stretch_mm / samples
+        # A joint's turn over apart_mm at speed v mm/s lasts apart_mm / v s; within
+        # max_step per step_s that is v <= allowed / turn.
+        allowed = _MARGIN * self._max_step / self._step_s * apart_mm
+        least = _FLOOR * top
+        for s in range(1, samples + 1):
+            t = t0 + (t1 - t0) * s / samples
+            for i in range(len(point)):
+                point[i] = p0[i] + (p1[i] - p0[i]) * t
+            if self._ik(point, goal, q if current_at is None else current_at(t)) > SINGULAR:
+                return top              # the walk itself meets this point and refuses it
+            turn = 0.0
+            for i in range(len(q)):
+                d = goal[i] - q[i]
+                if d < 0.0:
+                    d = -d
+                if d > turn:
+                    turn = d
+                q[i] = goal[i]
+            if turn * top > allowed:
+                top = allowed / turn if turn * least < allowed else least
+        return top
+
+    # -- a line, fed to a ramp stretch by stretch ----------------------------
+
+    def line(self, ramp, p0, p1, length, top, current_at=None):
+        """Start feeding ramp (reset, at rest) the line p0 -> p1 of length mm at up to top mm/s."""
+        ramp.reset(ramp.accel, ramp.junction_deviation_mm, ramp.step_s)
+        self.ramp = ramp
+        self._p0 = p0
+        self._p1 = p1
+        self._length = length
+        self._top = top
+        self._current_at = current_at
+        stretch = top * ramp.step_s * _STRETCH_STEPS
+        brake = 0.25 * top * top / (2.0 * ramp.accel)
+        if brake > stretch:
+            stretch = brake
+        self._stretch_mm = stretch
+        self._stretches = int(length / stretch) + 1
+        self._fed = 0
+
+    @property
+    def count(self):
+        """Blocks left: the ramp's and the stretches not yet fed to it (0: the line's end)."""
+        return self.ramp.count + self._stretches - self._fed
+
+    def step(self):
+        """The next step's travel (mm), the ramp's, with the stretches its braking reach needs queued."""
+        ramp = self.ramp
+        v = ramp.speed + ramp.accel * ramp.step_s
+        if v > self._top:
+            v = self._top
+        reach = v * v / (2.0 * ramp.accel) + v * ramp.step_s + self._stretch_mm
+        while self._fed < self._stretches and ramp.count < ramp.size and (ramp.count == 0 or ramp.left() < reach):
+            k = self._fed
+            t0 = k / self._stretches
+            t1 = (k + 1) / self._stretches if k + 1 < self._stretches else 1.0
+            top = self.top(self._p0, self._p1, t0, t1, self._length, self._top, self._current_at)
+            stretch_mm = (t1 - t0) * self._length
+            if not ramp.extend(stretch_mm, top):
+                ramp.add(stretch_mm, top, 0.0, 0.0, 0.0)
+            self._fed += 1
+        return ramp.step()
+
+    def took(self, step):
+        """The walk shortened the last step to step mm (armfw.profile.ToolRamp.took)."""
+        self.ramp.took(step)
