@@ -12,11 +12,17 @@ without a turn.
 
 Samples are a little apart, and between two of them a joint may turn faster
 than their average: a stretch's top keeps a margin, and the step halving of
-armfw.linestep stays as the guard for what the samples miss. The survey
-slows a stretch to a sixteenth of the line's top speed at the least: what
-needs slower (the very edge of a singular pose, a jump the walk refuses) is
-left to the halving, as a single spike of a joint's rate is better passed by
-a few short steps than by a whole stretch at a crawl.
+armfw.linestep stays as the guard for what the samples miss. A stretch's
+top is a whole number of sixteenths of the line's: its neighbours that need
+the same share make one ramp block, and the board and the host (whose
+floats round otherwise in the last bits) give a stretch the same speed. The
+least is one sixteenth: what needs slower (the very edge of a singular pose,
+a jump the walk refuses) is left to the halving, as a single spike of a
+joint's rate is better passed by a few short steps than by a whole stretch
+at a crawl.
+
+The survey solves without the keep-out zones (they do not change how fast
+a joint turns, and the walk checks every step against them).
 
 The survey is a function of the line and of the ramp's state alone, so the
 check walk and the walk that refills the running motion take the same steps.
@@ -26,8 +32,8 @@ from armfw.status import SINGULAR
 
 # A stretch's top is this part of the speed its samples allow (the margin above).
 _MARGIN = 0.8
-# The least top a stretch is given, as a part of the line's top (the crawl above).
-_FLOOR = 0.0625
+# A stretch's top is a whole number of these parts of the line's, one at the least.
+_SHARES = 16
 # One sample every this many steps' travel at the line's top speed.
 _SAMPLE_STEPS = 2
 # A stretch is at least this many steps' travel, and at least a quarter of the
@@ -50,14 +56,27 @@ class LineSurvey:
         self._stretches = 0
         self._fed = 0
 
-    def begin(self, q, ik, max_step, step_s):
+    def begin(self, q, ik, max_step, step_s, solver=None):
         """Survey from pose q (radians) with ik(point, out, current) (armfw.solver's
-        ik_near), no joint turning more than max_step (radians) in step_s (s)."""
+        ik_near), no joint turning more than max_step (radians) in step_s (s);
+        solver: ik's, whose zones the survey sets aside while it solves."""
         for i in range(len(q)):
             self.q[i] = q[i]
         self._ik = ik
+        self._solver = solver
         self._max_step = max_step
         self._step_s = step_s
+
+    def _solve(self, point, out, current):
+        solver = self._solver
+        if solver is None:
+            return self._ik(point, out, current)
+        zones = solver.zones
+        solver.zones = None
+        try:
+            return self._ik(point, out, current)
+        finally:
+            solver.zones = zones
 
     def top(self, p0, p1, t0, t1, length, top, current_at=None):
         """The top speed (mm/s, at most top) over the stretch t0..t1 (fractions) of the line
@@ -72,13 +91,13 @@ class LineSurvey:
         # A joint's turn over apart_mm at speed v mm/s lasts apart_mm / v s; within
         # max_step per step_s that is v <= allowed / turn.
         allowed = _MARGIN * self._max_step / self._step_s * apart_mm
-        least = _FLOOR * top
+        slowest = top
         for s in range(1, samples + 1):
             t = t0 + (t1 - t0) * s / samples
             for i in range(len(point)):
                 point[i] = p0[i] + (p1[i] - p0[i]) * t
-            if self._ik(point, goal, q if current_at is None else current_at(t)) > SINGULAR:
-                return top              # the walk itself meets this point and refuses it
+            if self._solve(point, goal, q if current_at is None else current_at(t)) > SINGULAR:
+                break                   # the walk itself meets this point and refuses it
             turn = 0.0
             for i in range(len(q)):
                 d = goal[i] - q[i]
@@ -87,9 +106,13 @@ class LineSurvey:
                 if d > turn:
                     turn = d
                 q[i] = goal[i]
-            if turn * top > allowed:
-                top = allowed / turn if turn * least < allowed else least
-        return top
+            if turn * slowest > allowed:
+                slowest = allowed / turn
+        if slowest >= top:
+            return top
+        share = top / _SHARES
+        shares = int(slowest / share)
+        return share * shares if shares > 0 else share
 
     # -- a line, fed to a ramp stretch by stretch ----------------------------
 
