@@ -71,17 +71,21 @@ def _as_stored(q):
     return np.asarray(np.asarray(q, dtype=np.float32), dtype=float)
 
 
-def _tool_ramp(mover, length):
+def _tool_ramp(mover, q0, p0, p1, length, solve, max_step):
     """The tool's speed along the line from rest to rest, as the board ramps its own lines
-    (armfw.planner): a path of one waypoint a step within the joints' limits, the board
-    runs at this pace (armfw.pathprofile)."""
+    (armfw.planner): slowed ahead where the joints' speed limit binds (armfw.linesurvey,
+    with this host's solver), so that the path of one waypoint a step keeps the joints'
+    limits and the board runs it at this pace (armfw.pathprofile)."""
+    from armfw.linesurvey import STRETCHES, LineSurvey
     from armfw.profile import ToolRamp
     m = mover.board.motion
     step_s = mover.step_ms / 1000.0
-    ramp = ToolRamp(1)
+    ramp = ToolRamp(STRETCHES)
     ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), step_s)
-    ramp.add(length, min(mover.line_step_mm / step_s, float(m["tool_speed_mm_s"])), 0.0, 0.0, 0.0)
-    return ramp
+    survey = LineSurvey(len(q0), len(p0))
+    survey.begin(q0, solve, max_step, step_s)
+    survey.line(ramp, p0, p1, length, min(mover.line_step_mm / step_s, float(m["tool_speed_mm_s"])))
+    return survey
 
 
 def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
@@ -111,8 +115,9 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
 
     line = LineStepper(len(q0), len(p0))
     q = [float(v) for v in q0]
-    for st in line.walk([float(v) for v in p0], [float(v) for v in p1], length, mover.line_step_mm, q, solve,
-                        max_step, ramp=_tool_ramp(mover, length)):
+    start, end = [float(v) for v in p0], [float(v) for v in p1]
+    for st in line.walk(start, end, length, mover.line_step_mm, q, solve, max_step,
+                        ramp=_tool_ramp(mover, q, start, end, length, solve, max_step)):
         point = " ".join("%.3f" % v for v in line.point)
         if st == JUMP:
             return LinePlan(False, fw_status.name(fw_status.SINGULAR), nearest_q=np.asarray(last[0].q),
