@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Straight tool lines, stepped: the one rule every line is walked by.
 
-A line from p0 to p1 (tool coordinates) advances its nominal travel per step.
-Where that would turn a joint more than max_step in one step (near the
-workspace edge, near a singular pose) the step is halved until it does not:
-the tool slows down, the joints never jump. A step shorter than
+A line from p0 to p1 (tool coordinates) advances its nominal travel per step,
+or the travel its tool ramp gives (armfw.profile, fed by armfw.linesurvey,
+which slows the tool ahead where the joints need it). Where a step would
+still turn a joint more than max_step (near the workspace edge, near a
+singular pose) it is halved until it does not: the tool slows down, the
+joints never jump. A step shorter than
 MIN_LINE_STEP_MM that still turns a joint too far is a jump (a branch flip,
 the base turning through the axis), and the line stops there.
 
