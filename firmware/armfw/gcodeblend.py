@@ -143,7 +143,7 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
     goal = planner._goal
     max_step = planner._max_step()
     # Each block no faster than its joints' speed limit allows along it (armfw.linesurvey).
-    survey = planner.survey
+    survey = planner.line_survey()
     survey.begin(q, solver.ik_near, max_step, own.step_s, solver)
     n = len(q)
     fed = 0                         # blocks handed to the ramp

@@ -38,9 +38,9 @@ _SHARES = 16
 _SAMPLE_STEPS = 2
 # A stretch is at least this many steps' travel, and at least a quarter of the
 # distance the tool brakes in from its top speed: a few stretches span that reach,
-# so a ramp of STRETCHES blocks never has to brake for want of a queued one.
+# so a ramp of armfw.planner.LINE_STRETCHES blocks never has to brake for want of
+# a queued one.
 _STRETCH_STEPS = 4
-STRETCHES = 8
 
 
 class LineSurvey:

@@ -29,7 +29,6 @@ from math import sqrt
 from armfw.compat import const
 from armfw.solver import MIN_MOTION
 from armfw.linestep import LineStepper, JUMP
-from armfw.linesurvey import LineSurvey, STRETCHES
 from armfw.profile import JointProfile, ToolRamp
 from armfw.numeric import DEG, finite, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, ABORTED, solved, name
@@ -47,6 +46,10 @@ BLEND = const(8)           # queued G-code lines, one tool ramp blending them (a
 OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path", "wait", "arc", "lines")
 
 MAX_OPS = const(6)
+
+# Blocks a line's tool ramp holds: the stretches armfw.linesurvey queues ahead of the
+# tool, each at least a quarter of its braking distance (twice that is room to spare).
+LINE_STRETCHES = const(8)
 
 # Joint waypoints a path may hold (the host's straight lines on arms the board
 # cannot solve). float32 storage: 4 bytes per joint per waypoint, allocated once.
@@ -118,8 +121,8 @@ class Planner:
         self._speed = [0.0] * n         # a joint move's speed limits (the lesser of the two)
         self.profile = JointProfile()
         self._path_profile = None       # armfw.pathprofile.PathProfile, made by the first path run
-        self.ramp = ToolRamp(STRETCHES)   # a line's stretches (armfw.linesurvey)
-        self.survey = LineSurvey(n, len(solver.targets))
+        self.ramp = ToolRamp(LINE_STRETCHES)
+        self._survey = None             # armfw.linesurvey.LineSurvey, made by the first line
         self.ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), self.step_ms / 1000.0)
         nt = len(solver.targets)
         self.refusal = Refusal(nt)
@@ -442,6 +445,14 @@ class Planner:
         # The roll turns the tool offset (and the jaws): a turn counts as travel.
         return dist + (self.solver.l3 + offset_mm) * abs(p1[3] - p0[3]) + (offset_mm + 10.0) * abs(roll1 - roll0)
 
+    def line_survey(self):
+        """The joint speeds' survey of lines (armfw.linesurvey), made by the first line."""
+        survey = self._survey
+        if survey is None:
+            from armfw.linesurvey import LineSurvey
+            survey = self._survey = LineSurvey(len(self.pose), len(self._p0))
+        return survey
+
     def line_top(self, step_mm):
         """A line's top speed (mm/s) at step_mm per step (as add() takes it) and the tool's own."""
         if not 0.0 < step_mm < self.line_step_mm:
@@ -481,7 +492,7 @@ class Planner:
         # Where the joints' speed limit needs the tool slower, the survey lowers the
         # ramp's top there, ahead of the steps (armfw.linesurvey).
         current_at = self._rolled_at if roll1 != roll0 else None
-        survey = self.survey
+        survey = self.line_survey()
         survey.begin(q, self.solver.ik_near, self._max_step(), self.ramp.step_s, self.solver)
         survey.line(self.ramp, p0, p1, length, self.line_top(self._line_steps[k]), current_at)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),

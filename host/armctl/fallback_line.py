@@ -76,11 +76,12 @@ def _tool_ramp(mover, q0, p0, p1, length, solve, max_step):
     (armfw.planner): slowed ahead where the joints' speed limit binds (armfw.linesurvey,
     with this host's solver), so that the path of one waypoint a step keeps the joints'
     limits and the board runs it at this pace (armfw.pathprofile)."""
-    from armfw.linesurvey import STRETCHES, LineSurvey
+    from armfw.linesurvey import LineSurvey
+    from armfw.planner import LINE_STRETCHES
     from armfw.profile import ToolRamp
     m = mover.board.motion
     step_s = mover.step_ms / 1000.0
-    ramp = ToolRamp(STRETCHES)
+    ramp = ToolRamp(LINE_STRETCHES)
     ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), step_s)
     survey = LineSurvey(len(q0), len(p0))
     survey.begin(q0, solve, max_step, step_s)
