@@ -130,24 +130,42 @@ def arm5_tool(q, l1=126.14, l2=126.14, l3=150.6, base=189.0):
     return s * cos(q[0]), s * sin(q[0]), base + l1 * cos(a2) + l2 * cos(a3) + l3 * cos(a4)
 
 
-def test_a_line_ramps_the_tools_speed_within_its_acceleration():
-    # Exact poses (CPython, every step's pose recorded): the tool's travel per step, by the
-    # test's own forward kinematics, changes by at most tool accel * dt^2 a step.
-    b = board.load(str(ARM5))
+def recorded_line(a, b):
+    """The exact poses (CPython, every step's pose recorded) of a line from a to b
+    (x, y, z mm, pitch deg) on sim_arm5, from its start."""
+    brd = board.load(str(ARM5))
     # Each joint's pulse rounded, not chosen on the pulse grid (armfw.pulsepick): the
     # controller's pose stays the walk's exact one, whose timing is judged here.
-    accuracy.round_each(b.servos)
-    driver = SimServo(b.driver)
+    accuracy.round_each(brd.servos)
+    driver = SimServo(brd.driver)
     poses = []
-    arm = ArmController(b, driver, sleep_ms=lambda ms: poses.append(list(arm.q)))
+    arm = ArmController(brd, driver, sleep_ms=lambda ms: poses.append(list(arm.q)))
     arm.park()
-    assert arm.move((150, -60, 150, radians(180)))
+    assert arm.move(a[:3] + (radians(a[3]),))
     poses.clear()
-    start = arm5_tool(arm.q)
+    start = list(arm.q)
     arm.plan()
-    arm.add(LINE, (150, 60, 150, radians(180)))
+    arm.add(LINE, b[:3] + (radians(b[3]),))
     assert arm.run()
-    points = [start] + [arm5_tool(q) for q in poses] + [arm5_tool(poses[-1])]
+    return [start] + poses
+
+
+def simulated_line(a, b):
+    """The joint samples (joint_samples) of the same line's pulses in the simulator (MicroPython)."""
+    signs, offsets = arm5_mapping()
+    with Simulator(ARM5) as sim:
+        assert sim.request("move %g %g %g %g" % a)[-1].startswith("ok OK")
+        since = sim.pulses()[-1][0] + 1
+        reply = sim.request("line %g %g %g %g" % b)[-1]
+        assert reply.startswith("ok OK"), reply
+        return joint_samples(sim.pulses(), since, signs, offsets)
+
+
+def test_a_line_ramps_the_tools_speed_within_its_acceleration():
+    # The tool's travel per step, by the test's own forward kinematics, changes by at
+    # most tool accel * dt^2 a step.
+    poses = recorded_line((150, -60, 150, 180), (150, 60, 150, 180))
+    points = [arm5_tool(q) for q in poses] + [arm5_tool(poses[-1])]
     travel = [sqrt(sum((p[i] - o[i]) ** 2 for i in range(3))) for o, p in zip(points, points[1:])]
     speeds = [d / STEP_S for d in travel]
     assert max(speeds) == pytest.approx(100.0, rel=1e-6)       # tool_speed_mm_s, 2 mm a step
@@ -161,13 +179,7 @@ def test_a_line_in_micropython_starts_and_stops_at_rest(micropython):
     # The same line's pulses: the tool's speed, differentiated from the pulses' poses over a
     # window, stays within the tool's acceleration (a microsecond's angle at 400 mm is
     # ~1 mm: over 5 steps, 2 such errors / (0.1 s)^2 = 200 mm/s^2 at most).
-    signs, offsets = arm5_mapping()
-    with Simulator(ARM5) as sim:
-        assert sim.request("move 150 -60 150 180")[-1].startswith("ok OK")
-        since = sim.pulses()[-1][0] + 1
-        reply = sim.request("line 150 60 150 180")[-1]
-        assert reply.startswith("ok OK"), reply
-        samples = joint_samples(sim.pulses(), since, signs, offsets)
+    samples = simulated_line((150, -60, 150, 180), (150, 60, 150, 180))
     y = [arm5_tool(q)[1] for q in samples]
     lever = 126.14 + 126.14 + 150.6
     err = 2 * QUANTUM * lever
@@ -175,24 +187,6 @@ def test_a_line_in_micropython_starts_and_stops_at_rest(micropython):
     acc = [(y[i + WINDOW] - 2 * y[i] + y[i - WINDOW]) / (WINDOW * STEP_S) ** 2 for i in range(WINDOW, len(y) - WINDOW)]
     assert max(abs(a) for a in acc) <= TOOL_ACCEL + 2 * err / (WINDOW * STEP_S) ** 2
     assert y[-1] - y[0] == pytest.approx(120.0, abs=err)
-
-
-def recorded_line(a, b):
-    """The exact poses (CPython, every step's pose recorded) of a line from a to b
-    (x, y, z mm, pitch deg) on sim_arm5, each pulse rounded on its own (see above)."""
-    brd = board.load(str(ARM5))
-    accuracy.round_each(brd.servos)
-    driver = SimServo(brd.driver)
-    poses = []
-    arm = ArmController(brd, driver, sleep_ms=lambda ms: poses.append(list(arm.q)))
-    arm.park()
-    assert arm.move(a[:3] + (radians(a[3]),))
-    poses.clear()
-    start = list(arm.q)
-    arm.plan()
-    arm.add(LINE, b[:3] + (radians(b[3]),))
-    assert arm.run()
-    return [start] + poses
 
 
 def test_a_line_past_the_base_axis_slows_smoothly_where_the_base_would_turn_too_fast():
@@ -213,13 +207,7 @@ def test_a_line_past_the_base_axis_slows_smoothly_where_the_base_would_turn_too_
 
 
 def test_the_slowed_line_in_micropython_keeps_every_joints_speed(micropython):
-    signs, offsets = arm5_mapping()
-    with Simulator(ARM5) as sim:
-        assert sim.request("move 60 -60 150 180")[-1].startswith("ok OK")
-        since = sim.pulses()[-1][0] + 1
-        reply = sim.request("line 60 60 150 180")[-1]
-        assert reply.startswith("ok OK"), reply
-        samples = joint_samples(sim.pulses(), since, signs, offsets)
+    samples = simulated_line((60, -60, 150, 180), (60, 60, 150, 180))
     for j in JOINTS:
         v, _ = derivatives(samples, j)
         assert max(abs(x) for x in v) <= SPEED + QUANTUM / STEP_S, j
