@@ -365,7 +365,8 @@ function addLine(e) {
   div.textContent = e.text;
   let cls = e.dir === ">" ? "sent" : e.dir === "x" ? "refused" : e.dir === "!" ? "link" : "info-line";
   if (e.dir === "<" && e.text.startsWith("ok")) cls = "ok";
-  if (e.dir === "<" && e.text.startsWith("error")) cls = "error";
+  // An alarm line (queued G1 lines failed after their ok) is an error too, answering no request.
+  if (e.dir === "<" && (e.text.startsWith("error") || e.text.startsWith("alarm "))) cls = "error";
   if (e.kind === "stop") cls = "stop-line";
   div.className = cls + (e.kind === "status" ? " status" : "");
   const stick = box.scrollTop + box.clientHeight >= box.scrollHeight - 30;
