@@ -23,7 +23,6 @@ changes only how far along its path each step ends: the path, and every
 step's check, are those of the walk; walked again the profile is the same.
 """
 
-from array import array
 from math import sqrt
 
 from armfw.compat import const
@@ -31,7 +30,7 @@ from armfw.solver import MIN_MOTION
 from armfw.linestep import LineStepper, JUMP
 from armfw.linesurvey import LineSurvey, STRETCHES
 from armfw.profile import JointProfile, ToolRamp
-from armfw.numeric import DEG, finite, wrap_angle
+from armfw.numeric import DEG, finite, floats, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, ABORTED, solved, name
 
 # Plan operations.
@@ -115,7 +114,7 @@ class Planner:
         self.joint_speed = [float(v) * DEG for v in m["joint_speed_deg_s"]]
         self.joint_accel = [float(v) * DEG for v in m["joint_accel_deg_s2"]]
         self.tool_speed = float(m["tool_speed_mm_s"])
-        self._speed = [0.0] * n         # a joint move's speed limits (the lesser of the two)
+        self._speed = floats(n)         # a joint move's speed limits (the lesser of the two)
         self.profile = JointProfile()
         self._path_profile = None       # armfw.pathprofile.PathProfile, made by the first path run
         self.ramp = ToolRamp(STRETCHES)   # a line's stretches (armfw.linesurvey)
@@ -134,8 +133,8 @@ class Planner:
         self._cancelled = False
         # The plan. A target is tool coordinates (MOVE, LINE) or joint angles (JOINTS).
         self._ops = [0] * MAX_OPS
-        self._tools = [[0.0] * nt for _ in range(MAX_OPS)]
-        self._angles = [[0.0] * n for _ in range(MAX_OPS)]
+        self._tools = [floats(nt) for _ in range(MAX_OPS)]
+        self._angles = [floats(n) for _ in range(MAX_OPS)]
         self._rules = [MIN_MOTION] * MAX_OPS
         self._rolls = [None] * MAX_OPS
         self._waits = [0] * MAX_OPS          # WAIT: ms
@@ -147,13 +146,13 @@ class Planner:
         self.path = None
         self.path_len = 0
         # The walk's scratch, allocated once.
-        self.pose = [0.0] * n           # the pose the walk has reached
-        self._start = [0.0] * n         # the pose the walk starts from
-        self._from = [0.0] * n          # start of a joint interpolation
-        self._goal = [0.0] * n          # end of a joint move
-        self._rolled = [0.0] * n        # a pose with a commanded wrist roll
+        self.pose = floats(n)           # the pose the walk has reached
+        self._start = floats(n)         # the pose the walk starts from
+        self._from = floats(n)          # start of a joint interpolation
+        self._goal = floats(n)          # end of a joint move
+        self._rolled = floats(n)        # a pose with a commanded wrist roll
         self._pulses = [0] * n
-        self._p0 = [0.0] * nt           # a line's start
+        self._p0 = floats(nt)           # a line's start
         self._line = LineStepper(n, nt)
         self._line_roll0 = 0.0
         self._line_roll1 = 0.0
@@ -220,7 +219,7 @@ class Planner:
         base = self.path_len * n
         path = self.path
         if path is None:
-            path = self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
+            path = self.path = floats(n * MAX_WAYPOINTS, "f")
         goal = self._goal
         for i in range(n):
             path[base + i] = q[i]
