@@ -102,7 +102,7 @@ class Executor:
         self._live = False                # True while a plan begun has events left
         self._hold = None                 # the re-timed run (armfw.hold), loaded on the first hold
         self._held_at_start = False       # held before its first step: at rest where the plan starts
-        self._prev_q = [0.0] * n          # the pose before the last step sent
+        self._prev_q = floats(n)          # the pose before the last step sent
         ring = self.ring_size = ring_steps(n)
         # Event e in slot e % ring; a step's pulses and pose at slot * n.
         # (the poses in the interpreter's own float, so a kept pose is the walked one bit for bit)
@@ -113,7 +113,7 @@ class Executor:
         self._n_walked = 0                # events the walk under way has reached
         self._refill = None               # the second walk of a long plan (a generator), or None
         self._sent = 0                    # events the live run has sent
-        self._end_q = [0.0] * n           # the pose the check ended at
+        self._end_q = floats(n)           # the pose the check ended at
 
     def begin(self):
         """Check the whole plan; True if it may run (step() runs it), False if refused

@@ -56,13 +56,13 @@ class Blend:
         self._length = floats(LOOK_AHEAD)
         self.count = 0
         self.running = False            # the lines are the running plan
-        self.end_q = [0.0] * n          # the pose the last line's check ended at
+        self.end_q = floats(n)          # the pose the last line's check ended at
         self.queued_at = 0              # ticks_ms of the last line queued
         self.quiet_ms = int(getenv("ARMFW_GCODE_QUIET_MS") or QUIET_MS)
         self.ramp = ToolRamp(LOOK_AHEAD)
-        self._start = [0.0] * nt
-        self.target = [0.0] * nt
-        self._point = [0.0] * nt
+        self._start = floats(nt)
+        self.target = floats(nt)
+        self._point = floats(nt)
 
     def add(self, point, top, end_q):
         """Queue the line to point (tool coordinates) at up to top mm/s, whose check ended
