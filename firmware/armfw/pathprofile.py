@@ -54,6 +54,7 @@ class PathProfile:
         """size: the most waypoints; servos: the arm's armfw.servo.ServoMap (its pulse step)."""
         from armfw.pulsepick import grid
         num, den = grid(servos.driver)
+        self.size = size
         self._quantum = [den / num / k for k in servos.us_per_rad]     # a pulse step, radians
         self._last = [0.0] * servos.n   # the leg before's joint displacements
         self._length = floats(size, "f")     # leg j: from waypoint j-1 (the start) to j

@@ -48,8 +48,10 @@ OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path", "wait",
 MAX_OPS = const(6)
 
 # Joint waypoints a path may hold (the host's straight lines on arms the board
-# cannot solve). float32 storage: 4 bytes per joint per waypoint, allocated once.
+# cannot solve). float32 storage: 4 bytes per joint per waypoint, made for
+# PATH_WAYPOINTS first and doubled as a longer path needs (most paths are short).
 MAX_WAYPOINTS = const(128)
+PATH_WAYPOINTS = const(16)
 
 # Events the walk hands to keep(): a step, a gripper op (GRIP_OPEN, GRIP_CLOSE)
 # or a wait (WAIT_EVENT + the plan index of its WAIT operation).
@@ -142,8 +144,9 @@ class Planner:
         self._arcs = [None] * MAX_OPS        # ARC, BLEND: its chords or lines (an Arc, a Blend)
         self._n_ops = 0
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n), made by the
-        # first `path add` (many sessions never send one).
+        # first `path add` (many sessions never send one); it holds path_room waypoints.
         self.path = None
+        self.path_room = 0
         self.path_len = 0
         # The walk's scratch, allocated once.
         self.pose = floats(n)           # the pose the walk has reached
@@ -218,8 +221,13 @@ class Planner:
             return self.refuse(BAD_INPUT, REASON_PATH_FULL, 0, self.path_len + 1)
         base = self.path_len * n
         path = self.path
-        if path is None:
-            path = self.path = floats(n * MAX_WAYPOINTS, "f")
+        if self.path_len >= self.path_room:
+            room = min(MAX_WAYPOINTS, max(PATH_WAYPOINTS, 2 * self.path_room))
+            grown = floats(n * room, "f")
+            for i in range(base):
+                grown[i] = path[i]
+            path = self.path = grown
+            self.path_room = room
         goal = self._goal
         for i in range(n):
             path[base + i] = q[i]
@@ -404,9 +412,11 @@ class Planner:
 
     def _walk_path(self, k, q, refill):
         profile = self._path_profile
-        if profile is None:
+        if profile is None or profile.size < self.path_room:
+            # Made again only where the path grew since (a walk again runs the plan its check made).
             from armfw.pathprofile import PathProfile
-            profile = self._path_profile = PathProfile(MAX_WAYPOINTS, self.servos)
+            profile = self._path_profile = None
+            profile = self._path_profile = PathProfile(self.path_room, self.servos)
         start = self._from
         for i in range(len(q)):
             start[i] = q[i]
