@@ -23,13 +23,13 @@ import sys
 
 import micropython
 
-# Collect after every 16 KB allocated rather than only when the heap is full.
-# Garbage left lying at the bottom of the heap pushes what stays (the code each
-# import or compile makes, the interned names) up through it, and the holes
-# that garbage leaves between those are too small for a later import or a pool
-# of names: from source the firmware then needs far more heap than it keeps
-# (README, Memory).
-gc.threshold(16 * 1024)
+# Collect after every 16 KB allocated (a sixteenth of a smaller heap) rather
+# than only when the heap is full. Garbage left lying at the bottom of the heap
+# pushes what stays (the code each import or compile makes, the interned names,
+# the objects a request keeps) up through it, and the holes that garbage leaves
+# between those are too small for a later import, a pool of names or a reply:
+# the firmware then needs far more heap than it keeps (README, Memory).
+gc.threshold(min(16 * 1024, (gc.mem_free() + gc.mem_alloc()) // 16))
 # No line numbers kept with the bytecode compiled from here on (as `armctl deploy`
 # compiles .mpy, mpy-cross -O3): the firmware answers every failure with a reply
 # word, never a traceback, and the numbers would take heap.

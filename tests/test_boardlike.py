@@ -41,10 +41,7 @@ NOT_FITTING_YET = {
     # families, G-code and its look-ahead, paths, the pulse choice) takes it to 137 KB,
     # above an ESP32's 112 KB.
     "mpy": set(BOARDS),
-    # The 5-joint arms measured 60-64 KB before G1 lines blended and paths became one
-    # motion (their queue, profile and waypoint buffers), 68 KB since; the PCA9685
-    # board, over the tests' fake chip (Python, allocating on every write), 72 KB.
-    "frozen": {"pico_pca9685", "sim_arm5", "sim_arm5_tool"},
+    "frozen": set(),
 }
 # .mpy: at least this much heap free after boot in a Pico's 192 KB.
 MPY_FREE_AFTER_BOOT_KB = 96
@@ -66,7 +63,7 @@ def run_lines(name):
 # fitted in one run and not in the next): not fitting is expected, fitting no surprise.
 ON_A_CLIFF = {"source": set(),
               "mpy": set(),
-              "frozen": {"pico_pca9685", "sim_arm5", "sim_arm5_tool"}}     # 64 to 72 KB: about the goal
+              "frozen": set()}
 
 
 def goal_mark(route, name):

@@ -3,7 +3,7 @@
 
 begin() has the planner (armfw.planner) check the whole plan; the check keeps
 what it computed, each step's pulses and pose, in a ring made here once
-(RING_STEPS events), and the live run only sends them: each step of a plan
+(ring_steps() events), and the live run only sends them: each step of a plan
 that fits is solved once. A longer plan is checked whole all the same; its
 live run refills the ring as it empties, an event or two after each step sent
 (refill()), by walking the plan again from its start through the same code,
@@ -21,18 +21,23 @@ the ring's steps to rest and back (armfw.hold, loaded on the first one).
 """
 
 from array import array
+import gc
 
 from armfw.compat import const
+from armfw.numeric import FLOAT_SIZE, floats
 from armfw.planner import LINE_STEP_EVENT, WAIT_EVENT, GRIP_OPEN, REASON_UNKNOWN_POSE
 from armfw.status import BUS_ERROR, HOME_FIRST
 
 # Events (steps, gripper actions, waits) of a plan the ring keeps for the live
 # run: per step the pulses (2 bytes each) and the pose (a float each, 4 bytes
 # where floats are single as on the boards). The size trades heap for a long
-# plan's second walk.
+# plan's second walk: RING_STEPS where the heap is roomy, halved (down to
+# MIN_RING_STEPS) while the ring would take more than a RING_SHARE-th of the
+# heap free when the arm is built (ring_steps()). A plan longer than the ring
+# runs exactly as one the ring holds; only its check is walked a second time.
 RING_STEPS = const(128)
-# The ring's pose type: the interpreter's own float, so a kept pose is the walked one bit for bit.
-_POSE_TYPE = "f" if array("f", (1 / 3,))[0] == 1 / 3 else "d"
+MIN_RING_STEPS = const(32)
+RING_SHARE = const(8)
 # Events the second walk of a long plan reaches per refill() (once per step,
 # the live run sending one): REFILL_EVENTS while it is fewer than REFILL_LEAD
 # events ahead of the live run, then one. Ahead, it leaves the live run an
@@ -48,6 +53,18 @@ GRIP_DWELL_MS = const(400)
 
 # What step() raises where a long plan's second walk disagrees with its check.
 _DISAGREE = "the plan walked again is not the plan checked: stopped"
+
+
+def ring_steps(n):
+    """The events the ring keeps for an arm of n joints: RING_STEPS, fewer where the heap
+    free now is small (MicroPython's gc.mem_free; CPython has none)."""
+    free = getattr(gc, "mem_free", None)
+    steps = RING_STEPS
+    if free is not None:
+        budget = free() // RING_SHARE
+        while steps > MIN_RING_STEPS and steps * (1 + n * (2 + FLOAT_SIZE)) > budget:
+            steps //= 2
+    return steps
 
 
 class MotionStopped(Exception):
@@ -85,18 +102,18 @@ class Executor:
         self._live = False                # True while a plan begun has events left
         self._hold = None                 # the re-timed run (armfw.hold), loaded on the first hold
         self._held_at_start = False       # held before its first step: at rest where the plan starts
-        self._prev_q = [0.0] * n          # the pose before the last step sent
-        self.ring_size = RING_STEPS
-        # Event e in slot e % RING_STEPS; a step's pulses and pose at slot * n.
-        # (zeros: an array made from bytes takes them as raw items)
-        self._ring_us = array("H", bytes(2 * RING_STEPS * n))
-        self._ring_q = array(_POSE_TYPE, bytes((4 if _POSE_TYPE == "f" else 8) * RING_STEPS * n))
-        self._events = bytearray(RING_STEPS)   # a step (STEP_EVENT, LINE_STEP_EVENT), a gripper op or a wait
+        self._prev_q = floats(n)          # the pose before the last step sent
+        ring = self.ring_size = ring_steps(n)
+        # Event e in slot e % ring; a step's pulses and pose at slot * n.
+        # (the poses in the interpreter's own float, so a kept pose is the walked one bit for bit)
+        self._ring_us = array("H", bytes(2 * ring * n))     # zeros (raw items from bytes)
+        self._ring_q = floats(ring * n)
+        self._events = bytearray(ring)   # a step (STEP_EVENT, LINE_STEP_EVENT), a gripper op or a wait
         self._n_events = 0                # events of the plan (the check counted)
         self._n_walked = 0                # events the walk under way has reached
         self._refill = None               # the second walk of a long plan (a generator), or None
         self._sent = 0                    # events the live run has sent
-        self._end_q = [0.0] * n           # the pose the check ended at
+        self._end_q = floats(n)           # the pose the check ended at
 
     def begin(self):
         """Check the whole plan; True if it may run (step() runs it), False if refused
@@ -124,7 +141,7 @@ class Executor:
             for i in range(len(end)):
                 output.q[i] = end[i]
             return True
-        if self._n_events > RING_STEPS:
+        if self._n_events > self.ring_size:
             self._n_walked = 0          # the second walk has reached nothing yet
             self._refill = planner.walk(True)
         self._sent = 0
@@ -135,7 +152,7 @@ class Executor:
 
     def kept_whole(self):
         """True when the ring holds the whole plan begun (it is not walked again)."""
-        return self._n_events <= RING_STEPS
+        return self._n_events <= self.ring_size
 
     def step(self):
         """Send the next event of the plan begun; ms to wait before the next one, -1 when the plan is done."""
@@ -163,7 +180,7 @@ class Executor:
         budget = REFILL_EVENTS if self._n_walked < self._sent + REFILL_LEAD else 1
         self.planner.track(True)
         try:
-            while budget and self._refill is not None and self._n_walked < self._sent + RING_STEPS:
+            while budget and self._refill is not None and self._n_walked < self._sent + self.ring_size:
                 self._refill_event()
                 budget -= 1
         except Exception:
@@ -220,7 +237,7 @@ class Executor:
     def _keep(self, event, q, us):
         """Keep the walk's next event (a step: its pose q and pulses us) in the ring.
 
-        The check keeps the first RING_STEPS and counts the rest; the second
+        The check keeps the first ring_size and counts the rest; the second
         walk of a long plan keeps the later ones in the slots the live run has
         sent (refill() sees they are), and raises where it does not agree with
         what the check kept.
@@ -228,10 +245,11 @@ class Executor:
         e = self._n_walked
         self._n_walked = e + 1
         refilling = self.planner.refilling
-        if e >= RING_STEPS and not refilling:
+        ring = self.ring_size
+        if e >= ring and not refilling:
             return
-        slot = e % RING_STEPS
-        agree = e < RING_STEPS and refilling
+        slot = e % ring
+        agree = e < ring and refilling
         events = self._events
         if agree and events[slot] != event:
             raise RuntimeError(_DISAGREE)
@@ -294,8 +312,9 @@ class Executor:
         q = output.q
         prev = self._prev_q
         n = len(q)
-        slot = e % RING_STEPS
-        while e >= RING_STEPS and self._n_walked <= e:
+        ring = self.ring_size
+        slot = e % ring
+        while e >= ring and self._n_walked <= e:
             self._refill_event()    # not reached yet (the walk ran slow): now, before it is sent
         event = self._events[slot]
         for i in range(n):
@@ -318,5 +337,5 @@ class Executor:
             else:
                 self.gripper.close()
             wait = GRIP_DWELL_MS
-        self._sent = e + 1          # its slot may take event e + RING_STEPS
+        self._sent = e + 1          # its slot may take event e + ring_size
         return wait

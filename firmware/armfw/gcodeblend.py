@@ -22,13 +22,12 @@ really has. walk_blocks walks G2/G3 arcs' chords too (armfw.gcodearc),
 feeding the ramp as it goes: an arc may have many more chords than the ramp holds.
 """
 
-from array import array
 from math import sqrt
 
 from armfw.compat import const, getenv, ticks_diff, ticks_ms
 from armfw.gcode import strip_comment
 from armfw.linestep import MIN_LINE_STEP_MM, too_fast
-from armfw.numeric import wrap_angle
+from armfw.numeric import floats, wrap_angle
 from armfw.planner import BLEND, LINE, REASON_JUMP, REASON_SOLVER
 from armfw.profile import ToolRamp
 from armfw.solver import MIN_MOTION
@@ -42,9 +41,6 @@ LOOK_AHEAD = const(16)
 # Under the Unix port ARMFW_GCODE_QUIET_MS sets it: a test on a busy machine, whose next
 # line may come later than this, sets it long and starts the lines with M400 or M114.
 QUIET_MS = const(200)
-# The interpreter's own float: an end is stored as the walk computes with it, bit for bit.
-_FLOAT = "f" if array("f", (1 / 3,))[0] == 1 / 3 else "d"
-_FLOAT_BYTES = 4 if _FLOAT == "f" else 8
 
 
 class Blend:
@@ -53,19 +49,20 @@ class Blend:
 
     def __init__(self, n, nt):
         self.nt = nt
-        # Line j's end at [j * nt, (j + 1) * nt), in the interpreter's own float (as the walk's).
-        self._ends = array(_FLOAT, bytes(_FLOAT_BYTES * nt * LOOK_AHEAD))
-        self.top = array(_FLOAT, bytes(_FLOAT_BYTES * LOOK_AHEAD))
-        self._length = array(_FLOAT, bytes(_FLOAT_BYTES * LOOK_AHEAD))
+        # Line j's end at [j * nt, (j + 1) * nt), in the interpreter's own float (as the
+        # walk's): stored as the walk computes with it, bit for bit.
+        self._ends = floats(nt * LOOK_AHEAD)
+        self.top = floats(LOOK_AHEAD)
+        self._length = floats(LOOK_AHEAD)
         self.count = 0
         self.running = False            # the lines are the running plan
-        self.end_q = [0.0] * n          # the pose the last line's check ended at
+        self.end_q = floats(n)          # the pose the last line's check ended at
         self.queued_at = 0              # ticks_ms of the last line queued
         self.quiet_ms = int(getenv("ARMFW_GCODE_QUIET_MS") or QUIET_MS)
         self.ramp = ToolRamp(LOOK_AHEAD)
-        self._start = [0.0] * nt
-        self.target = [0.0] * nt
-        self._point = [0.0] * nt
+        self._start = floats(nt)
+        self.target = floats(nt)
+        self._point = floats(nt)
 
     def add(self, point, top, end_q):
         """Queue the line to point (tool coordinates) at up to top mm/s, whose check ended

@@ -15,6 +15,7 @@ fallback and its plots walk theirs with the same rule and their own solver.
 """
 
 from armfw.compat import const
+from armfw.numeric import floats
 from armfw.status import SINGULAR
 
 # A line step shorter than this (mm) that still turns a joint faster than the
@@ -42,11 +43,11 @@ class LineStepper:
     """
 
     def __init__(self, n, nt):
-        self.point = [0.0] * nt
-        self.pose = [0.0] * n
+        self.point = floats(nt)
+        self.pose = [0.0] * n       # a list: ik's out (the host's solvers fill it as one)
         self.t = 0.0
-        self._dp = [0.0] * nt
-        self._fixed = [0.0] * nt
+        self._dp = floats(nt)
+        self._fixed = floats(nt)
 
     def walk(self, p0, p1, length, step, q, ik, max_step, current_at=None, survey=False, ramp=None):
         """Walk the line p0 -> p1 (tool coordinates) of length (mm, > 0) in steps of step

@@ -28,6 +28,7 @@ The survey is a function of the line and of the ramp's state alone, so the
 check walk and the walk that refills the running motion take the same steps.
 """
 
+from armfw.numeric import floats
 from armfw.status import SINGULAR
 
 # A stretch's top is this part of the speed its samples allow (the margin above).
@@ -49,9 +50,9 @@ class LineSurvey:
     stretch of a line (armfw.gcodeblend's blocks) from the survey's own pose."""
 
     def __init__(self, n, nt):
-        self.q = [0.0] * n              # the survey's pose, ahead of the walk's
-        self._goal = [0.0] * n
-        self._point = [0.0] * nt
+        self.q = floats(n)              # the survey's pose, ahead of the walk's
+        self._goal = floats(n)
+        self._point = floats(nt)
         self.ramp = None
         self._stretches = 0
         self._fed = 0

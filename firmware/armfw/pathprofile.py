@@ -36,9 +36,9 @@ puts waypoints on) is run so, at its own pace: the host's lines are planned a
 step a waypoint, ramped as the board ramps its own.
 """
 
-from array import array
 from math import sqrt
 
+from armfw.numeric import floats
 from armfw.profile import ToolRamp
 
 # The share of each joint's acceleration the speed along the path takes; turns have the rest.
@@ -54,11 +54,12 @@ class PathProfile:
         """size: the most waypoints; servos: the arm's armfw.servo.ServoMap (its pulse step)."""
         from armfw.pulsepick import grid
         num, den = grid(servos.driver)
+        self.size = size
         self._quantum = [den / num / k for k in servos.us_per_rad]     # a pulse step, radians
         self._last = [0.0] * servos.n   # the leg before's joint displacements
-        self._length = array("f", bytes(4 * size))     # leg j: from waypoint j-1 (the start) to j
-        self._top = array("f", bytes(4 * size))        # its top speed (rad/s along the path)
-        self._junction = array("f", bytes(4 * size))   # the most the step passing its end may be
+        self._length = floats(size, "f")     # leg j: from waypoint j-1 (the start) to j
+        self._top = floats(size, "f")        # its top speed (rad/s along the path)
+        self._junction = floats(size, "f")   # the most the step passing its end may be
         self.count = 0
         self.accel = 1.0                # along the path, rad/s^2 (what brake_speed reads)
         self.step_s = 0.02

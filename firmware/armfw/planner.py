@@ -23,14 +23,13 @@ changes only how far along its path each step ends: the path, and every
 step's check, are those of the walk; walked again the profile is the same.
 """
 
-from array import array
 from math import sqrt
 
 from armfw.compat import const
 from armfw.solver import MIN_MOTION
 from armfw.linestep import LineStepper, JUMP
 from armfw.profile import JointProfile, ToolRamp
-from armfw.numeric import DEG, finite, wrap_angle
+from armfw.numeric import DEG, finite, floats, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, ABORTED, solved, name
 
 # Plan operations.
@@ -52,8 +51,10 @@ MAX_OPS = const(6)
 LINE_STRETCHES = const(8)
 
 # Joint waypoints a path may hold (the host's straight lines on arms the board
-# cannot solve). float32 storage: 4 bytes per joint per waypoint, allocated once.
+# cannot solve). float32 storage: 4 bytes per joint per waypoint, made for
+# PATH_WAYPOINTS first and doubled as a longer path needs (most paths are short).
 MAX_WAYPOINTS = const(128)
+PATH_WAYPOINTS = const(16)
 
 # Events the walk hands to keep(): a step, a gripper op (GRIP_OPEN, GRIP_CLOSE)
 # or a wait (WAIT_EVENT + the plan index of its WAIT operation).
@@ -118,7 +119,7 @@ class Planner:
         self.joint_speed = [float(v) * DEG for v in m["joint_speed_deg_s"]]
         self.joint_accel = [float(v) * DEG for v in m["joint_accel_deg_s2"]]
         self.tool_speed = float(m["tool_speed_mm_s"])
-        self._speed = [0.0] * n         # a joint move's speed limits (the lesser of the two)
+        self._speed = floats(n)         # a joint move's speed limits (the lesser of the two)
         self.profile = JointProfile()
         self._path_profile = None       # armfw.pathprofile.PathProfile, made by the first path run
         self.ramp = ToolRamp(LINE_STRETCHES)
@@ -137,8 +138,8 @@ class Planner:
         self._cancelled = False
         # The plan. A target is tool coordinates (MOVE, LINE) or joint angles (JOINTS).
         self._ops = [0] * MAX_OPS
-        self._tools = [[0.0] * nt for _ in range(MAX_OPS)]
-        self._angles = [[0.0] * n for _ in range(MAX_OPS)]
+        self._tools = [floats(nt) for _ in range(MAX_OPS)]
+        self._angles = [floats(n) for _ in range(MAX_OPS)]
         self._rules = [MIN_MOTION] * MAX_OPS
         self._rolls = [None] * MAX_OPS
         self._waits = [0] * MAX_OPS          # WAIT: ms
@@ -146,17 +147,18 @@ class Planner:
         self._arcs = [None] * MAX_OPS        # ARC, BLEND: its chords or lines (an Arc, a Blend)
         self._n_ops = 0
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n), made by the
-        # first `path add` (many sessions never send one).
+        # first `path add` (many sessions never send one); it holds path_room waypoints.
         self.path = None
+        self.path_room = 0
         self.path_len = 0
         # The walk's scratch, allocated once.
-        self.pose = [0.0] * n           # the pose the walk has reached
-        self._start = [0.0] * n         # the pose the walk starts from
-        self._from = [0.0] * n          # start of a joint interpolation
-        self._goal = [0.0] * n          # end of a joint move
-        self._rolled = [0.0] * n        # a pose with a commanded wrist roll
+        self.pose = floats(n)           # the pose the walk has reached
+        self._start = floats(n)         # the pose the walk starts from
+        self._from = floats(n)          # start of a joint interpolation
+        self._goal = floats(n)          # end of a joint move
+        self._rolled = floats(n)        # a pose with a commanded wrist roll
         self._pulses = [0] * n
-        self._p0 = [0.0] * nt           # a line's start
+        self._p0 = floats(nt)           # a line's start
         self._line = LineStepper(n, nt)
         self._line_roll0 = 0.0
         self._line_roll1 = 0.0
@@ -222,8 +224,13 @@ class Planner:
             return self.refuse(BAD_INPUT, REASON_PATH_FULL, 0, self.path_len + 1)
         base = self.path_len * n
         path = self.path
-        if path is None:
-            path = self.path = array("f", bytes(4 * n * MAX_WAYPOINTS))
+        if self.path_len >= self.path_room:
+            room = min(MAX_WAYPOINTS, max(PATH_WAYPOINTS, 2 * self.path_room))
+            grown = floats(n * room, "f")
+            for i in range(base):
+                grown[i] = path[i]
+            path = self.path = grown
+            self.path_room = room
         goal = self._goal
         for i in range(n):
             path[base + i] = q[i]
@@ -408,9 +415,11 @@ class Planner:
 
     def _walk_path(self, k, q, refill):
         profile = self._path_profile
-        if profile is None:
+        if profile is None or profile.size < self.path_room:
+            # Made again only where the path grew since (a walk again runs the plan its check made).
             from armfw.pathprofile import PathProfile
-            profile = self._path_profile = PathProfile(MAX_WAYPOINTS, self.servos)
+            profile = self._path_profile = None
+            profile = self._path_profile = PathProfile(self.path_room, self.servos)
         start = self._from
         for i in range(len(q)):
             start[i] = q[i]

@@ -32,6 +32,7 @@ phases cost more time for the same limits and three times the code.
 
 from math import sqrt
 
+from armfw.numeric import floats
 
 
 class JointProfile:
@@ -134,11 +135,11 @@ class ToolRamp:
 
     def __init__(self, size=16):        # GRBL's look-ahead on an ATmega328P
         self.size = size
-        self._length = [0.0] * size
-        self.top = [0.0] * size        # a block's top speed
-        self.limit = [0.0] * size       # the most its entry speed may be (junction, tops)
-        self._entry = [0.0] * size      # its entry speed, at most (the backward pass)
-        self.delta = [0.0] * 3          # the last block's direction (unit)
+        self._length = floats(size)
+        self.top = floats(size)         # a block's top speed
+        self.limit = floats(size)       # the most its entry speed may be (junction, tops)
+        self._entry = floats(size)      # its entry speed, at most (the backward pass)
+        self.delta = floats(3)          # the last block's direction (unit)
         self.reset(1.0, 0.0, 0.02)
 
     def reset(self, accel, junction_deviation_mm, step_s):

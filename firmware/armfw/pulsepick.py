@@ -26,7 +26,10 @@ Loaded when a line is first planned (armfw.servo.ServoMap.line_pulses); the
 host's lines choose their waypoints' pulses with it too (armctl.fallback_line).
 """
 
+from array import array
+
 from armfw.compat import const
+from armfw.numeric import FLOAT_CODE, floats
 from armfw.solver import LIMIT_EPS
 
 # The largest joint move's length in _search's integer units: fine enough to rank the
@@ -58,21 +61,21 @@ class PulsePicker:
         n = servos.n
         self.n = n
         self.dim = 3 if len(solver.targets) > 3 else len(solver.targets)     # tool position only
-        self._lo_q = [a - LIMIT_EPS for a in solver.lo]
-        self._hi_q = [a + LIMIT_EPS for a in solver.hi]
+        self._lo_q = array(FLOAT_CODE, [a - LIMIT_EPS for a in solver.lo])
+        self._hi_q = array(FLOAT_CODE, [a + LIMIT_EPS for a in solver.hi])
         self._down_us = [0] * n     # the pulse sent for the grid point below / above the exact one
         self._up_us = [0] * n
-        self._down_q = [0.0] * n    # the angle each commands
-        self._up_q = [0.0] * n
+        self._down_q = floats(n)    # the angle each commands
+        self._up_q = floats(n)
         self._nearest = 0           # bit i: joint i's nearest grid point is the one above
         self._usable = [0] * n      # bit 0: below usable, bit 1: above usable
-        self.pose = [0.0] * n       # the pose the chosen pulses command
-        self._pose = [0.0] * n
-        self._tip = [0.0] * len(solver.targets)
-        self._base = [0.0] * 3      # the tool at the nearest pulses
-        self._step = [0.0] * n      # joint i's turn from its nearest grid point to the other
-        self._move = [0.0] * (3 * n)    # the tool's move when joint i takes that turn, at 3 * i
-        self._d = [0.0] * 3         # the line's p1 - p0, for the guard
+        self.pose = floats(n)       # the pose the chosen pulses command
+        self._pose = floats(n)
+        self._tip = floats(len(solver.targets))
+        self._base = floats(3)      # the tool at the nearest pulses
+        self._step = floats(n)      # joint i's turn from its nearest grid point to the other
+        self._move = floats(3 * n)  # the tool's move when joint i takes that turn, at 3 * i
+        self._d = floats(3)         # the line's p1 - p0, for the guard
         self._free = [0] * n        # the joints _search may move, both grid points usable
         # Gray code: step k of _search changes the free joint of k's lowest set bit.
         ruler = self._ruler = bytearray(1 << n)

@@ -51,6 +51,7 @@ file's workspace section and its defaults, armfw.workspace.
 from math import sqrt
 
 from armfw.compat import const
+from armfw.numeric import floats
 
 FLOOR = const(0)
 BOX = const(1)
@@ -190,18 +191,18 @@ class Zones:
         self._n_joints = solver.n
         # Per joint the open interval (_lo[j], _hi[j]); two lists, not one of pairs,
         # so the skip's test reads each bound by the joint's index.
-        self._lo = [0.0] * solver.n
-        self._hi = [0.0] * solver.n
+        self._lo = floats(solver.n)
+        self._hi = floats(solver.n)
         self._near = False                     # True: the box holds
         self._tracking = False                 # track()
-        self._ref = [0.0] * solver.n            # the pose of the last exact check
-        self._moved = [0.0] * solver.n          # scratch: how far each joint moved points since it
+        self._ref = floats(solver.n)            # the pose of the last exact check
+        self._moved = floats(solver.n)          # scratch: how far each joint moved points since it
         # arm5: zones the base's turn cannot bring a link nearer to (the floor, a
         # cylinder on the base axis: a point's distance from them depends only on
         # its height and its distance from the axis, which the turn keeps).
         self._turn_free = [self.kind == "arm5" and (
             z[1] == FLOOR or (z[1] == CYLINDER and z[2][0] == 0.0 and z[2][1] == 0.0)) for z in zones]
-        self._gaps = [0.0, 0.0]         # _gap's answer: turn-free zones, the others
+        self._gaps = floats(2)          # _gap's answer: turn-free zones, the others
         self.nearest_zone = -1
         self.nearest_link = -1
         self.arm_changed()
