@@ -111,7 +111,8 @@ def plan_line(mover, q0, p1, speed_rad_s, max_waypoints=None):
     def solve(point, out, current):
         r = numik.solve(mover.board, np.array(point), mode=numik.POSITION, seed=np.array(current), restarts=0)
         last[:] = [r]
-        out[:] = [float(v) for v in r.q]
+        for i, v in enumerate(r.q):        # out: a list (the stepper's) or a float array (the survey's)
+            out[i] = float(v)
         return r.status
 
     line = LineStepper(len(q0), len(p0))
