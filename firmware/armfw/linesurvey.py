@@ -68,17 +68,6 @@ class LineSurvey:
         self._max_step = max_step
         self._step_s = step_s
 
-    def _solve(self, point, out, current):
-        solver = self._solver
-        if solver is None:
-            return self._ik(point, out, current)
-        zones = solver.zones
-        solver.zones = None
-        try:
-            return self._ik(point, out, current)
-        finally:
-            solver.zones = zones
-
     def top(self, p0, p1, t0, t1, length, top, current_at=None):
         """The top speed (mm/s, at most top) over the stretch t0..t1 (fractions) of the line
         p0 -> p1 of length mm, the survey's pose moved on to its end. current_at(t): the
@@ -93,22 +82,30 @@ class LineSurvey:
         # max_step per step_s that is v <= allowed / turn.
         allowed = _MARGIN * self._max_step / self._step_s * apart_mm
         slowest = top
-        for s in range(1, samples + 1):
-            t = t0 + (t1 - t0) * s / samples
-            for i in range(len(point)):
-                point[i] = p0[i] + (p1[i] - p0[i]) * t
-            if self._solve(point, goal, q if current_at is None else current_at(t)) > SINGULAR:
-                break                   # the walk itself meets this point and refuses it
-            turn = 0.0
-            for i in range(len(q)):
-                d = goal[i] - q[i]
-                if d < 0.0:
-                    d = -d
-                if d > turn:
-                    turn = d
-                q[i] = goal[i]
-            if turn * slowest > allowed:
-                slowest = allowed / turn
+        solver = self._solver
+        zones = None if solver is None else solver.zones
+        if zones is not None:
+            solver.zones = None
+        try:
+            for s in range(1, samples + 1):
+                t = t0 + (t1 - t0) * s / samples
+                for i in range(len(point)):
+                    point[i] = p0[i] + (p1[i] - p0[i]) * t
+                if self._ik(point, goal, q if current_at is None else current_at(t)) > SINGULAR:
+                    break                   # the walk itself meets this point and refuses it
+                turn = 0.0
+                for i in range(len(q)):
+                    d = goal[i] - q[i]
+                    if d < 0.0:
+                        d = -d
+                    if d > turn:
+                        turn = d
+                    q[i] = goal[i]
+                if turn * slowest > allowed:
+                    slowest = allowed / turn
+        finally:
+            if zones is not None:
+                solver.zones = zones
         if slowest >= top:
             return top
         share = top / _SHARES
