@@ -684,3 +684,46 @@ def test_the_page_is_shown_the_tool_speed_live_during_a_move(served_realtime):
         assert [m for m in seen + more if m["type"] == "pose"][-1]["motion"] is None
 
     run(body)
+
+
+class _SolvingLink:
+    """A link that answers every `ik` with one solved pose (the line check is the host's)."""
+
+    def request(self, line, on_line=None, timeout=None):
+        final = "ok OK 0.000 0.000 90.000 0.000 0.000 elbow=up err_mm=0.000" if line.startswith("ik") else "ok"
+        return parse_reply([final])
+
+
+def test_line_previews_beside_workspace_maps_answer_as_each_alone():
+    # A page asks a target's preview and the workspace map of its pitch at once: the
+    # firmware's code runs in two threads. Each line check must answer as it does alone,
+    # with threads switching as often as Python lets them.
+    starts = ([0.0, 0.0, 90.0, 0.0, 0.0], [33.69, -16.269, 122.279, 13.991, 0.0])
+    targets = ([220.0, -60.0, 120.0, 150.0], [150.0, 100.0, 60.0, 180.0], [60.0, 0.0, 150.0, 180.0])
+    alone = {(i, j): preview.line(boardlib.load(str(BOARDS / "sim_arm5.json")), [v * DEG for v in q], t, 90.0)
+             for i, q in enumerate(starts) for j, t in enumerate(targets)}
+
+    async def main():
+        session = UiSession(_SolvingLink(), boardlib.load(str(BOARDS / "sim_arm5.json")))
+        session.speed_deg_s = 90.0
+        answers = {}
+
+        async def previews():
+            for _ in range(3):
+                for (i, j) in alone:
+                    session.q_deg = starts[i]
+                    answers.setdefault((i, j), []).append(
+                        (await session.preview(["%g" % v for v in targets[j]]))["line"])
+
+        await asyncio.gather(previews(), *(session.workspace(p) for p in range(-90, 95, 15)))
+        session.close()
+        return answers
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        answers = asyncio.run(main())
+    finally:
+        sys.setswitchinterval(interval)
+    for key, lines in answers.items():
+        assert lines == [alone[key]] * 3, key

@@ -115,6 +115,14 @@ def drawn_tool(page):
     return mm, px
 
 
+def wait_preview_ok(page):
+    """Wait for the target's preview to say OK; failing, say what it says instead."""
+    try:
+        page.wait_for_function("(document.getElementById('preview-status') || {}).textContent === 'OK'")
+    except playwright.TimeoutError:
+        raise AssertionError("the preview says %r" % page.inner_text("#preview")) from None
+
+
 def wait_idle(page):
     page.wait_for_function("document.getElementById('busy').textContent === ''", timeout=30000)
 
@@ -274,8 +282,7 @@ def test_screenshot_for_people(page, tmp_path):
     wait_idle(page)
     for name, value in zip(("x", "y", "z", "pitch"), ("220", "-60", "120", "150")):
         page.fill('#target-fields input[name="%s"]' % name, value)
-    page.wait_for_function("document.getElementById('preview-status') && "
-                           "document.getElementById('preview-status').textContent === 'OK'")
+    wait_preview_ok(page)
     page.wait_for_timeout(500)
     out = os.environ.get("ARMCTL_UI_SCREENSHOT") or str(tmp_path / "ui.png")
     page.screenshot(path=out)
@@ -303,8 +310,7 @@ def test_chain_arm_target_is_solved_and_moved_by_the_host(browser):
         target = send(page, "fk 25 30 -40 20").split()[1:4]
         for name, value in zip(("x", "y", "z"), target):
             page.fill('#target-fields input[name="%s"]' % name, value)
-        page.wait_for_function("document.getElementById('preview-status') && "
-                               "document.getElementById('preview-status').textContent === 'OK'")
+        wait_preview_ok(page)
         assert "host dls" in page.inner_text("#preview")
         page.click("#go-move")
         page.wait_for_function("(t) => document.getElementById('view3d').dataset.tool.split(',')"

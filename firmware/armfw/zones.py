@@ -140,6 +140,9 @@ class Zones:
         self.params = [list(z[2]) for z in zones]
         # The shapes' geometry, loaded only for an arm that has zones.
         self._shapes = None
+        # The clipping's interval, the zone checks' own: the host runs several arms'
+        # checks at once in threads (a page's preview beside its workspace map).
+        self._span = [0.0, 1.0]
         if zones:
             from armfw import zoneshapes
             self._shapes = zoneshapes
@@ -344,8 +347,8 @@ class Zones:
                         break
                 else:
                     shapes = self._shapes
-                    hit = (shapes.segment_in_box(p, i, g) if kind == BOX
-                           else shapes.segment_in_cylinder(p, i, g))
+                    hit = (shapes.segment_in_box(p, i, g, self._span) if kind == BOX
+                           else shapes.segment_in_cylinder(p, i, g, self._span))
             if hit:
                 self.hit_zone = z
                 self.hit_link = l

@@ -13,14 +13,9 @@ from math import sqrt
 from armfw.zones import CYLINDER, FLOOR
 
 
-# The parameter interval [t0, t1] of a segment still inside the slabs clipped
-# so far; one list for every check (the firmware is single-threaded).
-_span = [0.0, 1.0]
-
-
-def clip(a, d, lo, hi):
-    """Narrow _span to where a + t*d lies in the open interval (lo, hi); False when empty."""
-    span = _span
+def clip(a, d, lo, hi, span):
+    """Narrow span, the parameter interval [t0, t1] of a segment still inside the slabs
+    clipped so far, to where a + t*d lies in the open interval (lo, hi); False when empty."""
     if d == 0.0:
         return lo < a < hi
     ta = (lo - a) / d
@@ -34,29 +29,30 @@ def clip(a, d, lo, hi):
     return span[0] < span[1]
 
 
-
-def segment_in_box(p, i, g):
+def segment_in_box(p, i, g, span):
     """Does the segment p[i:i+3] - p[i+3:i+6] meet the open box g (x0 y0 z0 x1 y1 z1)?
-    For a segment Zones.clear_exact's margin test has not found apart from it."""
-    _span[0] = 0.0
-    _span[1] = 1.0
+    For a segment Zones.clear_exact's margin test has not found apart from it. span: a
+    list of two floats the caller owns, for the clipping."""
+    span[0] = 0.0
+    span[1] = 1.0
     for k in range(3):
         a = p[i + k]
-        if not clip(a, p[i + 3 + k] - a, g[k], g[k + 3]):
+        if not clip(a, p[i + 3 + k] - a, g[k], g[k + 3], span):
             return False
     return True
 
 
-def segment_in_cylinder(p, i, g):
+def segment_in_cylinder(p, i, g, span):
     """Does the segment meet the open vertical cylinder g (x, y, radius^2, bottom, top)?
-    For a segment Zones.clear_exact's margin test has not found apart from it."""
-    _span[0] = 0.0
-    _span[1] = 1.0
+    For a segment Zones.clear_exact's margin test has not found apart from it. span: as
+    segment_in_box's."""
+    span[0] = 0.0
+    span[1] = 1.0
     az = p[i + 2]
-    if not clip(az, p[i + 5] - az, g[3], g[4]):
+    if not clip(az, p[i + 5] - az, g[3], g[4], span):
         return False
-    t0 = _span[0]
-    t1 = _span[1]
+    t0 = span[0]
+    t1 = span[1]
     # Horizontal distance from the axis, a quadratic in t: its least value on [t0, t1].
     hx = p[i] - g[0]
     hy = p[i + 1] - g[1]

@@ -21,6 +21,12 @@ through the host's fallback, as `armctl move` and `armctl shell` do
 `path`, which the board checks again; every request it makes is in the
 transcript, and the preview of such a target is the host's answer.
 
+The firmware's objects keep scratch buffers made once (a board runs one
+thread), so no two threads here share one: the event loop draws from the
+session's board, the link's worker moves with a model of its own, and the
+previews' line checks and workspace maps run one at a time in a third thread
+on a third.
+
 Requests from a page are protocol words. The board judges them and answers
 as it answers a person at a terminal; only what cannot go over the line at
 all is refused here, with an error in the same form (`error WORD message`)
@@ -33,8 +39,10 @@ import asyncio
 import collections
 import contextlib
 import contextvars
+import copy
 import functools
 import math
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -115,6 +123,12 @@ class _TranscribedLink:
             line, motion_s=motion_s, on_line=lambda text: self.loop.call_soon_threadsafe(self.session._received, text))
 
 
+def private_model(board):
+    """A copy of board (armfw.board.Board) that shares no object with it but the modules:
+    for a thread of its own to run the firmware's code on."""
+    return copy.deepcopy(board, {id(m): m for m in list(sys.modules.values())})
+
+
 def _outcome_reply(outcome):
     """A fallback Outcome as the final line of a reply (a Reply, as the page's other requests get)."""
     figure = outcome.figure()
@@ -133,10 +147,9 @@ class UiSession:
 
     def __init__(self, link, board, simulator=None, board_path=None):
         self.link = link
-        self.board = board
         self.board_path = board_path  # the board file, to build the board as it runs (armctl.ui.probe)
         self.simulator = simulator
-        self.solver = board.solver
+        self._take_board(board)
         self.transcript = collections.deque(maxlen=TRANSCRIPT_LINES)
         self.info = ""
         self.live_console = False     # the firmware answers `?` and stops on `!` Ctrl-X
@@ -151,11 +164,19 @@ class UiSession:
         self.busy = None              # the request in flight
         self._lock = asyncio.Lock()
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="armctl-ui-link")
+        self._checker = ThreadPoolExecutor(1, thread_name_prefix="armctl-ui-checks")
         self._listeners = set()
         self._polling = False
         self._stops = 0               # how many stops were sent (requests queued before one are dropped)
         self._workspace_cache = {}
         self._ask_board = False       # the board's calibration is still to be asked (armctl.ui.probe)
+
+    def _take_board(self, board):
+        """Describe board, and give each thread that runs the firmware's code its own model of it."""
+        self.board = board
+        self.solver = board.solver
+        self._worker_board = private_model(board)      # the fallback's moves, in the link's worker
+        self._checker_board = private_model(board)     # the line previews and workspace maps
 
     # -- pages ------------------------------------------------------------
 
@@ -218,14 +239,16 @@ class UiSession:
         """The board's own servo maps and tool offset, asked in check mode (nothing moves); lock held."""
         self._ask_board = False
         loop = asyncio.get_running_loop()
-        self.board, note = await loop.run_in_executor(self._worker, probe.board_as_it_runs,
-                                                      _TranscribedLink(self, loop), self.board, self.board_path)
-        self.solver = self.board.solver
+        board, note = await loop.run_in_executor(self._worker, probe.board_as_it_runs,
+                                                 _TranscribedLink(self, loop), self._worker_board, self.board_path)
+        if board is not self._worker_board:
+            self._take_board(board)
         if note:
             self._log("#", "host: " + note, "host")
 
     def close(self):
         self._worker.shutdown(wait=True)
+        self._checker.shutdown(wait=True)
 
     async def request(self, line, moves=False):
         """Send one request line (one at a time, in arrival order); returns its Reply."""
@@ -429,7 +452,7 @@ class UiSession:
             self.busy = what
             self._emit(self.pose())
             loop = asyncio.get_running_loop()
-            mover = Mover(_TranscribedLink(self, loop), self.board)
+            mover = Mover(_TranscribedLink(self, loop), self._worker_board)
             try:
                 outcome = await loop.run_in_executor(self._worker, work, mover)
             except LinkError as e:
@@ -480,8 +503,9 @@ class UiSession:
         out = self._board_preview(reply)
         target = [number(w) for w in words[:len(self.solver.targets)]]
         if self.q_deg is not None and len(target) == len(self.solver.targets) and None not in target:
-            out["line"] = await asyncio.to_thread(preview.line, self.board, [v * DEG for v in self.q_deg],
-                                                  target, self.speed_deg_s)
+            out["line"] = await asyncio.get_running_loop().run_in_executor(
+                self._checker, preview.line, self._checker_board, [v * DEG for v in self.q_deg], target,
+                self.speed_deg_s)
         return out
 
     def _board_preview(self, reply):
@@ -501,7 +525,8 @@ class UiSession:
             raise PageRefused("BAD_INPUT", "pitch must be a number of degrees within +-%g" % PITCH_RANGE_DEG)
         pitch = 5.0 * round(float(pitch_deg) / 5.0)
         if pitch not in self._workspace_cache:
-            self._workspace_cache[pitch] = await asyncio.to_thread(geometry.workspace, self.board, pitch)
+            self._workspace_cache[pitch] = await asyncio.get_running_loop().run_in_executor(
+                self._checker, geometry.workspace, self._checker_board, pitch)
         return self._workspace_cache[pitch]
 
     async def stop(self):
