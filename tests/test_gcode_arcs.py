@@ -30,7 +30,7 @@ from armfw.simservo import SimServo
 from conftest import BOARDS
 from test_gcode_blend import steps_alone
 from test_motion_profile import (ACCEL, JOINTS, QUANTUM, TOOL_ACCEL, WINDOW, arm5_mapping, arm5_tool, derivatives,
-                                 joint_samples)
+                                 joint_samples, peak_joint_accel)
 
 ARM5 = BOARDS / "sim_arm5.json"
 STEP_S = 0.02
@@ -188,15 +188,27 @@ def test_the_step_counts_are_the_ramps_fewest():
     assert steps_alone(10 * pi, top=50.0) == 36
 
 
+def eased(reply, fewest):
+    """The steps reply reports: the tool ramp's fewest (the hand counts above), or up to 15 %
+    more where a joint turns fast for the tool's travel and the line survey eases the tool's
+    acceleration there (armfw.linesurvey); every joint's acceleration is checked apart."""
+    taken = int(reply.rsplit("steps=", 1)[1])
+    assert fewest <= taken <= 1.15 * fewest, reply
+    return taken
+
+
 @pytest.mark.parametrize("line, centre, r, angle0, turn, z0, z1, top, steps", ARCS)
 def test_an_arc_ramps_from_rest_to_its_speed_and_back_on_its_chords(line, centre, r, angle0, turn, z0, z1, top,
                                                                     steps):
     p, out = cpython_arm()
     run_line(p, out, START)
     assert out[-1].startswith("ok OK")
-    start = arm5_tool(p.controller.q)
+    q0 = list(p.controller.q)
+    start = arm5_tool(q0)
     poses = run_line(p, out, line)
-    assert out[-1].startswith("ok OK") and out[-1].endswith("steps=%d" % steps), out[-1]
+    assert out[-1].startswith("ok OK"), out[-1]
+    assert len(poses) == eased(out[-1], steps)
+    assert peak_joint_accel([q0] + poses) <= ACCEL
     points = [start] + [arm5_tool(q) for q in poses]
     # Every step ends on a chord: inside the arc by no more than the chord tolerance, turning on
     # the arc's way, Z with the angle; the last on the arc's end.
@@ -271,7 +283,8 @@ def test_micropythons_pulses_decode_to_the_same_arc(micropython, line, centre, r
         assert sim.request(START)[-1].startswith("ok OK")
         since = sim.pulses()[-1][0] + 1
         reply = sim.request(line)[-1]
-        assert reply.startswith("ok OK") and reply.endswith("steps=%d" % steps), reply
+        assert reply.startswith("ok OK") and reply.endswith("steps=%d" % len(exact)), reply
+        eased(reply, steps)
         samples = joint_samples(sim.pulses(), since, signs, offsets)[1:]
         where = sim.request("M114")[0]
     # A step whose pulses all repeat the last ones sends nothing: the samples end at the last change.
@@ -375,8 +388,8 @@ def test_check_mode_runs_on_through_a_pause_and_a_relaxed_arm_cannot_pause(arm):
     assert arm.request("M0")[-1].endswith("steps=0")          # no `# paused`, no wait for `~`
     # No F yet: the board's 2 mm a step (100 mm/s, as fast as sqrt(500 * 20) allows round the
     # bend) on a quarter circle of radius 20 (10 pi mm): 0.2 .. 1.8 mm up and down (18 mm in 18
-    # steps), 13.42 mm at 2 mm a step in 7 more: 25.
-    assert arm.request("G2 X170 Y20 I20")[-1].endswith("steps=25")
+    # steps), 13.42 mm at 2 mm a step in 7 more: 25 at the fewest.
+    eased(arm.request("G2 X170 Y20 I20")[-1], 25)
     assert arm.request("$C") == ["ok check off"]
     assert arm.request("M84") == ["ok RELAXED"]
     assert arm.request("M0")[-1].startswith("error HOME_FIRST")

@@ -181,9 +181,11 @@ def test_refused_plan_moves_nothing_and_names_the_failing_step():
     assert arm.run()
     sent = r.driver.count
     q = list(arm.q)
-    # Fast joints: near the fold the elbow would slow a line at 90 deg/s (tests/test_motion_profile.py),
-    # here the tool's ramp alone sets the steps.
+    # Fast joints: near the fold the elbow would slow a line at 90 deg/s and ease its
+    # acceleration at 360 deg/s^2 (tests/test_motion_profile.py); here the tool's ramp alone
+    # sets the steps.
     arm.planner.speed_rad_s = radians(900)
+    arm.planner.joint_accel = [radians(36000)] * len(q)
     arm.plan()
     arm.add(LINE, (-60, 0))
     assert not arm.run()

@@ -8,7 +8,8 @@ The pulses are whole microseconds, so every sampled angle is off by up to half o
 microsecond's angle / (k dt), a second difference by two / (k dt)^2. Those are the
 tolerances here, and the second differences are taken over windows of several steps so
 that they stay small beside the limits."""
-from math import radians, sqrt
+import random
+from math import degrees, radians, sqrt
 
 import pytest
 from ruckig import Synchronization
@@ -213,3 +214,52 @@ def test_the_slowed_line_in_micropython_keeps_every_joints_speed(micropython):
         assert max(abs(x) for x in v) <= SPEED + QUANTUM / STEP_S, j
     y = [arm5_tool(q)[1] for q in samples]
     assert y[-1] - y[0] == pytest.approx(120.0, abs=2 * QUANTUM * 403)
+
+
+def peak_joint_accel(qs):
+    """The largest second difference (rad/s^2) of any joint over the poses qs, at rest before
+    and after (the pose repeated)."""
+    qs = [qs[0]] + list(qs) + [qs[-1]]
+    return max(abs(qs[i + 1][j] - 2 * qs[i][j] + qs[i - 1][j]) / STEP_S ** 2
+               for j in JOINTS for i in range(1, len(qs) - 1))
+
+
+def test_a_line_out_from_a_folded_arm_eases_its_ends_within_the_joints_acceleration():
+    # Out from 60 mm, the elbow turns about 0.9 deg per mm of the tool's: at the tool's
+    # 500 mm/s^2 it would take 470 deg/s^2 to stop, past its 360. The survey eases the
+    # tool's own acceleration where that binds.
+    qs = recorded_line((60, 0, 150, 180), (200, 0, 150, 180))
+    assert peak_joint_accel(qs) <= ACCEL
+    points = [arm5_tool(q) for q in qs]
+    speeds = [sqrt(sum((p[i] - o[i]) ** 2 for i in range(3))) / STEP_S for o, p in zip(points, points[1:])]
+    assert max(speeds) == pytest.approx(100.0, rel=1e-6)
+    assert max(abs(b - a) for a, b in zip(speeds, speeds[1:])) <= TOOL_ACCEL * STEP_S * (1 + 1e-6)
+    assert sum(speeds) * STEP_S == pytest.approx(140.0, rel=1e-6)
+
+
+def test_lines_across_the_workspace_keep_every_joints_acceleration(report):
+    # Lines between random reachable points (a fixed seed): each joint's acceleration from
+    # the exact poses of every step stays within its limit.
+    rng = random.Random(4)
+    worst, lines = 0.0, 0
+    while lines < 24:
+        pitch = rng.choice([90, 120, 150, 180])
+        a = (rng.uniform(40, 260), rng.uniform(-200, 200), rng.uniform(60, 300), pitch)
+        b = (rng.uniform(40, 260), rng.uniform(-200, 200), rng.uniform(60, 300), pitch)
+        try:
+            qs = recorded_line(a, b)
+        except AssertionError:
+            continue                # a start or line out of reach: another pair
+        lines += 1
+        peak = peak_joint_accel(qs)
+        assert peak <= ACCEL, (a, b, degrees(peak))
+        worst = max(worst, peak)
+    report("24 random lines on sim_arm5: peak joint acceleration %.0f deg/s^2 (limit %.0f)"
+           % (degrees(worst), degrees(ACCEL)))
+
+
+def test_the_eased_line_in_micropython_keeps_every_joints_acceleration(micropython):
+    samples = simulated_line((60, 0, 150, 180), (200, 0, 150, 180))
+    for j in JOINTS:
+        _, acc = derivatives(samples, j, WINDOW)
+        assert max(abs(x) for x in acc) <= ACCEL + 2 * QUANTUM / (WINDOW * STEP_S) ** 2, j

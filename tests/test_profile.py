@@ -308,6 +308,60 @@ def test_every_polyline_keeps_the_acceleration_and_each_blocks_top_speed(raw, ac
     check_tops(out, blocks)
 
 
+def check_block_accels(out, blocks, step_s=STEP_S):
+    """Each step's speed differs from the one before by at most the acceleration of the block
+    it starts in (a block's end: the next block's start) times step_s; the last ends at rest."""
+    ends = []
+    for b in blocks:
+        ends.append((ends[-1] if ends else 0.0) + b[0])
+    speeds = [0.0] + [ds / step_s for ds in out] + [0.0]
+    position = 0.0
+    for k in range(len(speeds) - 1):
+        j = min(sum(1 for e in ends if e <= position + 1e-9), len(blocks) - 1)
+        accel = blocks[j][4]
+        assert abs(speeds[k + 1] - speeds[k]) <= accel * step_s * (1 + ROUNDING) + ROUNDING, (k, j)
+        if k < len(out):
+            position += out[k]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.05, 80.0), st.floats(5.0, 300.0), st.floats(-math.pi, math.pi),
+                          st.sampled_from([0.0, 31.25, 125.0, 250.0, 500.0])),
+                min_size=1, max_size=3 * ToolRamp().size), st.floats(0.005, 0.5))
+def test_every_block_keeps_its_own_acceleration(raw, deviation):
+    # Blocks of a line where a joint turns fast for the tool's travel take less than the
+    # tool's 500 mm/s^2 (armfw.linesurvey): the ramp speeds up and brakes no harder in them.
+    blocks = [(length, top, math.cos(a), math.sin(a), accel or 500.0) for length, top, a, accel in raw]
+    r = ToolRamp()
+    r.reset(500.0, deviation, STEP_S)
+    out = []
+    for length, top, dx, dy, accel in blocks:
+        while not r.add(length, top, dx, dy, 0.0, accel):
+            out.append(r.step())
+    while r.count:
+        out.append(r.step())
+    check_ramp(out, 500.0, sum(b[0] for b in blocks))
+    check_tops(out, [b[:4] for b in blocks])
+    check_block_accels(out, blocks)
+
+
+def test_a_gentle_block_is_braked_for_at_its_own_acceleration():
+    # 100 mm at 100 mm/s, its last 40 mm at 125 mm/s^2: the brake to rest there loses
+    # 2.5 mm/s a step, 40 steps from 100 mm/s (the first 60 mm keep 500 mm/s^2).
+    r = ToolRamp()
+    r.reset(500.0, 0.05, STEP_S)
+    r.add(60.0, 100.0, 1.0, 0.0, 0.0)
+    r.add(40.0, 100.0, 1.0, 0.0, 0.0, 125.0)
+    out = []
+    while r.count:
+        out.append(r.step())
+    speeds = [ds / STEP_S for ds in out]
+    assert speeds[:10] == pytest.approx([10.0 * k for k in range(1, 11)])
+    assert speeds[-39:] == pytest.approx([2.5 * k for k in range(39, 0, -1)], abs=2.5)
+    assert max(abs(b - a) for a, b in zip(speeds[10:], speeds[11:])) <= 2.5 * (1 + ROUNDING)
+    assert sum(out) == pytest.approx(100.0, rel=1e-12)
+
+
 def test_a_hold_brakes_at_accel_to_the_distance_it_announced_and_resumes_to_the_end():
     r = ToolRamp()
     r.reset(500.0, 0.05, STEP_S)

@@ -141,7 +141,7 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
     max_step = planner._max_step()
     # Each block no faster than its joints' speed limit allows along it (armfw.linesurvey).
     survey = planner.line_survey()
-    survey.begin(q, solver.ik_near, max_step, own.step_s, solver)
+    survey.begin(q, solver.ik_near, max_step, own.step_s, planner.joint_accel, own.accel, solver)
     n = len(q)
     fed = 0                         # blocks handed to the ramp
     s = 0.0                         # mm along the blocks where the last step ended
@@ -165,9 +165,9 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
             top = survey.top(p0, p1, 0.0, 1.0, length, blocks.top_speed(fed))
             if dist > 0.0:
                 ramp.add(length, top, (p1[0] - p0[0]) / dist, (p1[1] - p0[1]) / dist,
-                         (p1[2] - p0[2]) / dist if xyz == 3 else 0.0)
+                         (p1[2] - p0[2]) / dist if xyz == 3 else 0.0, survey.accel)
             else:
-                ramp.add(length, top, 0.0, 0.0, 0.0)
+                ramp.add(length, top, 0.0, 0.0, 0.0, survey.accel)
             fed += 1
         h = ramp.step()
         # The ramp's last step is the last block's end; so is one that leaves a float's

@@ -10,6 +10,16 @@ such a stretch within the tool's acceleration and speeds up after it, so the
 tool's velocity has no step. A stretch is a ramp block that lowers the speed
 without a turn.
 
+A joint that turns fast for the tool's travel also turns with a large
+acceleration when the tool speeds up or slows down there (at a line's start
+and end, into and out of a slow stretch): joint acceleration = its turn per
+mm x the tool's acceleration, plus its turn's own change with the tool's
+speed squared. The survey gives each stretch the most tool acceleration at
+which the first part stays within the margin of every joint's acceleration,
+and the ramp brakes and speeds up there no harder; the margin is left for
+the second part, which is small where the first is (a line bends in joint
+space, gently, away from a singular pose).
+
 Samples are a little apart, and between two of them a joint may turn faster
 than their average: a stretch's top keeps a margin, and the step halving of
 armfw.linestep stays as the guard for what the samples miss. A stretch's
@@ -33,7 +43,8 @@ from armfw.status import SINGULAR
 
 # A stretch's top is this part of the speed its samples allow (the margin above).
 _MARGIN = 0.8
-# A stretch's top is a whole number of these parts of the line's, one at the least.
+# A stretch's top is a whole number of these parts of the line's, one at the least; its
+# acceleration as much of the tool's.
 _SHARES = 16
 # One sample every this many steps' travel at the line's top speed.
 _SAMPLE_STEPS = 2
@@ -57,21 +68,27 @@ class LineSurvey:
         self._stretches = 0
         self._fed = 0
 
-    def begin(self, q, ik, max_step, step_s, solver=None):
+    def begin(self, q, ik, max_step, step_s, joint_accel, tool_accel, solver=None):
         """Survey from pose q (radians) with ik(point, out, current) (armfw.solver's
-        ik_near), no joint turning more than max_step (radians) in step_s (s);
-        solver: ik's, whose zones the survey sets aside while it solves."""
+        ik_near), no joint turning more than max_step (radians) in step_s (s), nor
+        faster up or down than joint_accel (per joint, rad/s^2) as the tool speeds up
+        or slows down at up to tool_accel (mm/s^2); solver: ik's, whose zones the
+        survey sets aside while it solves."""
         for i in range(len(q)):
             self.q[i] = q[i]
         self._ik = ik
         self._solver = solver
         self._max_step = max_step
         self._step_s = step_s
+        self._joint_accel = joint_accel
+        self._tool_accel = tool_accel
+        self.accel = tool_accel
 
     def top(self, p0, p1, t0, t1, length, top, current_at=None):
         """The top speed (mm/s, at most top) over the stretch t0..t1 (fractions) of the line
-        p0 -> p1 of length mm, the survey's pose moved on to its end. current_at(t): the
-        pose a rolling line continues from (armfw.planner), instead of the survey's own."""
+        p0 -> p1 of length mm, the survey's pose moved on to its end; its most acceleration
+        (mm/s^2) is left in accel. current_at(t): the pose a rolling line continues from
+        (armfw.planner), instead of the survey's own."""
         q = self.q
         goal = self._goal
         point = self._point
@@ -82,6 +99,11 @@ class LineSurvey:
         # max_step per step_s that is v <= allowed / turn.
         allowed = _MARGIN * self._max_step / self._step_s * apart_mm
         slowest = top
+        # A joint's turn d over apart_mm, times the tool's acceleration a, is its
+        # acceleration: a <= joint_accel * apart_mm / d.
+        joint_accel = self._joint_accel
+        gentlest = self._tool_accel
+        least = _MARGIN * apart_mm
         solver = self._solver
         zones = None if solver is None else solver.zones
         if zones is not None:
@@ -100,17 +122,16 @@ class LineSurvey:
                         d = -d
                     if d > turn:
                         turn = d
+                    if d * gentlest > least * joint_accel[i]:
+                        gentlest = least * joint_accel[i] / d
                     q[i] = goal[i]
                 if turn * slowest > allowed:
                     slowest = allowed / turn
         finally:
             if zones is not None:
                 solver.zones = zones
-        if slowest >= top:
-            return top
-        share = top / _SHARES
-        shares = int(slowest / share)
-        return share * shares if shares > 0 else share
+        self.accel = _in_shares(gentlest, self._tool_accel)
+        return _in_shares(slowest, top)
 
     # -- a line, fed to a ramp stretch by stretch ----------------------------
 
@@ -149,11 +170,20 @@ class LineSurvey:
             t1 = (k + 1) / self._stretches if k + 1 < self._stretches else 1.0
             top = self.top(self._p0, self._p1, t0, t1, self._length, self._top, self._current_at)
             stretch_mm = (t1 - t0) * self._length
-            if not ramp.extend(stretch_mm, top):
-                ramp.add(stretch_mm, top, 0.0, 0.0, 0.0)
+            if not ramp.extend(stretch_mm, top, self.accel):
+                ramp.add(stretch_mm, top, 0.0, 0.0, 0.0, self.accel)
             self._fed += 1
         return ramp.step()
 
     def took(self, step):
         """The walk shortened the last step to step mm (armfw.profile.ToolRamp.took)."""
         self.ramp.took(step)
+
+
+def _in_shares(value, most):
+    """value (at most most) down to a whole number of sixteenths of most, one at the least."""
+    if value >= most:
+        return most
+    share = most / _SHARES
+    shares = int(value / share)
+    return share * shares if shares > 0 else share

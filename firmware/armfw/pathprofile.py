@@ -4,7 +4,7 @@
 The arm follows the joint-space polyline from its pose through the waypoints,
 exactly as checked: each step ends on it, a distance s further along (s: the
 joints' Euclidean distance, radians). Only the distance per step is planned
-here, with ToolRamp's whole-step braking (armfw.profile.ToolRamp.brake_speed):
+here, with ToolRamp's whole-step braking (armfw.profile.brake_speed):
 the arm starts from rest, passes each waypoint at the speed its turn allows
 and ends at rest.
 
@@ -39,7 +39,7 @@ step a waypoint, ramped as the board ramps its own.
 from math import sqrt
 
 from armfw.numeric import floats
-from armfw.profile import ToolRamp
+from armfw.profile import brake_speed
 
 # The share of each joint's acceleration the speed along the path takes; turns have the rest.
 SPEED_SHARE = 0.75
@@ -61,7 +61,7 @@ class PathProfile:
         self._top = floats(size, "f")        # its top speed (rad/s along the path)
         self._junction = floats(size, "f")   # the most the step passing its end may be
         self.count = 0
-        self.accel = 1.0                # along the path, rad/s^2 (what brake_speed reads)
+        self.accel = 1.0                # along the path, rad/s^2
         self.step_s = 0.02
 
     def plan(self, start, path, count, speed, accel, step_s):
@@ -208,7 +208,7 @@ class PathProfile:
         while True:
             exit_speed = junction[j]
             if exit_speed < v:
-                most = ToolRamp.brake_speed(self, end, exit_speed)
+                most = brake_speed(end, exit_speed, b, dt)
                 if most < v:
                     v = most
             if j >= last:

@@ -502,7 +502,8 @@ class Planner:
         # ramp's top there, ahead of the steps (armfw.linesurvey).
         current_at = self._rolled_at if roll1 != roll0 else None
         survey = self.line_survey()
-        survey.begin(q, self.solver.ik_near, self._max_step(), self.ramp.step_s, self.solver)
+        survey.begin(q, self.solver.ik_near, self._max_step(), self.ramp.step_s, self.joint_accel,
+                     self.ramp.accel, self.solver)
         survey.line(self.ramp, p0, p1, length, self.line_top(self._line_steps[k]), current_at)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
                           current_at, ramp=survey)

@@ -20,9 +20,13 @@ ToolRamp: the tool's speed along lines, planned over a look-ahead queue of
 straight blocks as GRBL does (a backward pass, and each step's speed as the forward one; each junction's
 speed from the angle between the blocks and the junction deviation). A block
 may be a part of a line where the joints need the tool slower: lowering the
-speed along the path is a block boundary with no turn. Each step's speed
-changes by at most accel * step_s from the last one's, and the queue's end
-is reached at rest. A hold decelerates along the path at the same rate.
+speed along the path is a block boundary with no turn. A block may also
+need a gentler acceleration than the tool's, where a joint turns fast for
+the tool's travel (armfw.linesurvey): as GRBL's blocks, each has its own.
+Each step's speed changes by at most accel * step_s from the last one's
+(the accel of the block it starts in; braking towards a block's end, the
+least of the blocks on the way), and the queue's end is reached at rest. A
+hold decelerates along the path at the same rate.
 
 Trapezoid, not S-curve: a step lasts step_ms (20 ms) and the servo's own
 loop smooths within it; the jerk an S-curve would bound is already spread
@@ -103,6 +107,31 @@ class JointProfile:
         return (t - 0.5 * ramp) / self.inv_speed
 
 
+def brake_speed(left, exit_speed, b, step_s):
+    """The highest speed (mm/s) of this step from which the steps after it, each slower by b
+    (mm/s), are down to exit_speed x by the one that crosses the end left mm ahead. With v
+    in (x + (m-1) b, x + m b] the m steps faster than x end before it: m v - b m (m-1) / 2
+    <= left / step_s. m is the least whole number with G(m) = m x + b m (m+1) / 2 (the sum
+    at the top of its range) above that."""
+    u = left / step_s
+    x = exit_speed
+    if x > u:
+        return x                    # not one step faster than x fits: cross at x
+    w = 2.0 * x + b
+    m = int((sqrt(w * w + 8.0 * b * u) - w) / (2.0 * b)) + 1
+    # The root in floats: settle m by the sums themselves (G(m-1) <= u < G(m)).
+    below = (m - 1) * (x + 0.5 * b * m)
+    while m > 1 and below > u:
+        m -= 1
+        below = (m - 1) * (x + 0.5 * b * m)
+    while m * (x + 0.5 * b * (m + 1)) <= u:
+        m += 1
+        below = (m - 1) * (x + 0.5 * b * m)
+    if below + x > u:
+        return x + (m - 1) * b      # piece m out of reach: the top of piece m - 1
+    return (u + 0.5 * b * m * (m - 1)) / m
+
+
 def junction_speed(cos_turn, accel, junction_deviation_mm):
     """GRBL's junction deviation: the speed (mm/s) at which the tool may pass a corner that
     turns it by the angle whose cosine is cos_turn (1: straight on, -1: straight back):
@@ -120,7 +149,8 @@ class ToolRamp:
     """The tool's speed along a queue of straight blocks, one step at a time.
 
     reset() starts from rest; add() queues a block (its length mm, its top
-    speed mm/s, its direction, for the junction with the block before);
+    speed mm/s, its direction, for the junction with the block before, and
+    the most acceleration it takes, the tool's unless less);
     step() returns the distance (mm) the next step covers and leaves passed
     (how many blocks it finished; they leave the queue) and offset (mm into
     the block it ends in, the first one left). The queue always plans to
@@ -138,12 +168,14 @@ class ToolRamp:
         self._length = floats(size)
         self.top = floats(size)         # a block's top speed
         self.limit = floats(size)       # the most its entry speed may be (junction, tops)
+        self._accel = floats(size)      # the most acceleration it takes
         self._entry = floats(size)      # its entry speed, at most (the backward pass)
         self.delta = floats(3)          # the last block's direction (unit)
         self.reset(1.0, 0.0, 0.02)
 
     def reset(self, accel, junction_deviation_mm, step_s):
-        """Empty the queue, the tool at rest: accel mm/s^2, junction deviation mm, step s."""
+        """Empty the queue, the tool at rest: the tool's accel mm/s^2 (the most any block
+        takes; its corners' too), junction deviation mm, step s."""
         self.accel = accel
         self.junction_deviation_mm = junction_deviation_mm
         self.step_s = step_s
@@ -159,10 +191,11 @@ class ToolRamp:
         self._was_head = self._was_count = 0
         self._was_total = 0.0
 
-    def add(self, length, top, dx, dy, dz):
+    def add(self, length, top, dx, dy, dz, accel=0.0):
         """Queue a block of length mm at up to top mm/s, in direction (dx, dy, dz) (unit,
-        or zeros for a block that only turns the wrist); False if the queue is full (or
-        length or top is not above zero: nothing to queue)."""
+        or zeros for a block that only turns the wrist), taking at most accel mm/s^2 (0.0
+        or above the tool's: the tool's); False if the queue is full (or length or top is
+        not above zero: nothing to queue)."""
         if self.count >= self.size or not length > 0.0 or not top > 0.0:
             return False
         d = self.delta
@@ -196,19 +229,21 @@ class ToolRamp:
         self._length[k] = length
         self.top[k] = top
         self.limit[k] = limit
+        self._accel[k] = accel if 0.0 < accel < self.accel else self.accel
         self.count += 1
         self.total += length
         self.plan()
         return True
 
-    def extend(self, length, top):
-        """Lengthen the last queued block by length mm where its top speed is top mm/s (the
-        next stretch of a line, as fast as the one before: one block keeps the ramp's steps
-        those of the whole line); False where it is not, for add() to queue."""
+    def extend(self, length, top, accel=0.0):
+        """Lengthen the last queued block by length mm where its top speed is top mm/s and it
+        takes accel mm/s^2 (as add()'s) (the next stretch of a line, as the one before: one
+        block keeps the ramp's steps those of the whole line); False where it is not, for
+        add() to queue."""
         if self.count == 0:
             return False
         k = (self._head + self.count - 1) % self.size
-        if self.top[k] != top:
+        if self.top[k] != top or self._accel[k] != (accel if 0.0 < accel < self.accel else self.accel):
             return False
         self._length[k] += length
         self.total += length
@@ -219,50 +254,54 @@ class ToolRamp:
         """The backward pass: each block's highest entry speed from which the tool can
         still stop at the queue's end, meeting every junction's limit on the way.
 
+        Braking towards a block's end takes the least acceleration of the blocks
+        on the way and of the one after it (the speed's change at a block's end
+        is that block's), as step() brakes: a block's entry is bounded by every
+        later block's exit, not by the next block's entry alone.
+
         The forward pass is step() itself: each step is at most accel * step_s
         faster than the last, so the speed reached is planned as it is reached.
         """
-        a2 = 2.0 * self.accel
-        exit_speed = 0.0
-        for j in range(self.count - 1, 0, -1):
-            k = (self._head + j) % self.size
-            v = sqrt(exit_speed * exit_speed + a2 * self._length[k])
-            limit = self.limit[k]
-            exit_speed = v if v < limit else limit
-            self._entry[k] = exit_speed
-
-    def brake_speed(self, left, exit_speed):
-        """The highest speed of this step from which the steps after it, each slower by
-        b = accel * step_s, are down to exit_speed x by the one that crosses the end
-        left mm ahead. With v in (x + (m-1) b, x + m b] the m steps faster than x end
-        before it: m v - b m (m-1) / 2 <= left / step_s. m is the least whole number
-        with G(m) = m x + b m (m+1) / 2 (the sum at the top of its range) above that."""
-        b = self.accel * self.step_s
-        u = left / self.step_s
-        x = exit_speed
-        if x > u:
-            return x                    # not one step faster than x fits: cross at x
-        w = 2.0 * x + b
-        m = int((sqrt(w * w + 8.0 * b * u) - w) / (2.0 * b)) + 1
-        # The root in floats: settle m by the sums themselves (G(m-1) <= u < G(m)).
-        below = (m - 1) * (x + 0.5 * b * m)
-        while m > 1 and below > u:
-            m -= 1
-            below = (m - 1) * (x + 0.5 * b * m)
-        while m * (x + 0.5 * b * (m + 1)) <= u:
-            m += 1
-            below = (m - 1) * (x + 0.5 * b * m)
-        if below + x > u:
-            return x + (m - 1) * b      # piece m out of reach: the top of piece m - 1
-        return (u + 0.5 * b * m * (m - 1)) / m
+        size = self.size
+        head = self._head
+        count = self.count
+        for j in range(count - 1, 0, -1):
+            k = (head + j) % size
+            entry = self.limit[k]
+            accel = self.accel
+            dist = 0.0
+            for i in range(j, count):
+                b = (head + i) % size
+                if self._accel[b] < accel:
+                    accel = self._accel[b]
+                dist += self._length[b]
+                exit_speed = 0.0
+                if i + 1 < count:
+                    after = (b + 1) % size
+                    exit_speed = self._entry[after]
+                    if self._accel[after] < accel:
+                        accel = self._accel[after]
+                v = sqrt(exit_speed * exit_speed + 2.0 * accel * dist)
+                if v < entry:
+                    entry = v
+            self._entry[k] = entry
 
     def left(self):
         """Distance (mm) from the tool to the queue's end."""
         return self.total - self.offset
 
+    def least_accel(self):
+        """The least acceleration (mm/s^2) of the queued blocks: a hold's."""
+        accel = self.accel
+        for j in range(self.count):
+            a = self._accel[(self._head + j) % self.size]
+            if a < accel:
+                accel = a
+        return accel
+
     def stopping_mm(self):
-        """Distance (mm) the tool still covers if it decelerates from now at accel (a hold)."""
-        delta = self.accel * self.step_s
+        """Distance (mm) the tool still covers if it decelerates from now (a hold)."""
+        delta = self.least_accel() * self.step_s
         n = int(self.speed / delta)
         dist = self.step_s * (n * self.speed - delta * 0.5 * n * (n + 1))
         left = self.left()
@@ -296,25 +335,31 @@ class ToolRamp:
         if self.count == 0:
             self.speed = 0.0
             return 0.0
-        delta = self.accel * self.step_s
         size = self.size
         dt = self.step_s
         head = self._head
-        v = self.speed - delta if self.holding else self.speed + delta
+        accel = self._accel[head]
+        delta = accel * dt
+        v = self.speed - self.least_accel() * dt if self.holding else self.speed + delta
         top = self.top[head]
         if top < v:
             v = top
-        # Every block end within braking reach whose exit is slower bounds this step.
+        # Every block end within braking reach whose exit is slower bounds this step,
+        # braking at the least acceleration of the blocks up to it and the one after.
         end = self._length[head] - self.offset
-        reach = v * v / (2.0 * self.accel) + v * dt     # more than a stop from v takes
+        reach = v * v / (2.0 * self.least_accel()) + v * dt     # more than a stop from v takes
         k = head
         for j in range(self.count):
             if end >= reach:
                 break                   # a stop from v fits before this end: it, and those after, do not bind
             k = (k + 1) % size
-            exit_speed = self._entry[k] if j + 1 < self.count else 0.0
+            exit_speed = 0.0
+            if j + 1 < self.count:
+                exit_speed = self._entry[k]
+                if self._accel[k] < accel:
+                    accel = self._accel[k]      # the speed's change at the end is the next block's
             if exit_speed < v:
-                most = self.brake_speed(end, exit_speed)
+                most = brake_speed(end, exit_speed, accel * dt, dt)
                 if most < v:
                     v = most
             end += self._length[k]

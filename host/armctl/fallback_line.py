@@ -73,7 +73,7 @@ def _as_stored(q):
 
 def _tool_ramp(mover, q0, p0, p1, length, solve, max_step):
     """The tool's speed along the line from rest to rest, as the board ramps its own lines
-    (armfw.planner): slowed ahead where the joints' speed limit binds (armfw.linesurvey,
+    (armfw.planner): slowed and eased ahead where the joints' limits bind (armfw.linesurvey,
     with this host's solver), so that the path of one waypoint a step keeps the joints'
     limits and the board runs it at this pace (armfw.pathprofile)."""
     from armfw.linesurvey import LineSurvey
@@ -84,7 +84,7 @@ def _tool_ramp(mover, q0, p0, p1, length, solve, max_step):
     ramp = ToolRamp(LINE_STRETCHES)
     ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), step_s)
     survey = LineSurvey(len(q0), len(p0))
-    survey.begin(q0, solve, max_step, step_s)
+    survey.begin(q0, solve, max_step, step_s, [math.radians(v) for v in m["joint_accel_deg_s2"]], ramp.accel)
     survey.line(ramp, p0, p1, length, min(mover.line_step_mm / step_s, float(m["tool_speed_mm_s"])))
     return survey
 
