@@ -25,7 +25,7 @@ need a gentler acceleration than the tool's, where a joint turns fast for
 the tool's travel (armfw.linesurvey): as GRBL's blocks, each has its own.
 Each step's speed changes by at most accel * step_s from the last one's
 (the accel of the block it starts in; braking towards a block's end, the
-least of the blocks on the way), and the queue's end is reached at rest. A
+least of the blocks on the way and of the one after it), and the queue's end is reached at rest. A
 hold decelerates along the path at the same rate.
 
 Trapezoid, not S-curve: a step lasts step_ms (20 ms) and the servo's own
@@ -229,11 +229,15 @@ class ToolRamp:
         self._length[k] = length
         self.top[k] = top
         self.limit[k] = limit
-        self._accel[k] = accel if 0.0 < accel < self.accel else self.accel
+        self._accel[k] = self._block_accel(accel)
         self.count += 1
         self.total += length
         self.plan()
         return True
+
+    def _block_accel(self, accel):
+        """A block's acceleration (mm/s^2) given accel: the tool's where accel is 0.0 or more."""
+        return accel if 0.0 < accel < self.accel else self.accel
 
     def extend(self, length, top, accel=0.0):
         """Lengthen the last queued block by length mm where its top speed is top mm/s and it
@@ -243,7 +247,7 @@ class ToolRamp:
         if self.count == 0:
             return False
         k = (self._head + self.count - 1) % self.size
-        if self.top[k] != top or self._accel[k] != (accel if 0.0 < accel < self.accel else self.accel):
+        if self.top[k] != top or self._accel[k] != self._block_accel(accel):
             return False
         self._length[k] += length
         self.total += length
