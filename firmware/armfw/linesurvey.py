@@ -149,7 +149,10 @@ class LineSurvey:
         if brake > stretch:
             stretch = brake
         self._stretch_mm = stretch
-        self._stretches = int(length / stretch) + 1
+        # Whole stretches of at least that (to a thousandth: a line of a round length
+        # splits the same in single and double precision), one at the least.
+        stretches = int(length / stretch + 0.001)
+        self._stretches = stretches if stretches > 0 else 1
         self._fed = 0
 
     @property
