@@ -262,6 +262,9 @@ def test_motion_figures(motion_bench, report):
     c = mo["circle"]
     assert c["alone_steps"] == c["lines"] * steps_alone(chord_mm())
     assert 3 * c["blended_steps"] <= c["alone_steps"]
+    r = mo["lines"]
+    assert r["lines"] == 24 and r["steps"] > 24 * 10
+    assert r["over"] == 0 and 0 < r["peak_accel_deg_s2"] <= r["limit_deg_s2"] == pytest.approx(360.0)
     k = mo["cost"]
     for key in ("joint_fraction", "line_ramp_step", "blend_step"):
         assert positive(k[key + "_us"]) and heap(k[key + "_heap_bytes"])
@@ -270,9 +273,10 @@ def test_motion_figures(motion_bench, report):
             k[key + "_us"] * estimate.UNIX_BM_FLOAT / estimate.BOARDS["rp2040_125MHz"]["bm_float"])
     assert k["live_step_heap_bytes"] <= k["live_step_budget_bytes"] == 200
     assert "Motion profiles on sim_arm5" in text and "within" in text
-    report("bench motion: joint moves x%s of Ruckig; circle %d steps blended against %d (x%.2f); live step %d B"
+    report("bench motion: joint moves x%s of Ruckig; circle %d steps blended against %d (x%.2f); 24 random "
+           "lines' joint acceleration at most %.0f deg/s^2; live step %d B"
            % ("/".join("%.3f" % m["ratio"] for m in mo["joint_moves"]), c["blended_steps"], c["alone_steps"],
-              c["ratio"], k["live_step_heap_bytes"]))
+              c["ratio"], r["peak_accel_deg_s2"], k["live_step_heap_bytes"]))
 
 
 def test_motion_section_without_ruckig_leaves_its_column_out(micropython, monkeypatch):

@@ -177,6 +177,7 @@ class ToolRamp:
         """Empty the queue, the tool at rest: the tool's accel mm/s^2 (the most any block
         takes; its corners' too), junction deviation mm, step s."""
         self.accel = accel
+        self.least_accel = accel        # of the queued blocks, or less (see plan())
         self.junction_deviation_mm = junction_deviation_mm
         self.step_s = step_s
         self.count = 0
@@ -230,6 +231,8 @@ class ToolRamp:
         self.top[k] = top
         self.limit[k] = limit
         self._accel[k] = self._block_accel(accel)
+        if self._accel[k] < self.least_accel:
+            self.least_accel = self._accel[k]
         self.count += 1
         self.total += length
         self.plan()
@@ -265,10 +268,31 @@ class ToolRamp:
 
         The forward pass is step() itself: each step is at most accel * step_s
         faster than the last, so the speed reached is planned as it is reached.
+
+        least_accel is set anew here, to the queue's least; blocks that leave the
+        queue may leave it lower than the rest need, which brakes a hold gently
+        and looks further for ends to brake for: never less safe.
         """
         size = self.size
         head = self._head
         count = self.count
+        least = self.accel
+        for j in range(count):
+            if self._accel[(head + j) % size] < least:
+                least = self._accel[(head + j) % size]
+        self.least_accel = least
+        if least >= self.accel:
+            # Every block takes the tool's acceleration: the next block's entry bounds
+            # every later exit already, the same rule in one term a block.
+            a2 = 2.0 * least
+            exit_speed = 0.0
+            for j in range(count - 1, 0, -1):
+                k = (head + j) % size
+                v = sqrt(exit_speed * exit_speed + a2 * self._length[k])
+                limit = self.limit[k]
+                exit_speed = v if v < limit else limit
+                self._entry[k] = exit_speed
+            return
         for j in range(count - 1, 0, -1):
             k = (head + j) % size
             entry = self.limit[k]
@@ -294,18 +318,9 @@ class ToolRamp:
         """Distance (mm) from the tool to the queue's end."""
         return self.total - self.offset
 
-    def least_accel(self):
-        """The least acceleration (mm/s^2) of the queued blocks: a hold's."""
-        accel = self.accel
-        for j in range(self.count):
-            a = self._accel[(self._head + j) % self.size]
-            if a < accel:
-                accel = a
-        return accel
-
     def stopping_mm(self):
         """Distance (mm) the tool still covers if it decelerates from now (a hold)."""
-        delta = self.least_accel() * self.step_s
+        delta = self.least_accel * self.step_s
         n = int(self.speed / delta)
         dist = self.step_s * (n * self.speed - delta * 0.5 * n * (n + 1))
         left = self.left()
@@ -344,14 +359,14 @@ class ToolRamp:
         head = self._head
         accel = self._accel[head]
         delta = accel * dt
-        v = self.speed - self.least_accel() * dt if self.holding else self.speed + delta
+        v = self.speed - self.least_accel * dt if self.holding else self.speed + delta
         top = self.top[head]
         if top < v:
             v = top
         # Every block end within braking reach whose exit is slower bounds this step,
         # braking at the least acceleration of the blocks up to it and the one after.
         end = self._length[head] - self.offset
-        reach = v * v / (2.0 * self.least_accel()) + v * dt     # more than a stop from v takes
+        reach = v * v / (2.0 * self.least_accel) + v * dt     # more than a stop from v takes
         k = head
         for j in range(self.count):
             if end >= reach:

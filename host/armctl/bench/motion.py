@@ -10,6 +10,10 @@
   firmware's own walk of the lines queued LOOK_AHEAD at a time as one blended
   plan (armfw.gcodeblend.Blend, as the G-code face queues them), against each
   line walked alone from rest to rest.
+- Lines between random reachable points (a fixed seed): each joint's
+  largest acceleration, the second difference of the exact poses of every
+  step (each joint's pulse rounded on its own, so the controller keeps the
+  walk's pose), against the joint's limit.
 - Cost per step under the MicroPython Unix port (tests/mp/bench_motion.py):
   a joint move's fraction, a line's ramp step, a blended queue's step, in us
   and heap bytes, with an RP2040 ESTIMATE scaled as armctl.bench.estimate
@@ -17,7 +21,8 @@
   driver write left out) against LIVE_STEP_BUDGET_BYTES.
 """
 
-from math import cos, pi, radians, sin
+import random
+from math import cos, degrees, pi, radians, sin
 
 from armctl import BOARDS_DIR, ROOT
 
@@ -33,6 +38,9 @@ CIRCLE_CENTRE = (150.0, 40.0, 150.0)
 CIRCLE_RADIUS_MM = 20.0
 CIRCLE_CHORDS = 72
 CIRCLE_FEED_MM_MIN = 6000.0
+# Lines between random points: how many, and the seed that draws them.
+RANDOM_LINES = 24
+RANDOM_LINES_SEED = 4
 # The most a live step (sent every step_ms, mid-motion) may allocate: issue 27's bound.
 LIVE_STEP_BUDGET_BYTES = 200
 
@@ -125,6 +133,41 @@ def circle():
             "look_ahead": LOOK_AHEAD, "blended_steps": blended, "alone_steps": alone, "ratio": alone / blended}
 
 
+def random_lines():
+    """RANDOM_LINES lines between random reachable points, the pitch kept: their steps and
+    the largest joint acceleration (deg/s^2, from the exact poses) against the limit."""
+    from armctl.bench import accuracy
+    from armfw import board as fw_board
+    from armfw.motion import ArmController
+    from armfw.simservo import SimServo
+    board = fw_board.load(str(BOARD))
+    accuracy.round_each(board.servos)
+    poses = []
+    arm = ArmController(board, SimServo({}), None, sleep_ms=lambda ms: poses.append(list(arm.q)))
+    arm.park()
+    step_s = arm.planner.step_ms / 1000.0
+    rng = random.Random(RANDOM_LINES_SEED)
+    peak, over, steps, lines = 0.0, 0, 0, 0
+    while lines < RANDOM_LINES:
+        pitch = radians(rng.choice((90, 120, 150, 180)))
+        a = (rng.uniform(40, 260), rng.uniform(-200, 200), rng.uniform(60, 300), pitch)
+        b = (rng.uniform(40, 260), rng.uniform(-200, 200), rng.uniform(60, 300), pitch)
+        if not arm.move(a):
+            continue                    # out of reach: another pair
+        poses[:] = [list(arm.q)]
+        if not arm.line(b):
+            continue
+        lines += 1
+        steps += len(poses) - 1
+        qs = [poses[0]] + poses + [poses[-1]]       # at rest before and after
+        worst = max(abs(qs[i + 1][j] - 2 * qs[i][j] + qs[i - 1][j]) / (step_s * step_s)
+                    for j in range(len(arm.q)) for i in range(1, len(qs) - 1))
+        over += worst > min(arm.planner.joint_accel)
+        peak = max(peak, worst)
+    return {"lines": lines, "seed": RANDOM_LINES_SEED, "steps": steps, "peak_accel_deg_s2": degrees(peak),
+            "limit_deg_s2": degrees(min(arm.planner.joint_accel)), "over": over}
+
+
 def cost(short):
     """tests/mp/bench_motion.py's figures, with the RP2040 ESTIMATE of each."""
     from armctl.bench import estimate, firmware
@@ -147,4 +190,4 @@ def cost(short):
 def run(short=False):
     moves = joint_moves()
     return {"board": BOARD.name, "ruckig": moves[0]["ruckig_s"] is not None,
-            "joint_moves": moves, "circle": circle(), "cost": cost(short)}
+            "joint_moves": moves, "circle": circle(), "lines": random_lines(), "cost": cost(short)}

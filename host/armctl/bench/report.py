@@ -248,6 +248,10 @@ def motion_lines(mo):
     lines.append("  G1 circle, %d lines r=%g mm F%g: %d steps blended (look-ahead %d) against %d stopping at "
                  "every end (x%.2f); Ruckig -" % (c["lines"], c["radius_mm"], c["feed_mm_min"], c["blended_steps"],
                                                   c["look_ahead"], c["alone_steps"], c["ratio"]))
+    r = mo["lines"]
+    lines.append("  %d lines between random points (seed %d, %d steps): largest joint acceleration %.0f deg/s^2, "
+                 "limit %.0f; %d over" % (r["lines"], r["seed"], r["steps"], r["peak_accel_deg_s2"],
+                                          r["limit_deg_s2"], r["over"]))
     k = mo["cost"]
     lines.append("  cost per step on the Unix port (%s), and the ESTIMATE on an RP2040 @ 125 MHz:"
                  % k["command"])
