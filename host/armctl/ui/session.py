@@ -168,7 +168,6 @@ class UiSession:
         self._listeners = set()
         self._polling = False
         self._stops = 0               # how many stops were sent (requests queued before one are dropped)
-        self._workspace_cache = {}
         self._ask_board = False       # the board's calibration is still to be asked (armctl.ui.probe)
 
     def _take_board(self, board):
@@ -177,6 +176,7 @@ class UiSession:
         self.solver = board.solver
         self._worker_board = private_model(board)      # the fallback's moves, in the link's worker
         self._checker_board = private_model(board)     # the line previews and workspace maps
+        self._workspace_cache = {}                      # pitch: this board's map
 
     # -- pages ------------------------------------------------------------
 
