@@ -139,9 +139,8 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
     point = blocks._point
     goal = planner._goal
     max_step = planner._max_step()
-    # Each block no faster than its joints' speed limit allows along it (armfw.linesurvey).
-    survey = planner.line_survey()
-    survey.begin(q, solver.ik_near, max_step, own.step_s, planner.joint_accel, own.accel, solver)
+    # Each block no faster, nor faster up or down, than its joints allow along it (armfw.linesurvey).
+    survey = planner.line_survey(q)
     n = len(q)
     fed = 0                         # blocks handed to the ramp
     s = 0.0                         # mm along the blocks where the last step ended

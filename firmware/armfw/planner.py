@@ -454,12 +454,15 @@ class Planner:
         # The roll turns the tool offset (and the jaws): a turn counts as travel.
         return dist + (self.solver.l3 + offset_mm) * abs(p1[3] - p0[3]) + (offset_mm + 10.0) * abs(roll1 - roll0)
 
-    def line_survey(self):
-        """The joint speeds' survey of lines (armfw.linesurvey), made by the first line."""
+    def line_survey(self, q):
+        """The survey of lines' joint limits (armfw.linesurvey, made by the first line), begun
+        from pose q (radians) with this planner's solver, joint limits and tool acceleration."""
         survey = self._survey
         if survey is None:
             from armfw.linesurvey import LineSurvey
             survey = self._survey = LineSurvey(len(self.pose), len(self._p0))
+        survey.begin(q, self.solver.ik_near, self._max_step(), self.ramp.step_s, self.joint_accel,
+                     self.ramp.accel, self.solver)
         return survey
 
     def line_top(self, step_mm):
@@ -501,9 +504,7 @@ class Planner:
         # Where the joints' speed limit needs the tool slower, the survey lowers the
         # ramp's top there, ahead of the steps (armfw.linesurvey).
         current_at = self._rolled_at if roll1 != roll0 else None
-        survey = self.line_survey()
-        survey.begin(q, self.solver.ik_near, self._max_step(), self.ramp.step_s, self.joint_accel,
-                     self.ramp.accel, self.solver)
+        survey = self.line_survey(q)
         survey.line(self.ramp, p0, p1, length, self.line_top(self._line_steps[k]), current_at)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
                           current_at, ramp=survey)

@@ -231,8 +231,6 @@ class ToolRamp:
         self.top[k] = top
         self.limit[k] = limit
         self._accel[k] = self._block_accel(accel)
-        if self._accel[k] < self.least_accel:
-            self.least_accel = self._accel[k]
         self.count += 1
         self.total += length
         self.plan()
