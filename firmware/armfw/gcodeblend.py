@@ -212,8 +212,7 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
         js = jjs
         for i in range(n):
             q[i] = goal[i]
-        planner._line.t = 1.0 if end else 0.0     # the last step: its target, as a line's
-        if not planner._check_step(k, step, q, point, True):
+        if not planner._check_step(k, step, q, point, True, end):
             return False
         if refill:
             yield

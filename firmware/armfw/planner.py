@@ -353,18 +353,19 @@ class Planner:
     def _max_step(self):
         return self.speed_rad_s * self.step_ms / 1000.0
 
-    def _check_step(self, k, step, q, point=None, zones_checked=False):
+    def _check_step(self, k, step, q, point=None, zones_checked=False, last=False):
         """One step to pose q: check its zones and pulses and keep it.
 
+        point: the tool target of a line's step (None: a joint-interpolated step);
         zones_checked: q is the solver's answer, whose branch choice checked this
-        very pose against the zones.
+        very pose against the zones; last: a line's last step.
         """
         if not zones_checked:
             zones = self.solver.zones
             if zones is not None and not zones.clear(q):
                 return self.refuse(COLLISION, REASON_ZONE, k, step, self._failing_point(q, point))
         sent = q
-        if point is None or self._line.t >= 1.0:    # a line's last step: its target, as a joint move's end
+        if point is None or last:   # a line's last step: its target, as a joint move's end
             bad = self.servos.pulses(q, self._pulses)
         else:       # a line step: its pulses chosen jointly, kept with the pose they command
             bad = self.servos.line_pulses(q, self._pulses, self.solver, self._p0, self._tools[k], point)
@@ -518,7 +519,7 @@ class Planner:
             pose = line.pose
             for i in range(len(q)):
                 q[i] = pose[i]
-            if not self._check_step(k, step, q, line.point, True):
+            if not self._check_step(k, step, q, line.point, True, line.t >= 1.0):
                 return False
             if refill:
                 yield

@@ -215,11 +215,11 @@ def compile_mpy(firmware_dir, out_dir, arch="x86"):
     return str(out_dir)
 
 
-def micropypath(path, extra_path=()):
-    """MICROPYPATH as a board has it: armfw's folder (None: frozen only), then .frozen, then
-    extra_path (test stand-ins such as a fake `machine`)."""
-    entries = [] if path is None else [str(Path(path).resolve())]
-    return ":".join(entries + [".frozen"] + [str(Path(p).resolve()) for p in extra_path])
+def micropypath(extra_path=()):
+    """MICROPYPATH as a board has it: the flash's root (where armfw/ sits; the empty entry,
+    which the interpreter's own first entry already is), then .frozen, then extra_path
+    (test stand-ins such as a fake `machine`)."""
+    return ":".join([".frozen"] + [str(Path(p).resolve()) for p in extra_path])
 
 
 def answer(interpreter, path, board_file, lines, heap_kb, firmware_dir=FIRMWARE_DIR, timeout=120,
@@ -228,22 +228,29 @@ def answer(interpreter, path, board_file, lines, heap_kb, firmware_dir=FIRMWARE_
     is answered, as a host does; returns (exit code, everything it wrote).
 
     main.py runs from a scratch folder standing for the board's flash (poses.json goes
-    there), so the folder the script is in never puts firmware/armfw on the import path
-    ahead of the route's own copy. script: another file to run there instead (it may
-    import main beside it); path None: armfw is frozen into the interpreter."""
+    there), with the route's armfw/ copied into it and found as a board finds it: from
+    the flash's root, each module's file named armfw/<module> (the interpreter interns
+    every module's file name, so a longer folder would take heap a board does not
+    spend). script: another file to run there instead (it may import main beside it);
+    path None: armfw is frozen into the interpreter."""
     env = dict(os.environ)
-    env.update({"MICROPYPATH": micropypath(path, extra_path), "ARMFW_BOARD": str(Path(board_file).resolve())})
+    env.update({"MICROPYPATH": micropypath(extra_path), "ARMFW_BOARD": str(Path(board_file).resolve())})
     env.pop("ARMFW_SIM_REALTIME", None)
     env.update(extra_env or {})
     flash = tempfile.TemporaryDirectory(prefix="armctl-flash-")
     shutil.copy(Path(firmware_dir) / "main.py", flash.name)
-    run = "main.py"
+    if path is not None:
+        shutil.copytree(Path(path) / "armfw", Path(flash.name) / "armfw",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    run = "main"
     if script is not None:
-        run = Path(script).name
-        shutil.copy(script, Path(flash.name) / run)
+        run = Path(script).stem
+        shutil.copy(script, Path(flash.name) / (run + ".py"))
     if os.sep in str(interpreter):
         interpreter = os.path.abspath(interpreter)      # it runs in the scratch folder
-    proc = subprocess.Popen([interpreter, "-X", "heapsize=%dk" % heap_kb, run],
+    # Imported by -c rather than run as a script: a script's folder would go on the
+    # import path by its absolute name, where a board has the flash's root.
+    proc = subprocess.Popen([interpreter, "-X", "heapsize=%dk" % heap_kb, "-c", "import " + run],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env=env, bufsize=0, cwd=flash.name)
     out = []
