@@ -37,8 +37,8 @@ BOARDS = ("sim_arm5", "sim_planar", "sim_al5d", "sim_arm5_tool", "pico_pca9685")
 NOT_FITTING_YET = {
     "source": set(),
     # .mpy keeps every module's bytecode and interned names in the heap: after boot
-    # that is about 100 KB on the 5-joint boards, and what the run loads (the command
-    # families, G-code and its look-ahead, paths, the pulse choice) takes it to 137 KB,
+    # that is about 98 KB on the 5-joint boards, and what the run loads (the command
+    # families, G-code and its look-ahead, paths, the pulse choice) takes it to 133 KB,
     # above an ESP32's 112 KB.
     "mpy": set(BOARDS),
     "frozen": set(),
