@@ -37,7 +37,7 @@ BOARDS = ("sim_arm5", "sim_planar", "sim_al5d", "sim_arm5_tool", "pico_pca9685")
 NOT_FITTING_YET = {
     "source": set(),
     # .mpy keeps every module's bytecode and interned names in the heap: after boot
-    # that is about 98 KB on the 5-joint boards, and what the run loads (the command
+    # that is about 95 KB on the 5-joint boards, and what the run loads (the command
     # families, G-code and its look-ahead, paths, the pulse choice) takes it to 133 KB,
     # above an ESP32's 112 KB.
     "mpy": set(BOARDS),
@@ -45,7 +45,6 @@ NOT_FITTING_YET = {
 }
 # .mpy: at least this much heap free after boot in a Pico's 192 KB.
 MPY_FREE_AFTER_BOOT_KB = 96
-MEETS_MPY_FREE_GOAL = False
 ROOMY_KB = 1024         # a heap where the run fits on every route: the replies alone are judged
 FLAT_LINES = 10000
 FLAT_SLACK_BYTES = 256  # retained-heap growth allowed over the whole run (not per line)
@@ -194,8 +193,6 @@ def probe(route, name, lines, heap_kb, every):
     return samples
 
 
-@pytest.mark.xfail(not MEETS_MPY_FREE_GOAL, strict=True,
-                   reason="issue 25: .mpy does not leave %d KB free after boot in 192 KB yet" % MPY_FREE_AFTER_BOOT_KB)
 def test_mpy_leaves_room_after_boot(routes, report):
     lines = run_lines("sim_arm5")
     boot, after = probe(routes["mpy"], "sim_arm5", lines, 192, len(lines))

@@ -9,7 +9,7 @@ from math import radians
 import pytest
 
 from armctl.sim import Simulator
-from armfw.profile import JointProfile
+from armfw.jointprofile import JointProfile
 from test_hold import arm5, plain_run
 from test_motion_profile import (ACCEL, ARM5, JOINTS, QUANTUM, SPEED, STEP_S, WINDOW, arm5_mapping,
                                  derivatives, joint_samples)

@@ -11,7 +11,8 @@ from hypothesis import given, settings, strategies as st
 from ruckig import Synchronization
 
 from armctl.bench.motion import ruckig_trajectory
-from armfw.profile import JointProfile, ToolRamp, junction_speed
+from armfw.jointprofile import JointProfile
+from armfw.profile import ToolRamp, junction_speed
 from conftest import MP_SCRIPTS, ROOT
 
 sys.path.append(str(MP_SCRIPTS))

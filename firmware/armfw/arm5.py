@@ -10,13 +10,14 @@ This module is the closed-form ik and its choice among the candidates; the
 forward kinematics and the tool offset's geometry are armfw.arm5fk's, the
 continuation solve of a line's steps (ik_near) armfw.arm5near's: functions
 Arm5Solver takes into its class as methods (one class, so a method is found
-where it was before the split).
+where it was before the split). armfw.arm5near loads with the first line:
+a board that only moves joint to joint never holds it.
 """
 
 from math import atan2, cos, sin, sqrt, pi, isfinite
 
 from armfw import twolink
-from armfw import arm5fk, arm5near
+from armfw import arm5fk
 from armfw.arm5fk import AXIS_EPS
 from armfw.solver import MIN_MOTION, PREFER_UP, PREFER_DOWN, UP, DOWN, Solver
 from armfw.status import SINGULAR, TOO_FAR, JOINT_LIMIT, BAD_INPUT, NEAR_AXIS
@@ -57,8 +58,12 @@ class Arm5Solver(Solver):
     tool_pose = arm5fk.tool_pose
     fk_error = arm5fk.fk_error
     _plane_offset = arm5fk.plane_offset
-    # A line's next step (armfw.arm5near).
-    ik_near = arm5near.ik_near
+    def ik_near(self, target, out, current):
+        """A line's next step: armfw.arm5near.ik_near, loaded by the first line, which puts
+        it in this method's place (no step after pays for the loading)."""
+        from armfw.arm5near import ik_near
+        Arm5Solver.ik_near = ik_near
+        return ik_near(self, target, out, current)
 
     def __init__(self, l1, l2, l3, base, names, lo, hi, home, tool=None):
         self.l1 = l1

@@ -53,7 +53,7 @@ def speed(p, args):
 
 def _limits(p):
     limits = p.controller.planner
-    return "joints=%s tool=%s" % (",".join([fmt(a / DEG) for a in limits.joint_accel]), fmt(limits.ramp.accel))
+    return "joints=%s tool=%s" % (",".join([fmt(a / DEG) for a in limits.joint_accel]), fmt(limits.tool_accel))
 
 
 def accel(p, args):
@@ -75,7 +75,7 @@ def accel(p, args):
         for i in range(len(board_joint)):
             limits.joint_accel[i] = min(board_joint[i], values[0]) * DEG
     if len(values) > 1:
-        limits.ramp.accel = values[1]
+        limits.tool_accel = values[1]
     return "ok " + _limits(p)
 
 
@@ -110,7 +110,7 @@ def info(p, args):
         b.name, controller.solver.kind, ",".join(controller.solver.names),
         "none" if controller.gripper is None else controller.gripper.channel, limits.step_ms,
         fmt(limits.line_step_mm), fmt(limits.speed_rad_s / DEG), ",".join([fmt(v / DEG) for v in limits.joint_speed]),
-        ",".join([fmt(a / DEG) for a in limits.joint_accel]), fmt(limits.tool_speed), fmt(limits.ramp.accel),
+        ",".join([fmt(a / DEG) for a in limits.joint_accel]), fmt(limits.tool_speed), fmt(limits.tool_accel),
         ",".join(z.zone_names) if z is not None and z.n_zones else "none", b.calibration, p.clearance())
 
 

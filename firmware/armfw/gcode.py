@@ -330,7 +330,7 @@ class GCode:
         plan = controller.planner
         most = step_mm if step_mm > 0.0 else plan.line_step_mm
         # No faster than the tool's acceleration allows round the bend: v^2 / r <= accel.
-        bend = sqrt(plan.ramp.accel * chords.radius) * plan.ramp.step_s
+        bend = sqrt(plan.tool_accel * chords.radius) * plan.step_s
         if bend < most:
             most = bend
         chords.split(most)

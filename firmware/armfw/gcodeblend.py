@@ -134,8 +134,7 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
     if nt == 4:
         first = blocks._line(0, p0, p1)[3]
         start[3] = first + wrap_angle(start[3] - first)
-    own = planner.ramp
-    ramp.reset(own.accel, own.junction_deviation_mm, own.step_s)
+    ramp.reset(planner.tool_accel, planner.junction_deviation_mm, planner.step_s)
     point = blocks._point
     goal = planner._goal
     max_step = planner._max_step()

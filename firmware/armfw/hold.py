@@ -159,7 +159,7 @@ class Hold:
         dt = ex.planner.step_ms / 1000.0
         dt2 = dt * dt * relax
         accel = ex.planner.joint_accel
-        tool_limit = ex.planner.ramp.accel * dt2
+        tool_limit = ex.planner.tool_accel * dt2
         d = self.d
         d_t = self.d_t
         if self.holding:

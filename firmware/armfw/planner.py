@@ -13,7 +13,7 @@ The walk is deterministic: walked again from the same start it reaches the
 same events, bit for bit. The executor relies on that to refill a long plan's
 ring as it runs.
 
-Timing (armfw.profile): a joint move is one synchronized trapezoid, every
+Timing (armfw.jointprofile, armfw.profile): a joint move is one synchronized trapezoid, every
 joint starting and stopping together within its speed (the lesser of its
 own and `speed`) and its acceleration; a line ramps the tool's speed up and
 down within the tool's acceleration, and slows smoothly where the joints'
@@ -27,8 +27,7 @@ from math import sqrt
 
 from armfw.compat import const
 from armfw.solver import MIN_MOTION
-from armfw.linestep import LineStepper, JUMP
-from armfw.profile import JointProfile, ToolRamp
+from armfw.jointprofile import JointProfile
 from armfw.numeric import DEG, finite, floats, wrap_angle
 from armfw.status import OK, SINGULAR, JOINT_LIMIT, BAD_INPUT, COLLISION, ABORTED, solved, name
 
@@ -122,9 +121,13 @@ class Planner:
         self._speed = floats(n)         # a joint move's speed limits (the lesser of the two)
         self.profile = JointProfile()
         self._path_profile = None       # armfw.pathprofile.PathProfile, made by the first path run
-        self.ramp = ToolRamp(LINE_STRETCHES)
+        # The tool's acceleration (mm/s^2; `accel` sets it), its corners' junction deviation
+        # (mm) and a step (s), for every tool ramp (armfw.profile.ToolRamp).
+        self.tool_accel = float(m["tool_accel_mm_s2"])
+        self.junction_deviation_mm = float(m["junction_deviation_mm"])
+        self.step_s = self.step_ms / 1000.0
+        self._ramp = None               # a line's armfw.profile.ToolRamp, made by the first line
         self._survey = None             # armfw.linesurvey.LineSurvey, made by the first line
-        self.ramp.reset(float(m["tool_accel_mm_s2"]), float(m["junction_deviation_mm"]), self.step_ms / 1000.0)
         nt = len(solver.targets)
         self.refusal = Refusal(nt)
         # keep(event, q, us): the executor's, called for each event the walk reaches.
@@ -159,7 +162,7 @@ class Planner:
         self._rolled = floats(n)        # a pose with a commanded wrist roll
         self._pulses = [0] * n
         self._p0 = floats(nt)           # a line's start
-        self._line = LineStepper(n, nt)
+        self._line = None               # armfw.linestep.LineStepper, made by the first line
         self._line_roll0 = 0.0
         self._line_roll1 = 0.0
 
@@ -386,7 +389,7 @@ class Planner:
         step the tool where pose q puts it (so a refusal never reports an older failure's)."""
         return point if point is not None else self.solver.tool_pose(q, self.refusal.point)
 
-    # Motion timing: a joint move is a synchronized trapezoid (armfw.profile.JointProfile),
+    # Motion timing: a joint move is a synchronized trapezoid (armfw.jointprofile.JointProfile),
     # a path one motion through its waypoints (armfw.pathprofile, loaded on the first path).
 
     def _speed_limits(self):
@@ -455,6 +458,16 @@ class Planner:
         # The roll turns the tool offset (and the jaws): a turn counts as travel.
         return dist + (self.solver.l3 + offset_mm) * abs(p1[3] - p0[3]) + (offset_mm + 10.0) * abs(roll1 - roll0)
 
+    def line_ramp(self):
+        """A line's tool ramp (armfw.profile.ToolRamp, made by the first line), empty, at rest,
+        with the tool's acceleration, junction deviation and step."""
+        ramp = self._ramp
+        if ramp is None:
+            from armfw.profile import ToolRamp
+            ramp = self._ramp = ToolRamp(LINE_STRETCHES)
+        ramp.reset(self.tool_accel, self.junction_deviation_mm, self.step_s)
+        return ramp
+
     def line_survey(self, q):
         """The survey of lines' joint limits (armfw.linesurvey, made by the first line), begun
         from pose q (radians) with this planner's solver, joint limits and tool acceleration."""
@@ -462,15 +475,15 @@ class Planner:
         if survey is None:
             from armfw.linesurvey import LineSurvey
             survey = self._survey = LineSurvey(len(self.pose), len(self._p0))
-        survey.begin(q, self.solver.ik_near, self._max_step(), self.ramp.step_s, self.joint_accel,
-                     self.ramp.accel, self.solver)
+        survey.begin(q, self.solver.ik_near, self._max_step(), self.step_s, self.joint_accel,
+                     self.tool_accel, self.solver)
         return survey
 
     def line_top(self, step_mm):
         """A line's top speed (mm/s) at step_mm per step (as add() takes it) and the tool's own."""
         if not 0.0 < step_mm < self.line_step_mm:
             step_mm = self.line_step_mm
-        top = step_mm / self.ramp.step_s
+        top = step_mm / self.step_s
         return top if top < self.tool_speed else self.tool_speed
 
     def _rolled_at(self, t):
@@ -497,7 +510,10 @@ class Planner:
             return True
         self._line_roll0 = roll0
         self._line_roll1 = roll1
+        from armfw.linestep import JUMP, LineStepper
         line = self._line
+        if line is None:
+            line = self._line = LineStepper(len(self.pose), len(self._p0))
         # Each step's target is near the last one's: the solver continues its answer
         # (ik's own answer to the bit, proven cheaply or solved in full).
         # The tool's speed ramps up from rest and back down to it, within the tool's
@@ -506,7 +522,7 @@ class Planner:
         # ramp's top there, ahead of the steps (armfw.linesurvey).
         current_at = self._rolled_at if roll1 != roll0 else None
         survey = self.line_survey(q)
-        survey.line(self.ramp, p0, p1, length, self.line_top(self._line_steps[k]), current_at)
+        survey.line(self.line_ramp(), p0, p1, length, self.line_top(self._line_steps[k]), current_at)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
                           current_at, ramp=survey)
         step = 0

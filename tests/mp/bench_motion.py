@@ -4,7 +4,7 @@
     micropython -X heapsize=384k bench_motion.py ROOT COUNT
 
 Time (us) and heap (bytes) per step of: a joint move's fraction
-(armfw.profile.JointProfile.fraction), a line's ramp step (ToolRamp.step over
+(armfw.jointprofile.JointProfile.fraction), a line's ramp step (ToolRamp.step over
 one block), a blended queue's step (ToolRamp.step over 16 chords of a
 circle, as the G1 look-ahead holds them); and the live step (the
 controller's step() and refill(), the driver write left out) of a joint move
@@ -22,7 +22,8 @@ from armfw import board
 from armfw.gcodeblend import LOOK_AHEAD, Blend
 from armfw.motion import ArmController
 from armfw.planner import BLEND
-from armfw.profile import JointProfile, ToolRamp
+from armfw.jointprofile import JointProfile
+from armfw.profile import ToolRamp
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
 COUNT = int(sys.argv[2]) if len(sys.argv) > 2 else 20

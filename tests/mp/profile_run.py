@@ -8,7 +8,8 @@
 import gc
 from math import pi
 
-from armfw.profile import JointProfile, ToolRamp
+from armfw.jointprofile import JointProfile
+from armfw.profile import ToolRamp
 
 STEP_S = 0.02
 JOINT_CASES = (

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The motion profiles' figures on sim_arm5: durations beside Ruckig's, the blended G1 circle, cost per step.
 
-- Joint moves (armfw.profile.JointProfile, as the `joints` command plans them,
+- Joint moves (armfw.jointprofile.JointProfile, as the `joints` command plans them,
   the firmware in process under CPython): steps and seconds from home, beside
   Ruckig's time-optimal duration for the same limits (jerk unlimited, time
   synchronized), and their ratio. Ruckig is an optional dependency (the
