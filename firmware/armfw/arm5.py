@@ -60,7 +60,7 @@ class Arm5Solver(Solver):
     _plane_offset = arm5fk.plane_offset
     def ik_near(self, target, out, current):
         """A line's next step: armfw.arm5near.ik_near, loaded by the first line, which puts
-        it in this method's place (no step after pays for the loading)."""
+        it in this method's place (the lines after the first call it directly)."""
         from armfw.arm5near import ik_near
         Arm5Solver.ik_near = ik_near
         return ik_near(self, target, out, current)

@@ -458,7 +458,7 @@ class Planner:
         # The roll turns the tool offset (and the jaws): a turn counts as travel.
         return dist + (self.solver.l3 + offset_mm) * abs(p1[3] - p0[3]) + (offset_mm + 10.0) * abs(roll1 - roll0)
 
-    def line_ramp(self):
+    def _line_ramp(self):
         """A line's tool ramp (armfw.profile.ToolRamp, made by the first line), empty, at rest,
         with the tool's acceleration, junction deviation and step."""
         ramp = self._ramp
@@ -522,7 +522,7 @@ class Planner:
         # ramp's top there, ahead of the steps (armfw.linesurvey).
         current_at = self._rolled_at if roll1 != roll0 else None
         survey = self.line_survey(q)
-        survey.line(self.line_ramp(), p0, p1, length, self.line_top(self._line_steps[k]), current_at)
+        survey.line(self._line_ramp(), p0, p1, length, self.line_top(self._line_steps[k]), current_at)
         steps = line.walk(p0, p1, length, self._line_steps[k], q, self.solver.ik_near, self._max_step(),
                           current_at, ramp=survey)
         step = 0
