@@ -9,8 +9,9 @@ store.commit; the same two steps write_json takes). For each, on a rename that r
 its target (littlefs, the Unix port) and on FAT's (which refuses, so the old file goes
 first), from a flash with the old file, with none, and with the lone whole .tmp an earlier
 cut on FAT left: after the boot the board runs with the old content or the new, whole,
-never anything else, never the old again once it had the new, and armfw.store.chosen
-says which file it took.
+never anything else, never the old again once it had the new, and the board says which
+file it took: armfw.store.chosen for the poses, the board's source for the calibration
+(read at boot, by an armfw.store let go since).
 """
 
 import json
@@ -112,7 +113,10 @@ try:
 except SystemExit:
     pass
 import armfw.store
-print("# chosen " + repr(sorted(armfw.store.chosen.items())))
+chosen = dict(armfw.store.chosen)
+source = controller.board.source
+chosen["calibration.json"] = source.rsplit("+", 1)[1] if "+" in source else None
+print("# chosen " + repr(sorted(chosen.items())))
 '''
 
 POSES_OLD = {"rest": [0.0, 10.0, 120.0, 50.0, 0.0]}

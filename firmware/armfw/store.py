@@ -36,7 +36,8 @@ def _exists(path):
 
 # What readable() took for each path asked about: the path, path + ".tmp" (a power cut
 # between FAT's remove and rename left it, whole) or None (no file). The board's REPL,
-# and any report, can say from it which file the board runs with.
+# and any report, can say from it which file the board runs with (the calibration file,
+# read at boot before this module is let go: the board's source names it).
 chosen = {}
 
 
