@@ -38,7 +38,6 @@ def start():
     # whole blocks in a heap that importing has not yet cut into pieces.
     _forget_boot_modules()
     gc.collect()
-    console = protocol = None
     try:
         from armfw.console import Console
         from armfw.protocol import Protocol
