@@ -306,6 +306,14 @@ def test_differences_tell_rounding_from_a_wrong_answer():
     assert memory.differences(lines, ref, lost)
     # only a number beyond float32 may turn into BAD_INPUT
     assert memory.differences(["move 1 2"], "# b\nok OK 1.000\n", "# b\nerror BAD_INPUT not a finite number: 1\n")
+    # a refusal's step is a step count: a step or two either way, not more
+    refused = "# b\nerror TOO_FAR line step 513 at 2.801 1.867 591.596 3.361: unreachable\n"
+    assert memory.differences(["line 0 0 600 0"], refused, refused.replace("513", "512")) == []
+    assert memory.differences(["line 0 0 600 0"], refused, refused.replace("513", "509"))
+    # and where that step is: within a step's travel of the documented point per step away
+    assert memory.differences(["line 0 0 600 0"], refused, refused.replace("513 at 2.801", "512 at 3.801")) == []
+    assert memory.differences(["line 0 0 600 0"], refused, refused.replace("513 at 2.801", "512 at 5.801"))
+    assert memory.differences(["line 0 0 600 0"], refused, refused.replace("2.801", "2.901"))
 
 
 def test_heap_samples_parse_the_probes_lines():

@@ -359,7 +359,9 @@ def test_line_near_the_edge_slows_the_tool_in_micropython(micropython):
         pulses = sim.pulses()
     # At 2 mm a step the 80 mm line would take 40 steps; near the edge it needs more.
     assert steps > 40
-    assert pulses[-1][0] - t0 == steps * STEP_MS
+    # Every step takes STEP_MS; the last ones, braking to rest, may move the joints less
+    # than a pulse microsecond and so change no pulse.
+    assert (steps - 2) * STEP_MS <= pulses[-1][0] - t0 <= steps * STEP_MS
     check_speed(pulses, range(2), 90, 318.31)
     timeline = decode([p for p in pulses if p[0] > t0], range(2), 318.31)
     for _, q, _ in timeline:

@@ -125,7 +125,7 @@ def test_workspace_map_marks_reach_for_the_pitch():
 # -- the line preview is the firmware's own answer ------------------------------
 
 @pytest.mark.parametrize("board_file, start, target", [
-    ("sim_planar.json", "move 60 0", [-60.0, 0.0]),               # PROTOCOL.md: refused at step 19
+    ("sim_planar.json", "move 60 0", [-60.0, 0.0]),               # PROTOCOL.md: refused at step 23
     ("sim_planar.json", "move 60 0", [120.0, 60.0]),
     ("sim_arm5.json", "move 150 100 150 180", [200.0, -50.0, 120.0, 150.0]),
     ("sim_arm5.json", "move 150 100 150 180", [0.0, 0.0, 600.0, 0.0]),

@@ -296,11 +296,11 @@ def test_planar_arm_page(browser):
         send(page, "move 60 0")
         page.wait_for_function("document.getElementById('view3d').dataset.tool.split(',')"
                                ".every((v, i) => Math.abs(v - [60, 0, 0][i]) < 0.01)")
-        # PROTOCOL.md: the line to (-60, 0) is refused at step 19, at (35.175, 0); the preview says so.
+        # PROTOCOL.md: the line to (-60, 0) is refused at step 23, at (36.125, 0); the preview says so.
         page.fill('#target-fields input[name="x"]', "-60")
         page.fill('#target-fields input[name="y"]', "0")
         page.wait_for_function("(document.getElementById('line-preview') || {}).textContent === "
-                               "'straight line: JOINT_LIMIT at line step 19 (35.2, 0.0): unreachable'")
+                               "'straight line: JOINT_LIMIT at line step 23 (36.1, 0.0): unreachable'")
         assert page.is_disabled("#go-line")
 
 

@@ -16,9 +16,12 @@ and end, into and out of a slow stretch): joint acceleration = its turn per
 mm x the tool's acceleration, plus its turn's own change with the tool's
 speed squared. The survey gives each stretch the most tool acceleration at
 which the first part stays within the margin of every joint's acceleration,
-and the ramp brakes and speeds up there no harder; the margin is left for
-the second part, which is small where the first is (a line bends in joint
-space, gently, away from a singular pose).
+and the ramp brakes and speeds up there no harder. The second part is the
+line bending in joint space: each joint's turn per mm changing from one
+sample to the next along the line, as the base's does passing near its
+axis. At the stretch's top it takes what it needs of the joint's margin, up
+to half, and the first part the rest; where it would need more the stretch
+is slower.
 
 Samples are a little apart, and between two of them a joint may turn faster
 than their average: a stretch's top keeps a margin, and the step halving of
@@ -38,11 +41,16 @@ The survey is a function of the line and of the ramp's state alone, so the
 check walk and the walk that refills the running motion take the same steps.
 """
 
+from math import sqrt
+
 from armfw.numeric import floats
 from armfw.status import SINGULAR
 
-# A stretch's top is this part of the speed its samples allow (the margin above).
+# A stretch's top is this part of the speed its samples allow, its acceleration this part
+# of what they allow (the margin above).
 _MARGIN = 0.8
+# Of that acceleration, the most the line's bend in joint space takes at the stretch's top.
+_BEND_SHARE = 0.5
 # A stretch's top is a whole number of these parts of the line's, one at the least; its
 # acceleration as much of the tool's.
 _SHARES = 16
@@ -63,6 +71,8 @@ class LineSurvey:
     def __init__(self, n, nt):
         self.q = floats(n)              # the survey's pose, ahead of the walk's
         self._goal = floats(n)
+        self._slope = floats(n)         # each joint's turn per mm (radians) at the last sample
+        self._apart = 0.0               # mm from the sample before it (0.0: none yet)
         self._point = floats(nt)
         self.ramp = None
         self._stretches = 0
@@ -83,6 +93,7 @@ class LineSurvey:
         self._joint_accel = joint_accel
         self._tool_accel = tool_accel
         self.accel = tool_accel
+        self._apart = 0.0
 
     def top(self, p0, p1, t0, t1, length, top, current_at=None):
         """The top speed (mm/s, at most top) over the stretch t0..t1 (fractions) of the line
@@ -99,11 +110,14 @@ class LineSurvey:
         # max_step per step_s that is v <= allowed / turn.
         allowed = _MARGIN * self._max_step / self._step_s * apart_mm
         slowest = top
-        # A joint's turn d over apart_mm, times the tool's acceleration a, is its
-        # acceleration: a <= joint_accel * apart_mm / d.
         joint_accel = self._joint_accel
         gentlest = self._tool_accel
-        least = _MARGIN * apart_mm
+        # Between samples of one straight line the joints' path bends: a stretch from a
+        # line's start (a G-code block's, an arc's chord) has none before it, its corner
+        # being the tool ramp's.
+        slope = self._slope
+        if t0 == 0.0:
+            self._apart = 0.0
         solver = self._solver
         zones = None if solver is None else solver.zones
         if zones is not None:
@@ -122,11 +136,34 @@ class LineSurvey:
                         d = -d
                     if d > turn:
                         turn = d
-                    if d * gentlest > least * joint_accel[i]:
-                        gentlest = least * joint_accel[i] / d
-                    q[i] = goal[i]
                 if turn * slowest > allowed:
                     slowest = allowed / turn
+                # A joint's acceleration: its turn per mm times the tool's acceleration, and
+                # its turn per mm's change per mm (the bend) times the tool's speed squared,
+                # together within the margin of its own; the bend takes at most _BEND_SHARE
+                # of that, beyond which the tool goes slower.
+                bent = self._apart > 0.0
+                between = 0.5 * (apart_mm + self._apart)
+                for i in range(len(q)):
+                    per_mm = (goal[i] - q[i]) / apart_mm
+                    room = _MARGIN * joint_accel[i]
+                    if bent:
+                        bend = per_mm - slope[i]
+                        if bend < 0.0:
+                            bend = -bend
+                        bend /= between
+                        if bend * slowest * slowest > _BEND_SHARE * room:
+                            slowest = sqrt(_BEND_SHARE * room / bend)
+                        room -= bend * slowest * slowest
+                    slope[i] = per_mm
+                    if per_mm < 0.0:
+                        per_mm = -per_mm
+                    if per_mm * gentlest > room:
+                        gentlest = room / per_mm
+                    q[i] = goal[i]
+                # A line's first turn is from the pose it starts at, which the pulses it was
+                # sent may leave a little off the line: no bend is measured against it.
+                self._apart = apart_mm if s > 1 or t0 > 0.0 else 0.0
         finally:
             if zones is not None:
                 solver.zones = zones

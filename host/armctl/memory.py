@@ -311,6 +311,8 @@ NUMBER_TOL = 0.05
 # A motion's step count comes from a float length or time: on a step boundary the
 # other precision rounds to a step or two more or fewer.
 STEPS_TOL = 2
+# A line step's travel at most (mm): the boards' line_step_mm.
+STEP_MM = 2.0
 # Printed in -180..180: +180 and -180 are one angle.
 WRAPPING_KEYS = ("pitch", "roll", "A")
 FLOAT32_MAX = 3.4028235e38
@@ -335,14 +337,17 @@ def replies(output):
 
 
 def _fields(line):
-    """(key or None, text) of each value in a reply line: x=1.5 -> ("x", "1.5"); 1,2 -> two values."""
+    """(key or None, text) of each value in a reply line: x=1.5 -> ("x", "1.5"); 1,2 -> two values;
+    the number after the word step (a refusal's "line step 19 at X Y") is keyed "step"."""
     out = []
+    before = None
     for token in line.split():
         key, sep, value = token.partition("=")
         if not sep:
             key, sep, value = token.partition(":")
         if not sep or not key.isalpha():
-            key, value = None, token
+            key, value = ("step" if before == "step" else None), token
+        before = token
         colon = value.endswith(":") and len(value) > 1          # "at 1.0 2.0: unreachable"
         out.extend((key, v) for v in (value[:-1] if colon else value).split(","))
         if colon:
@@ -366,6 +371,7 @@ def line_difference(want, got):
     a, b = _fields(want), _fields(got)
     if len(a) != len(b):
         return "%r, expected %r" % (got, want)
+    tol = NUMBER_TOL
     for (key, x), (key_b, y) in zip(a, b):
         if x == y and key == key_b:
             continue
@@ -375,8 +381,11 @@ def line_difference(want, got):
         d = abs(u - v)
         if key in WRAPPING_KEYS:
             d = min(d % 360.0, 360.0 - d % 360.0)
-        if d > (STEPS_TOL if key == "steps" else NUMBER_TOL):
+        if d > (STEPS_TOL if key in ("steps", "step") else tol):
             return "%s off by %.3g: %r, expected %r" % (key or "a number", d, got, want)
+        if key == "step":
+            # A refusal a step or two away is reported where that step is.
+            tol = max(NUMBER_TOL, d * STEP_MM)
     return None
 
 

@@ -51,11 +51,20 @@ def lines(short=False):
 
 
 def round_each(servos):
-    """Make the servo map servos (armfw.servo.ServoMap) send a line step's pulses as before
-    the joint choice: each joint's rounded on its own, the step's pose the walk's exact one."""
+    """Make the servo map servos (armfw.servo.ServoMap) send a line step's pulses each rounded
+    on its own to the driver's grid (whole microseconds, a PCA9685's counts: the nearest
+    pulses armfw.pulsepick starts from), the step's pose the walk's exact one."""
+    from armfw.pulsepick import grid
+    num, den = grid(servos.driver)
+
     def rounded(q, out, solver, p0, p1, point):
         servos.line_pose = q
-        return servos.pulses(q, out)
+        bad = servos.pulses(q, out)
+        if bad < 0 and num != den:
+            for i in range(len(out)):
+                count = int(servos.exact_us(i, q[i]) * num / den + 0.5)
+                out[i] = (count * den + num // 2) // num
+        return bad
     servos.line_pulses = rounded
 
 
