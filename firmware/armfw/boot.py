@@ -21,6 +21,7 @@ import gc
 import sys
 
 import armfw
+from armfw.compat import getenv
 from armfw.status import BAD_BOARD, NO_MEMORY
 
 BOARD = "board.json"
@@ -64,12 +65,11 @@ def _build():
     """(controller, None, None) or (None, reply word, message why not)."""
     try:
         from armfw import board as board_file
-        from armfw.compat import getenv
     except MemoryError:
         _answer_out_of_memory("loading the board")
     path = getenv("ARMFW_BOARD") or (sys.argv[1] if len(sys.argv) > 1 else BOARD)
     try:
-        b = board_file.load(path, calibration=_calibration(getenv))
+        b = board_file.load(path, calibration=_calibration())
         from armfw import drivers
         from armfw.motion import ArmController
         driver = drivers.make(b)
@@ -91,7 +91,7 @@ def _build():
         return None, BAD_BOARD, "%s: %s" % (type(e).__name__, e)
 
 
-def _calibration(getenv):
+def _calibration():
     """The calibration file to lay over the board file, or None."""
     if getenv("ARMFW_CALIBRATION"):
         return getenv("ARMFW_CALIBRATION")
