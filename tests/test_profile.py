@@ -267,6 +267,9 @@ def test_a_corner_is_passed_no_faster_than_its_junction_speed():
         position += ds
     landed = [k for k in range(len(out)) if sum(out[:k + 1]) == pytest.approx(50.0, abs=1e-9)]
     assert crossings + len(landed) == 1
+    for k in landed:
+        # The step that ends on the corner ends the first block; the next one crosses it.
+        assert out[k + 1] / STEP_S <= corner * (1 + ROUNDING)
 
 
 def test_a_small_circles_chords_are_passed_no_faster_than_its_radius_and_the_accel_allow():
@@ -307,6 +310,44 @@ def test_every_polyline_keeps_the_acceleration_and_each_blocks_top_speed(raw, ac
     out = run_ramp(r, blocks)
     check_ramp(out, accel, sum(b[0] for b in blocks))
     check_tops(out, blocks)
+
+
+def corner_speeds(blocks, accel, deviation):
+    """Each junction's speed, worked out from the corner's geometry: GRBL's junction deviation,
+    and no faster than an arc through the shorter block at accel allows (Marlin's rule);
+    None where the two blocks' tops bound it already (a junction with no corner to speak of)."""
+    speeds = []
+    for (l0, top0, x0, y0), (l1, top1, x1, y1) in zip(blocks, blocks[1:]):
+        cos_turn = x0 * x1 + y0 * y1
+        v = junction_speed(cos_turn, accel, deviation)
+        if v > 0.0:
+            v = min(v, math.sqrt(accel * min(l0, l1) / math.sqrt(2.0 * (1.0 - cos_turn))))
+        speeds.append(v if 0.0 < v < min(top0, top1) else None)
+    return speeds
+
+
+@settings(max_examples=150, deadline=None)
+@given(blocks_st, st.floats(50.0, 3000.0), st.floats(0.005, 0.5))
+def test_every_corner_is_crossed_no_faster_than_its_speed(raw, accel, deviation):
+    # The step across a corner, or where a step ends on it (braking lands exactly there),
+    # the step after it: before the corner was crossed at the landing step's speed plus
+    # one step's acceleration, up to twice the braking's step over its speed.
+    blocks = [(length, top, math.cos(a), math.sin(a)) for length, top, a in raw]
+    r = ToolRamp()
+    r.reset(accel, deviation, STEP_S)
+    out = run_ramp(r, blocks)
+    ends = [sum(b[0] for b in blocks[:j + 1]) for j in range(len(blocks) - 1)]
+    positions = [0.0]
+    for ds in out:
+        positions.append(positions[-1] + ds)
+    for end, speed in zip(ends, corner_speeds(blocks, accel, deviation)):
+        if speed is None:
+            continue
+        near = 1e-9 * end               # a sum of steps that ends on the corner, to rounding
+        for k, ds in enumerate(out):
+            starts_there = abs(positions[k] - end) <= near
+            if starts_there or positions[k] < end - near and positions[k + 1] > end + near:
+                assert ds / STEP_S <= speed * (1 + 1e-6), (end, k)
 
 
 def check_block_accels(out, blocks, step_s=STEP_S):

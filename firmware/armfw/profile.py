@@ -261,6 +261,11 @@ class ToolRamp:
 
     def step(self):
         """The distance (mm) the next step covers; 0.0 at rest (the queue done, or held)."""
+        # The last step passed a block's end faster than the junction allows: it ended there
+        # (braking lands on the end, to rounding; a step across it is no faster than the
+        # limit). This step crosses the corner, then, no faster than the limit (a corner
+        # that stops the tool, limit 0.0, is the braking's).
+        crossing = self.passed > 0 and self.count > 0 and self.speed > self.limit[self._head]
         self.passed = 0
         self._from = self.offset
         # What took() goes back to.
@@ -277,6 +282,8 @@ class ToolRamp:
         delta = accel * dt
         v = self.speed - self.least_accel * dt if self.holding else self.speed + delta
         top = self.top[head]
+        if crossing and 0.0 < self.limit[head] < top:
+            top = self.limit[head]
         if top < v:
             v = top
         # Every block end within braking reach whose exit is slower bounds this step,
