@@ -301,17 +301,6 @@ blocks_st = st.lists(st.tuples(st.floats(0.05, 80.0), st.floats(5.0, 300.0), st.
                      min_size=1, max_size=3 * ToolRamp().size)
 
 
-@settings(max_examples=150, deadline=None)
-@given(blocks_st, st.floats(50.0, 3000.0), st.floats(0.005, 0.5))
-def test_every_polyline_keeps_the_acceleration_and_each_blocks_top_speed(raw, accel, deviation):
-    blocks = [(length, top, math.cos(a), math.sin(a)) for length, top, a in raw]
-    r = ToolRamp()
-    r.reset(accel, deviation, STEP_S)
-    out = run_ramp(r, blocks)
-    check_ramp(out, accel, sum(b[0] for b in blocks))
-    check_tops(out, blocks)
-
-
 def corner_speeds(blocks, accel, deviation):
     """Each junction's speed, worked out from the corner's geometry: GRBL's junction deviation,
     and no faster than an arc through the shorter block at accel allows (Marlin's rule);
@@ -326,16 +315,9 @@ def corner_speeds(blocks, accel, deviation):
     return speeds
 
 
-@settings(max_examples=150, deadline=None)
-@given(blocks_st, st.floats(50.0, 3000.0), st.floats(0.005, 0.5))
-def test_every_corner_is_crossed_no_faster_than_its_speed(raw, accel, deviation):
-    # The step across a corner, or where a step ends on it (braking lands exactly there),
-    # the step after it: before the corner was crossed at the landing step's speed plus
-    # one step's acceleration, up to twice the braking's step over its speed.
-    blocks = [(length, top, math.cos(a), math.sin(a)) for length, top, a in raw]
-    r = ToolRamp()
-    r.reset(accel, deviation, STEP_S)
-    out = run_ramp(r, blocks)
+def check_corners(out, blocks, accel, deviation, step_s=STEP_S):
+    """The step across each corner, or where a step ends on it (braking lands exactly there)
+    the step after it, no faster than the corner's speed."""
     ends = [sum(b[0] for b in blocks[:j + 1]) for j in range(len(blocks) - 1)]
     positions = [0.0]
     for ds in out:
@@ -347,8 +329,19 @@ def test_every_corner_is_crossed_no_faster_than_its_speed(raw, accel, deviation)
         for k, ds in enumerate(out):
             starts_there = abs(positions[k] - end) <= near
             if starts_there or positions[k] < end - near and positions[k + 1] > end + near:
-                assert ds / STEP_S <= speed * (1 + 1e-6), (end, k)
+                assert ds / step_s <= speed * (1 + 1e-6), (end, k)
 
+
+@settings(max_examples=150, deadline=None)
+@given(blocks_st, st.floats(50.0, 3000.0), st.floats(0.005, 0.5))
+def test_every_polyline_keeps_the_acceleration_each_blocks_top_and_each_corners_speed(raw, accel, deviation):
+    blocks = [(length, top, math.cos(a), math.sin(a)) for length, top, a in raw]
+    r = ToolRamp()
+    r.reset(accel, deviation, STEP_S)
+    out = run_ramp(r, blocks)
+    check_ramp(out, accel, sum(b[0] for b in blocks))
+    check_tops(out, blocks)
+    check_corners(out, blocks, accel, deviation)
 
 def check_block_accels(out, blocks, step_s=STEP_S):
     """Each step's speed differs from the one before by at most the acceleration of the block
