@@ -12,13 +12,17 @@ from math import cos, degrees, pi, sin, sqrt
 
 import pytest
 
+from armctl.bench import accuracy
 from armctl.sim import Simulator
+from armfw import board, executor
 from armfw.gcodeblend import LOOK_AHEAD, Blend
+from armfw.motion import ArmController
 from armfw.planner import BLEND
+from armfw.simservo import SimServo
 from conftest import BOARDS
 from test_hold import assert_held_within_the_limits, hold_everywhere, still_steps
 from test_motion_profile import (ACCEL, JOINTS, QUANTUM, STEP_S, TOOL_ACCEL, WINDOW, arm5_mapping, arm5_tool,
-                                 derivatives, joint_samples)
+                                 derivatives, joint_samples, peak_joint_accel)
 
 ARM5 = BOARDS / "sim_arm5.json"
 STEP_MS = round(STEP_S * 1000)
@@ -300,3 +304,63 @@ def test_lines_no_other_line_follows_start_by_themselves(typing_arm):
         time.sleep(0.05)
     assert arm.request("M400") == ["ok"]
     assert m114(arm)["X"] == pytest.approx(160, abs=1e-3)
+
+
+# -- corners, exact: every step's pose in CPython ----------------------------------------------
+
+def exact_blend(start, points):
+    """The poses (radians) of lines from start through points (tool coordinates, arm5: x y z
+    pitch) queued as the G-code face queues them and run as one plan in CPython, the first
+    the pose at start; each joint's pulse rounded on its own (armctl.bench.accuracy), so the
+    poses are the walk's exact ones."""
+    b = board.load(str(ARM5))
+    accuracy.round_each(b.servos)
+    arm = ArmController(b, SimServo(b.driver))
+    arm.park()
+    assert arm.move(start)
+    while arm.step() >= 0:
+        arm.refill()
+    poses = [list(arm.q)]
+    blend = Blend(5, 4)
+    top = arm.planner.line_top(0.0)
+    for point in points:
+        blend.add(point, top, arm.q)
+    arm.plan()
+    arm.add(BLEND, blend)
+    assert arm.begin(), arm.refusal.reason
+    while arm.step() >= 0:
+        poses.append(list(arm.q))
+        arm.refill()
+    return poses
+
+
+SQUARE = [(170.0, 0.0, 200.0, pi), (170.0, 20.0, 200.0, pi), (150.0, 20.0, 200.0, pi), (150.0, 0.0, 200.0, pi)]
+
+
+def test_the_sharp_corners_of_queued_lines_keep_every_joints_acceleration(report):
+    # A 20 mm square twice round at F6000, the tool pointing down. The tool passes each right
+    # angle at its junction speed, 7.8 mm/s at 500 mm/s^2 and 0.05 mm: there the elbow, still in
+    # one side and hardly turning in the next, would change its speed by 474 deg/s^2 over one
+    # step (605 before the ramp crossed its corners at that speed), past its 360. The check
+    # walk measures it and slows those corners (armfw.cornerwatch).
+    side = SQUARE
+    poses = exact_blend((150.0, 0.0, 200.0, pi), side * 2)
+    assert peak_joint_accel(poses) <= ACCEL
+    # Each corner reached: the step nearest it within a rounding of it.
+    points = [arm5_tool(q) for q in poses]
+    for corner in side:
+        assert min(sqrt(sum((p[i] - corner[i]) ** 2 for i in range(3))) for p in points) < 1e-6
+    report("G1 square, 8 sides of 20 mm at F6000 on sim_arm5: %d steps, peak joint acceleration %.0f deg/s^2 "
+           "(limit 360)" % (len(poses) - 1, degrees(peak_joint_accel(poses))))
+
+
+def test_slowed_corners_refilled_as_they_run_take_the_steps_their_check_took(monkeypatch):
+    # The square through a ring of 7 events, refilled a step at a time as it runs: the plan
+    # walked again takes the corners the check slowed, the very poses a ring that holds it
+    # all sends (the executor stops on any other).
+    monkeypatch.setattr(executor, "RING_STEPS", 100000)
+    expected = exact_blend((150.0, 0.0, 200.0, pi), SQUARE * 2)
+    monkeypatch.setattr(executor, "RING_STEPS", 7)
+    monkeypatch.setattr(executor, "REFILL_EVENTS", 1)
+    assert exact_blend((150.0, 0.0, 200.0, pi), SQUARE * 2) == expected
+

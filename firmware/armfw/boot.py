@@ -45,10 +45,11 @@ def start():
         from armfw.session import Session
         if _compiled_from_source():
             # The board compiles each module when it is first imported, and the G-code
-            # face is the largest the protocol loads late: compiled in a heap that the
-            # requests before it have cut into pieces, it set the source route's need
-            # (README, Memory). Now, while the heap is still whole.
+            # face and its G1 queue are the largest the protocol loads late: compiled in a
+            # heap that the requests before them have cut into pieces, each set the source
+            # route's need in turn (README, Memory). Now, while the heap is still whole.
             import armfw.gcode
+            import armfw.gcodeblend
         console = Console(sys.stdin.buffer, sys.stdin, sys.stdout.write, None)
         protocol = Protocol(controller, console.write_line, boot_error, console, boot_word)
         if boot_error is not None:

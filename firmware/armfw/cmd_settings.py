@@ -12,7 +12,7 @@ from armfw.status import BAD_COMMAND
 MIN_ACCEL = 1.0
 
 # A sync token: letters, digits, "-" and "_", at most this long.
-MAX_TOKEN = const(32)
+_MAX_TOKEN = const(32)
 
 
 def _is_token(word):
@@ -116,8 +116,8 @@ def info(p, args):
 
 def sync(p, args):
     # The host can tell this reply from any earlier one: everything before it is stale.
-    if len(args) != 1 or len(args[0]) > MAX_TOKEN or not _is_token(args[0]):
-        raise Refused(BAD_INPUT, "sync TOKEN (letters, digits, - and _, at most %d)" % MAX_TOKEN)
+    if len(args) != 1 or len(args[0]) > _MAX_TOKEN or not _is_token(args[0]):
+        raise Refused(BAD_INPUT, "sync TOKEN (letters, digits, - and _, at most %d)" % _MAX_TOKEN)
     return "ok " + args[0]
 
 

@@ -25,7 +25,7 @@ The console also owns the output: write_line(text) sends one line, and with
 echo on, typed characters are echoed and a "> " prompt follows every final
 (ok/error) line. While serving, output is gathered and sent in one write
 just before the console next waits for input (at the latest after
-GATHER_LINES pieces): a pipelined batch's replies leave together, never later
+_GATHER_LINES pieces): a pipelined batch's replies leave together, never later
 than the console's next look at its input.
 """
 
@@ -46,9 +46,9 @@ RESUME = const(0x7E)        # ~
 ABORT = const(0x18)         # Ctrl-X
 REALTIME = (STATUS, HOLD, RESUME, ABORT)
 
-BACKSPACE = const(0x08)
-DELETE = const(0x7F)
-KILL_LINE = const(0x15)     # Ctrl-U
+_BACKSPACE = const(0x08)
+_DELETE = const(0x7F)
+_KILL_LINE = const(0x15)     # Ctrl-U
 LF = const(10)
 CR = const(13)
 
@@ -58,7 +58,7 @@ MAX_LINE = const(128)
 # Bytes one read may take (a host pipelines at most 128 bytes ahead).
 READ_BYTES = const(256)
 # Output pieces (lines, echoed characters, prompts) gathered at most before they are sent.
-GATHER_LINES = const(16)
+_GATHER_LINES = const(16)
 # Linux termios: the lflag bit of line-buffered input, the c_cc indices of VTIME and VMIN.
 _LINUX_ICANON = const(2)
 _LINUX_VTIME = const(5)
@@ -157,7 +157,7 @@ class Console:
             return
         box = self._outbox
         box.append(text)
-        if len(box) >= GATHER_LINES:
+        if len(box) >= _GATHER_LINES:
             self.flush()
 
     def flush(self):
@@ -286,13 +286,13 @@ class Console:
             self._end_line()
             return
         self._after_cr = False
-        if c == BACKSPACE or c == DELETE:
+        if c == _BACKSPACE or c == _DELETE:
             if self._typed and not self._overflow:
                 self._typed -= 1
                 if self.echo:
                     self._send("\b \b")
             return
-        if c == KILL_LINE:
+        if c == _KILL_LINE:
             if self.echo:
                 for _ in range(self._typed):
                     self._send("\b \b")

@@ -32,20 +32,24 @@ from armfw.status import BUS_ERROR, HOME_FIRST
 # run: per step the pulses (2 bytes each) and the pose (a float each, 4 bytes
 # where floats are single as on the boards). The size trades heap for a long
 # plan's second walk: RING_STEPS where the heap is roomy, halved (down to
-# MIN_RING_STEPS) while the ring would take more than a RING_SHARE-th of the
+# _MIN_RING_STEPS) while the ring would take more than a _RING_SHARE-th of the
 # heap free when the arm is built (ring_steps()). A plan longer than the ring
 # runs exactly as one the ring holds; only its check is walked a second time.
 RING_STEPS = const(128)
-MIN_RING_STEPS = const(32)
-RING_SHARE = const(8)
+_MIN_RING_STEPS = const(32)
+_RING_SHARE = const(8)
 # Events the second walk of a long plan reaches per refill() (once per step,
-# the live run sending one): REFILL_EVENTS while it is fewer than REFILL_LEAD
+# the live run sending one): REFILL_EVENTS while it is fewer than _REFILL_LEAD
 # events ahead of the live run, then one. Ahead, it leaves the live run an
 # event in hand however a step's work varies (an event is one step's IK, a
 # few where a line slows down), and the work between two steps stays one
 # event but for the first few.
 REFILL_EVENTS = const(2)
-REFILL_LEAD = const(8)
+_REFILL_LEAD = const(8)
+
+# Check walks of a plan that may slow corners a joint cannot take (armfw.cornerwatch); a
+# walk after them keeps what it finds.
+_CORNER_ROUNDS = const(3)
 
 # A hobby-servo gripper takes this long to close on an object before the arm
 # may lift it.
@@ -61,8 +65,8 @@ def ring_steps(n):
     free = getattr(gc, "mem_free", None)
     steps = RING_STEPS
     if free is not None:
-        budget = free() // RING_SHARE
-        while steps > MIN_RING_STEPS and steps * (1 + n * (2 + FLOAT_SIZE)) > budget:
+        budget = free() // _RING_SHARE
+        while steps > _MIN_RING_STEPS and steps * (1 + n * (2 + FLOAT_SIZE)) > budget:
             steps //= 2
     return steps
 
@@ -117,7 +121,7 @@ class Executor:
 
     def begin(self):
         """Check the whole plan; True if it may run (step() runs it), False if refused
-        (see planner.refusal)."""
+        (see planner.refusal). A check that slows a corner walks the plan again."""
         planner = self.planner
         output = self.output
         self._live = False
@@ -128,9 +132,23 @@ class Executor:
         if not output.pose_known():
             # Interpolating from a pose the servos never got would be fiction.
             return planner.refuse(HOME_FIRST, REASON_UNKNOWN_POSE, 0, 0)
-        self._n_walked = 0
-        if not planner.check(output.q):
-            return False
+        # Walked again while the walk slows corners a joint cannot take (armfw.cornerwatch).
+        planner.corner_rounds = _CORNER_ROUNDS
+        try:
+            while True:
+                self._n_walked = 0
+                watch = planner.corner_watch
+                if watch is not None:
+                    watch.slowed = False
+                if not planner.check(output.q):
+                    return False
+                if watch is None:
+                    watch = planner.corner_watch    # made by this walk, if it walked blocks
+                if watch is None or not watch.slowed:
+                    break
+                planner.corner_rounds -= 1
+        finally:
+            planner.corner_rounds = 0
         self._n_events = self._n_walked
         self.total = planner.steps
         self.steps = 0
@@ -172,12 +190,12 @@ class Executor:
 
     def refill(self):
         """Use the idle time after a step: a long plan's second walk refills the ring by
-        one event, or up to REFILL_EVENTS while it is less than REFILL_LEAD ahead (into
+        one event, or up to REFILL_EVENTS while it is less than _REFILL_LEAD ahead (into
         slots the live run has sent). True while it has more to do. Raises as step()
         does where the walk disagrees with the check."""
         if self._refill is None:
             return False
-        budget = REFILL_EVENTS if self._n_walked < self._sent + REFILL_LEAD else 1
+        budget = REFILL_EVENTS if self._n_walked < self._sent + _REFILL_LEAD else 1
         self.planner.track(True)
         try:
             while budget and self._refill is not None and self._n_walked < self._sent + self.ring_size:

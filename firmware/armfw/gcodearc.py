@@ -64,6 +64,8 @@ class Arc:
         if self.chords < 1:
             self.chords = 1
         self.top = 0.0
+        self._accel = -1.0              # the most acceleration along it, where slowed (mm/s^2)
+        self.slowed = None              # (top, _accel) the check slowed it to, for the next walk
         # The walk's (armfw.gcodeblend.walk_blocks).
         self.count = 0
         self.ramp = ToolRamp(LOOK_AHEAD)
@@ -91,6 +93,26 @@ class Arc:
         """Chord j's top speed (mm/s): the arc's."""
         return self.top
 
+    def limit(self, j):
+        """The most speed (mm/s) into chord j from the one before: the ramp's (-1.0)."""
+        return -1.0
+
+    def accel(self, j, most):
+        """The most acceleration (mm/s^2) along chord j: most, or less where it was slowed."""
+        return self._accel if 0.0 <= self._accel < most else most
+
+    def slow(self, first, last, fraction, speed, accel):
+        """Slow the whole arc to fraction of its top speed, its corners being alike and a chord
+        a step's travel at most (corners slowed below the top, the tool would speed up and
+        brake again at every chord), and where accel (mm/s^2, the ramp's there; 0.0: none)
+        is given its acceleration to fraction of it: from the next walk on (armfw.cornerwatch)."""
+        top, most = self.slowed if self.slowed is not None else (self.top, self._accel)
+        if fraction * self.top < top:
+            top = fraction * self.top
+        if accel > 0.0 and (most < 0.0 or fraction * accel < most):
+            most = fraction * accel
+        self.slowed = (top, most)
+
     def _line(self, j, a, b):
         """Chord j's start (0-based; after the first) into a, its end into b; b."""
         if j:
@@ -100,6 +122,9 @@ class Arc:
     def walk(self, planner, k, q, refill):
         """The planner's walk of the chords, operation k of its plan, from pose q."""
         self.count = self.chords
+        if self.slowed is not None:
+            self.top, self._accel = self.slowed
+            self.slowed = None
         return walk_blocks(planner, k, q, refill, self, self.ramp)
 
     def split(self, most_mm):

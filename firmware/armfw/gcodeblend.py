@@ -59,6 +59,10 @@ class Blend:
         self.end_q = floats(n)          # the pose the last line's check ended at
         self.queued_at = 0              # ticks_ms of the last line queued
         self.quiet_ms = int(getenv("ARMFW_GCODE_QUIET_MS") or QUIET_MS)
+        # Where the check slowed the tool (armfw.cornerwatch; -1.0: where it did not): the most
+        # speed into line j from the line before (mm/s), the most acceleration along it (mm/s^2).
+        self._entry = floats(LOOK_AHEAD)
+        self._accel = floats(LOOK_AHEAD)
         self.ramp = ToolRamp(LOOK_AHEAD)
         self._start = floats(nt)
         self.target = floats(nt)
@@ -77,6 +81,8 @@ class Blend:
             before = ends[base - 1]
             ends[base + 3] = before + wrap_angle(point[3] - before)
         self.top[self.count] = top
+        self._entry[self.count] = -1.0
+        self._accel[self.count] = -1.0
         for i in range(len(end_q)):
             self.end_q[i] = end_q[i]
         self.count += 1
@@ -106,6 +112,29 @@ class Blend:
         """Line j's top speed (mm/s)."""
         return self.top[j]
 
+    def limit(self, j):
+        """The most speed (mm/s) into line j from the one before, -1.0: as the ramp allows."""
+        return self._entry[j]
+
+    def accel(self, j, most):
+        """The most acceleration (mm/s^2) along line j: most, or less where it was slowed."""
+        a = self._accel[j]
+        return a if 0.0 <= a < most else most
+
+    def slow(self, first, last, fraction, speed, accel):
+        """Slow the junctions into lines first..last to fraction of speed (mm/s), and where
+        accel (mm/s^2, the ramp's there; 0.0: none) is given the acceleration along them and
+        the line before to fraction of it (armfw.cornerwatch)."""
+        for j in range(first, last + 1):
+            most = fraction * speed
+            if self._entry[j] < 0.0 or most < self._entry[j]:
+                self._entry[j] = most
+        if accel > 0.0:
+            for j in range(first - 1, last + 1):
+                most = fraction * accel
+                if self._accel[j] < 0.0 or most < self._accel[j]:
+                    self._accel[j] = most
+
     def walk(self, planner, k, q, refill):
         """The planner's walk of the lines, operation k of its plan, from pose q (walk_blocks)."""
         return walk_blocks(planner, k, q, refill, self, self.ramp)
@@ -118,7 +147,9 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
     checked (armfw.planner.Planner._check_step); True, or False where refused.
 
     blocks: count, _line(j, a, b) (block j's start into a after the first, its end into b),
-    top_speed(j) (mm/s), and scratch: _length (ramp.size floats), _start and _point (nt).
+    top_speed(j) (mm/s), what the check slowed (limit(j), the most speed into block j, mm/s;
+    accel(j, most), the most acceleration along it; slow(): armfw.cornerwatch's), and scratch:
+    _length (ramp.size floats), _start and _point (nt).
     """
     solver = planner.solver
     count = blocks.count
@@ -141,6 +172,13 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
     # Each block no faster, nor faster up or down, than its joints allow along it (armfw.linesurvey).
     survey = planner.line_survey(q)
     n = len(q)
+    watch = None
+    if not refill and planner.corner_rounds > 0:
+        watch = planner.corner_watch
+        if watch is None:
+            from armfw.cornerwatch import CornerWatch
+            watch = planner.corner_watch = CornerWatch(n)
+        watch.begin(q)
     fed = 0                         # blocks handed to the ramp
     s = 0.0                         # mm along the blocks where the last step ended
     j = 0                           # the block it ended on
@@ -161,11 +199,13 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
                 dist += d * d
             dist = sqrt(dist)
             top = survey.top(p0, p1, 0.0, 1.0, length, blocks.top_speed(fed))
+            limit = blocks.limit(fed) if fed else -1.0
+            accel = blocks.accel(fed, survey.accel)
             if dist > 0.0:
                 ramp.add(length, top, (p1[0] - p0[0]) / dist, (p1[1] - p0[1]) / dist,
-                         (p1[2] - p0[2]) / dist if xyz == 3 else 0.0, survey.accel)
+                         (p1[2] - p0[2]) / dist if xyz == 3 else 0.0, accel, limit)
             else:
-                ramp.add(length, top, 0.0, 0.0, 0.0, survey.accel)
+                ramp.add(length, top, 0.0, 0.0, 0.0, accel, limit)
             fed += 1
         h = ramp.step()
         # The ramp's last step is the last block's end; so is one that leaves a float's
@@ -211,6 +251,8 @@ def walk_blocks(planner, k, q, refill, blocks, ramp):
         js = jjs
         for i in range(n):
             q[i] = goal[i]
+        if watch is not None and not end:
+            watch.step(q, jj, h / planner.step_s, ramp.least_accel, planner, blocks)
         if not planner._check_step(k, step, q, point, True, end):
             return False
         if refill:

@@ -61,10 +61,10 @@ _OUTDRV = const(0x04)
 # LEDn_ON_H / LEDn_OFF_H bit 4
 _FULL = const(0x10)
 
-CHANNELS = const(16)
-COUNTS = const(4096)
-PRESCALE_MIN = const(3)
-PRESCALE_MAX = const(255)
+_CHANNELS = const(16)
+_COUNTS = const(4096)
+_PRESCALE_MIN = const(3)
+_PRESCALE_MAX = const(255)
 OSC_HZ = const(25000000)           # internal oscillator, nominal
 _WAKE_US = const(500)               # oscillator start-up after SLEEP -> 0
 
@@ -78,12 +78,12 @@ def prescale_for(freq_hz, osc_hz=OSC_HZ):
     if freq_hz <= 0:
         raise ValueError("freq_hz must be > 0, got %r" % (freq_hz,))
     if isinstance(freq_hz, int) and isinstance(osc_hz, int):
-        prescale = (osc_hz + 2048 * freq_hz) // (COUNTS * freq_hz) - 1
+        prescale = (osc_hz + 2048 * freq_hz) // (_COUNTS * freq_hz) - 1
     else:
-        prescale = int(osc_hz / (COUNTS * freq_hz) + 0.5) - 1
-    if prescale < PRESCALE_MIN or prescale > PRESCALE_MAX:
+        prescale = int(osc_hz / (_COUNTS * freq_hz) + 0.5) - 1
+    if prescale < _PRESCALE_MIN or prescale > _PRESCALE_MAX:
         raise ValueError("%r Hz needs prescale %d, outside %d..%d at osc %r Hz"
-                         % (freq_hz, prescale, PRESCALE_MIN, PRESCALE_MAX, osc_hz))
+                         % (freq_hz, prescale, _PRESCALE_MIN, _PRESCALE_MAX, osc_hz))
     return prescale
 
 
@@ -120,7 +120,7 @@ class PCA9685:
         self.osc_hz = osc_hz
         self.prescale = prescale_for(freq_hz, osc_hz)
         self._num, self._den = count_fraction(freq_hz, osc_hz)
-        self.period_us = COUNTS * self._den // self._num     # one PWM cycle, rounded down
+        self.period_us = _COUNTS * self._den // self._num     # one PWM cycle, rounded down
         self._reg = bytearray(1)
         self._channel = bytearray(_REGISTERS_PER_CHANNEL)
         self.off()
@@ -132,7 +132,7 @@ class PCA9685:
     @property
     def freq_hz(self):
         """The frame rate the programmed prescale really gives (float Hz)."""
-        return self.osc_hz / (COUNTS * (self.prescale + 1))
+        return self.osc_hz / (_COUNTS * (self.prescale + 1))
 
     def _write(self, reg, value):
         self._reg[0] = value
@@ -175,7 +175,7 @@ class PCA9685:
             self._set(channels[i], pulses[i])
 
     def _check(self, channel, us):
-        if type(channel) is not int or channel < 0 or channel >= CHANNELS:
+        if type(channel) is not int or channel < 0 or channel >= _CHANNELS:
             raise ValueError("channel must be an int 0..15")
         if type(us) is not int or us < 0 or us > self.period_us:
             raise ValueError("pulse must be an int 0..period_us microseconds")
@@ -184,7 +184,7 @@ class PCA9685:
         n = self.count(us)
         if n == 0:
             self.pwm(channel, 0, _FULL << 8)
-        elif n >= COUNTS:
+        elif n >= _COUNTS:
             self.pwm(channel, _FULL << 8, 0)
         else:
             self.pwm(channel, 0, n)
@@ -194,7 +194,7 @@ class PCA9685:
         if channel is None:
             self._write(_ALL_LED_OFF_H, _FULL)
             return
-        if type(channel) is not int or channel < 0 or channel >= CHANNELS:
+        if type(channel) is not int or channel < 0 or channel >= _CHANNELS:
             raise ValueError("channel must be an int 0..15")
         self.pwm(channel, 0, _FULL << 8)
 
@@ -263,9 +263,9 @@ def check(settings, mcu, where, outputs):
     except ValueError as e:
         raise BoardError("%s.freq_hz: %s" % (where, e))
     for field, channel in outputs:
-        if channel >= CHANNELS:
+        if channel >= _CHANNELS:
             raise BoardError("%s: %d is not a PCA9685 channel (0..15)" % (field, channel))
-    return COUNTS * (prescale + 1) * 1000000 // osc
+    return _COUNTS * (prescale + 1) * 1000000 // osc
 
 
 def make(board):

@@ -43,7 +43,7 @@ ARC = const(7)             # an arc's chords, one tool ramp along them (armfw.gc
 BLEND = const(8)           # queued G-code lines, one tool ramp blending them (armfw.gcodeblend.Blend)
 OP_NAMES = ("joints", "move", "line", "grip open", "grip close", "path", "wait", "arc", "lines")
 
-MAX_OPS = const(6)
+_MAX_OPS = const(6)
 
 # Blocks a line's tool ramp holds: the stretches armfw.linesurvey queues ahead of the
 # tool, each at least a quarter of its braking distance (twice that is room to spare).
@@ -51,9 +51,9 @@ LINE_STRETCHES = const(8)
 
 # Joint waypoints a path may hold (the host's straight lines on arms the board
 # cannot solve). float32 storage: 4 bytes per joint per waypoint, made for
-# PATH_WAYPOINTS first and doubled as a longer path needs (most paths are short).
+# _PATH_WAYPOINTS first and doubled as a longer path needs (most paths are short).
 MAX_WAYPOINTS = const(128)
-PATH_WAYPOINTS = const(16)
+_PATH_WAYPOINTS = const(16)
 
 # Events the walk hands to keep(): a step, a gripper op (GRIP_OPEN, GRIP_CLOSE)
 # or a wait (WAIT_EVENT + the plan index of its WAIT operation).
@@ -66,7 +66,7 @@ MIN_SPEED_DEG_S = 1.0
 
 # The walk calls poll() after every this many steps, so that a long check
 # still hears the console's real-time characters (`?`, Ctrl-X).
-POLL_STEPS = const(8)
+_POLL_STEPS = const(8)
 
 # Reasons a plan is refused besides the solver's status.
 REASON_SOLVER = "unreachable"
@@ -139,15 +139,19 @@ class Planner:
         self.refilling = False          # True: the walk under way walks a checked plan again
         self.steps = 0                  # steps the check walk has reached
         self._cancelled = False
+        # Check walks left that may slow corners a joint cannot take (the executor's), and the
+        # armfw.cornerwatch.CornerWatch that does (made by the first check walk of blocks).
+        self.corner_rounds = 0
+        self.corner_watch = None
         # The plan. A target is tool coordinates (MOVE, LINE) or joint angles (JOINTS).
-        self._ops = [0] * MAX_OPS
-        self._tools = [floats(nt) for _ in range(MAX_OPS)]
-        self._angles = [floats(n) for _ in range(MAX_OPS)]
-        self._rules = [MIN_MOTION] * MAX_OPS
-        self._rolls = [None] * MAX_OPS
-        self._waits = [0] * MAX_OPS          # WAIT: ms
-        self._line_steps = [0.0] * MAX_OPS   # LINE: mm per step
-        self._arcs = [None] * MAX_OPS        # ARC, BLEND: its chords or lines (an Arc, a Blend)
+        self._ops = [0] * _MAX_OPS
+        self._tools = [floats(nt) for _ in range(_MAX_OPS)]
+        self._angles = [floats(n) for _ in range(_MAX_OPS)]
+        self._rules = [MIN_MOTION] * _MAX_OPS
+        self._rolls = [None] * _MAX_OPS
+        self._waits = [0] * _MAX_OPS          # WAIT: ms
+        self._line_steps = [0.0] * _MAX_OPS   # LINE: mm per step
+        self._arcs = [None] * _MAX_OPS        # ARC, BLEND: its chords or lines (an Arc, a Blend)
         self._n_ops = 0
         # Joint path: waypoint w's angles (radians) at [w * n, (w + 1) * n), made by the
         # first `path add` (many sessions never send one); it holds path_room waypoints.
@@ -180,7 +184,7 @@ class Planner:
         a MOVE or LINE ends at (radians; None: unchanged); step_mm: a LINE's tool travel
         per step, at most line_step_mm (0: line_step_mm)."""
         k = self._n_ops
-        if k >= MAX_OPS:
+        if k >= _MAX_OPS:
             raise ValueError("plan too long")
         self._ops[k] = op
         self._rules[k] = rule
@@ -228,7 +232,7 @@ class Planner:
         base = self.path_len * n
         path = self.path
         if self.path_len >= self.path_room:
-            room = min(MAX_WAYPOINTS, max(PATH_WAYPOINTS, 2 * self.path_room))
+            room = min(MAX_WAYPOINTS, max(_PATH_WAYPOINTS, 2 * self.path_room))
             grown = floats(n * room, "f")
             for i in range(base):
                 grown[i] = path[i]
@@ -377,7 +381,7 @@ class Planner:
             return self.refuse(JOINT_LIMIT, REASON_PULSE, k, step, self._failing_point(q, point), bad)
         if not self.refilling:
             self.steps += 1
-            if self.poll is not None and self.steps % POLL_STEPS == 0:
+            if self.poll is not None and self.steps % _POLL_STEPS == 0:
                 self.poll()
                 if self._cancelled:
                     return self.refuse(ABORTED, REASON_CANCELLED, k, step, self._failing_point(q, point))

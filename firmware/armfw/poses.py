@@ -2,7 +2,7 @@
 """Named joint poses kept in poses.json on the board's flash (written through armfw.store).
 
 The file maps a name to joint angles in degrees, in joint order:
-{"rest": [0, 10, 120, 50, 0], ...}. Names are 1..MAX_NAME characters of
+{"rest": [0, 10, 120, 50, 0], ...}. Names are 1.._MAX_NAME characters of
 letters, digits, "_" and "-", starting with a letter; at most MAX_POSES are
 kept. Every change rewrites the whole file atomically: a power cut keeps the
 old file, a full flash is an error and the old file stays.
@@ -12,7 +12,7 @@ from armfw import store
 from armfw.compat import const
 
 FILE = "poses.json"
-MAX_NAME = const(16)
+_MAX_NAME = const(16)
 MAX_POSES = const(32)
 
 _NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
@@ -20,8 +20,8 @@ _NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 
 def name_error(name):
     """Why name cannot name a pose, or None when it can."""
-    if not 1 <= len(name) <= MAX_NAME:
-        return "a pose name has 1..%d characters" % MAX_NAME
+    if not 1 <= len(name) <= _MAX_NAME:
+        return "a pose name has 1..%d characters" % _MAX_NAME
     if not ("a" <= name[0].lower() <= "z"):
         return "a pose name starts with a letter"
     for ch in name:

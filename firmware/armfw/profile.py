@@ -110,24 +110,25 @@ class ToolRamp:
         self._was_head = self._was_count = 0
         self._was_total = 0.0
 
-    def add(self, length, top, dx, dy, dz, accel=0.0):
+    def add(self, length, top, dx, dy, dz, accel=0.0, limit=-1.0):
         """Queue a block of length mm at up to top mm/s, in direction (dx, dy, dz) (unit,
         or zeros for a block that only turns the wrist), taking at most accel mm/s^2 (0.0
-        or above the tool's: the tool's); False if the queue is full (or length or top is
-        not above zero: nothing to queue)."""
+        or above the tool's: the tool's), entered from the block before at most at limit
+        mm/s (-1.0: as fast as the junction allows); False if the queue is full (or length
+        or top is not above zero: nothing to queue)."""
         if self.count >= self.size or not length > 0.0 or not top > 0.0:
             return False
         d = self.delta
         k = (self._head + self.count) % self.size
         if self.count == 0:
-            limit = 0.0                 # the queue ran out: the tool is at rest
+            entry = 0.0                 # the queue ran out: the tool is at rest
         else:
             if dx == 0.0 and dy == 0.0 and dz == 0.0 or d[0] == 0.0 and d[1] == 0.0 and d[2] == 0.0:
-                limit = -1.0            # a wrist-only block: no corner to cut
+                entry = -1.0            # a wrist-only block: no corner to cut
             else:
                 cos_turn = d[0] * dx + d[1] * dy + d[2] * dz
-                limit = junction_speed(cos_turn, self.accel, self.junction_deviation_mm)
-                if limit > 0.0:
+                entry = junction_speed(cos_turn, self.accel, self.junction_deviation_mm)
+                if entry > 0.0:
                     # Short blocks turning a little each are an arc (a circle's chords): no faster
                     # round it than accel allows across, v^2 / r (Marlin's rule for short segments),
                     # r the arc's through the shorter block, chord / (2 sin(turn / 2)).
@@ -135,19 +136,21 @@ class ToolRamp:
                     if length < chord:
                         chord = length
                     arc = sqrt(self.accel * chord / sqrt(2.0 * (1.0 - cos_turn)))
-                    if arc < limit:
-                        limit = arc
+                    if arc < entry:
+                        entry = arc
             before = self.top[(k - 1) % self.size]
-            if limit < 0.0 or before < limit:
-                limit = before
-            if top < limit:
-                limit = top
+            if entry < 0.0 or before < entry:
+                entry = before
+            if top < entry:
+                entry = top
+            if 0.0 <= limit < entry:
+                entry = limit
         d[0] = dx
         d[1] = dy
         d[2] = dz
         self._length[k] = length
         self.top[k] = top
-        self.limit[k] = limit
+        self.limit[k] = entry
         self._accel[k] = self._block_accel(accel)
         self.count += 1
         self.total += length

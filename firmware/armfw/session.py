@@ -12,7 +12,7 @@ until `unlock` or `home`, as GRBL's alarm). Lines that arrive meanwhile wait
 in the console's queue and are answered in order after the motion.
 
 A motion longer than PROGRESS_AFTER_MS writes a `# progress` line (the
-status line's fields) at least every PROGRESS_MS while it runs or holds.
+status line's fields) at least every _PROGRESS_MS while it runs or holds.
 
 Time: real (time.ticks_ms), or the simulated driver's virtual clock when it
 does not wait for real (`armctl sim --fast`): then a step takes no real time
@@ -29,7 +29,7 @@ from armfw.executor import MotionStopped
 from armfw.machinestate import ALARM_ABORTED, ALARM_NO_MEMORY
 from armfw.status import ABORTED, DROPPED, INTERNAL, NO_MEMORY, QUEUE_FULL
 
-PROGRESS_MS = const(400)
+_PROGRESS_MS = const(400)
 PROGRESS_AFTER_MS = const(1000)
 
 CTRL_C_HINT = ("# protocol stopped (Ctrl-C): Python REPL, the arm controller is `controller`;"
@@ -204,7 +204,7 @@ class Session:
         if p.machine.held:
             executor.hold()             # decelerates to rest, or already does
         if executor.resting():
-            c.wait(PROGRESS_MS)
+            c.wait(_PROGRESS_MS)
             self._refuse_overflow()
             if p.machine.held and self._long():
                 p.write(p.status_line("progress"))
@@ -219,7 +219,7 @@ class Session:
         self._pause(wait_ms)
         if p.machine.moving and not p.machine.held and self._long():
             now = self._elapsed if self._virtual else ticks_ms()
-            if ticks_diff(now, self._progress_at) >= PROGRESS_MS:
+            if ticks_diff(now, self._progress_at) >= _PROGRESS_MS:
                 self._progress_at = now
                 p.write(p.status_line("progress"))
 

@@ -11,7 +11,7 @@ the time a board would have sent it:
     now_ms          the clock, milliseconds since the driver was made
 
 Records, for tests and for `armctl sim`:
-- the last KEEP pulses in memory (preallocated ring): records() yields
+- the last _KEEP pulses in memory (preallocated ring): records() yields
   (t_ms, channel, us) oldest first; count is the total ever sent;
 - optionally every pulse appended to a text log, one "t_ms channel us" line
   each (us 0: that channel was switched off; channel -1: all were), so a
@@ -32,7 +32,7 @@ from array import array
 from armfw.compat import const, getenv, sleep_ms as _sleep_ms
 
 # The whole record is the log; the ring is for a look from inside the process.
-KEEP = const(64)
+_KEEP = const(64)
 ALL_CHANNELS = const(-1)
 # An already open pulse log (the simulator's boot sets it), else the path is opened.
 pulse_log = None
@@ -50,14 +50,14 @@ class SimServo:
         self.realtime = bool(realtime)
         self.now_ms = 0
         self.count = 0
-        self._t = array("i", bytes(4 * KEEP))      # zeros, with no list of KEEP ints made first
-        self._ch = array("i", bytes(4 * KEEP))
+        self._t = array("i", bytes(4 * _KEEP))      # zeros, with no list of _KEEP ints made first
+        self._ch = array("i", bytes(4 * _KEEP))
         self._grid = None       # (num, den): a simulated PCA9685's count is us * num / den
         if cfg.get("model") == "pca9685":
             from armfw.pca9685 import OSC_HZ, count_fraction, count_of
             self._grid = count_fraction(freq, cfg.get("osc_hz", OSC_HZ))
             self._count_of = count_of
-        self._us = array("f" if self._grid else "i", bytes(4 * KEEP))
+        self._us = array("f" if self._grid else "i", bytes(4 * _KEEP))
         path = cfg.get("log") or getenv("ARMFW_PULSE_LOG")
         self._log = pulse_log if pulse_log is not None else (open(path, "a") if path else None)
 
@@ -65,7 +65,7 @@ class SimServo:
         grid = self._grid
         if grid is not None and us:
             us = self._count_of(us, grid[0], grid[1]) * grid[1] / grid[0]
-        i = self.count % KEEP
+        i = self.count % _KEEP
         self._t[i] = self.now_ms
         self._ch[i] = channel
         self._us[i] = us
@@ -120,9 +120,9 @@ class SimServo:
 
     def records(self):
         """The remembered pulses, oldest first, as (t_ms, channel, us)."""
-        first = self.count - KEEP if self.count > KEEP else 0
+        first = self.count - _KEEP if self.count > _KEEP else 0
         for k in range(first, self.count):
-            i = k % KEEP
+            i = k % _KEEP
             yield (self._t[i], self._ch[i], self._us[i])
 
 
