@@ -265,6 +265,12 @@ def test_motion_figures(motion_bench, report):
     r = mo["lines"]
     assert r["lines"] == 24 and r["steps"] > 24 * 10
     assert r["over"] == 0 and 0 < r["peak_accel_deg_s2"] <= r["limit_deg_s2"] == pytest.approx(360.0)
+    co = mo["corners"]
+    # The square: 8 sides of 20 mm at up to 100 mm/s, from rest to rest, each corner below 10 mm/s:
+    # more steps than 160 mm at 2 mm a step.
+    assert co["square_steps"] > 80 and co["circle_steps"] > 0
+    assert 0 < co["square_peak_deg_s2"] <= co["limit_deg_s2"] and 0 < co["circle_peak_deg_s2"] <= co["limit_deg_s2"]
+    assert "G1 corners at F6000" in text
     k = mo["cost"]
     for key in ("joint_fraction", "line_ramp_step", "blend_step"):
         assert positive(k[key + "_us"]) and heap(k[key + "_heap_bytes"])

@@ -14,6 +14,9 @@
   largest acceleration, the second difference of the exact poses of every
   step (each joint's pulse rounded on its own, so the controller keeps the
   walk's pose), against the joint's limit.
+- Sharp corners of G1 lines (a 20 mm square twice round, and 32 chords of a
+  5 mm circle, at F6000, queued as the G-code face queues them): steps, and
+  each joint's largest acceleration from the exact poses, against its limit.
 - Cost per step under the MicroPython Unix port (tests/mp/bench_motion.py):
   a joint move's fraction, a line's ramp step, a blended queue's step, in us
   and heap bytes, with an RP2040 ESTIMATE scaled as armctl.bench.estimate
@@ -41,6 +44,10 @@ CIRCLE_FEED_MM_MIN = 6000.0
 # Lines between random points: how many, and the seed that draws them.
 RANDOM_LINES = 24
 RANDOM_LINES_SEED = 4
+# Corners (tool coordinates, the tool pointing down): a 20 mm square, twice round from its
+# first corner; the first half of a 5 mm circle's 32 chords, from the circle's start.
+SQUARE = ((150.0, 0.0, 200.0), (170.0, 0.0, 200.0), (170.0, 20.0, 200.0), (150.0, 20.0, 200.0))
+SMALL_CIRCLE = ((150.0, 0.0, 200.0), 5.0, 32)
 # The most a live step (sent every step_ms, mid-motion) may allocate: issue 27's bound.
 LIVE_STEP_BUDGET_BYTES = 200
 
@@ -168,6 +175,53 @@ def random_lines():
             "limit_deg_s2": degrees(min(arm.planner.joint_accel)), "over": over}
 
 
+def _blended(arm, poses, start, points, top):
+    """Run lines from start through points (tool coordinates) as one blended queue; the steps'
+    poses into poses (the first: at start); their largest joint acceleration (rad/s^2)."""
+    from armfw.gcodeblend import Blend
+    from armfw.planner import BLEND
+    if not arm.move(start):
+        raise RuntimeError("the move to %s was refused" % (start,))
+    poses[:] = [list(arm.q)]
+    blend = Blend(len(arm.q), len(start))
+    for point in points:
+        blend.add(point, top, arm.q)
+    arm.plan()
+    arm.add(BLEND, blend)
+    if not arm.run():
+        raise RuntimeError("the lines from %s were refused" % (start,))
+    step_s = arm.planner.step_ms / 1000.0
+    qs = [poses[0]] + poses + [poses[-1]]           # at rest before and after
+    return max(abs(qs[i + 1][j] - 2 * qs[i][j] + qs[i - 1][j]) / (step_s * step_s)
+               for j in range(len(arm.q)) for i in range(1, len(qs) - 1))
+
+
+def corners():
+    """The square's and the small circle's steps and largest joint acceleration (deg/s^2, from
+    the exact poses), blended at F6000 (the board's 100 mm/s), against the limit."""
+    from armctl.bench import accuracy
+    from armfw import board as fw_board
+    from armfw.motion import ArmController
+    from armfw.simservo import SimServo
+    board = fw_board.load(str(BOARD))
+    accuracy.round_each(board.servos)
+    poses = []
+    arm = ArmController(board, SimServo({}), None, sleep_ms=lambda ms: poses.append(list(arm.q)))
+    arm.park()
+    top = min(CIRCLE_FEED_MM_MIN / 60.0, arm.planner.line_top(0.0))
+    square = [corner + (pi,) for corner in SQUARE]
+    peak = _blended(arm, poses, square[0], (square[1:] + square[:1]) * 2, top)
+    figures = {"square_mm": SQUARE[1][0] - SQUARE[0][0], "square_steps": len(poses) - 1,
+               "square_peak_deg_s2": degrees(peak)}
+    (cx, cy, cz), r, chords = SMALL_CIRCLE
+    points = [(cx + r * cos(2 * pi * k / chords), cy + r * sin(2 * pi * k / chords), cz, pi)
+              for k in range(chords // 2 + 1)]
+    peak = _blended(arm, poses, points[0], points[1:], top)
+    figures.update({"circle_radius_mm": r, "circle_chords": chords // 2, "circle_steps": len(poses) - 1,
+                    "circle_peak_deg_s2": degrees(peak), "limit_deg_s2": degrees(min(arm.planner.joint_accel))})
+    return figures
+
+
 def cost(short):
     """tests/mp/bench_motion.py's figures, with the RP2040 ESTIMATE of each."""
     from armctl.bench import estimate, firmware
@@ -190,4 +244,5 @@ def cost(short):
 def run(short=False):
     moves = joint_moves()
     return {"board": BOARD.name, "ruckig": moves[0]["ruckig_s"] is not None,
-            "joint_moves": moves, "circle": circle(), "lines": random_lines(), "cost": cost(short)}
+            "joint_moves": moves, "circle": circle(), "lines": random_lines(), "corners": corners(),
+            "cost": cost(short)}

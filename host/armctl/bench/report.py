@@ -252,6 +252,11 @@ def motion_lines(mo):
     lines.append("  %d lines between random points (seed %d, %d steps): largest joint acceleration %.0f deg/s^2, "
                  "limit %.0f; %d over" % (r["lines"], r["seed"], r["steps"], r["peak_accel_deg_s2"],
                                           r["limit_deg_s2"], r["over"]))
+    co = mo["corners"]
+    lines.append("  G1 corners at F6000: a %g mm square twice round %d steps, largest joint acceleration %.0f "
+                 "deg/s^2; %d chords of a %g mm circle %d steps, %.0f deg/s^2; limit %.0f"
+                 % (co["square_mm"], co["square_steps"], co["square_peak_deg_s2"], co["circle_chords"],
+                    co["circle_radius_mm"], co["circle_steps"], co["circle_peak_deg_s2"], co["limit_deg_s2"]))
     k = mo["cost"]
     lines.append("  cost per step on the Unix port (%s), and the ESTIMATE on an RP2040 @ 125 MHz:"
                  % k["command"])
