@@ -395,11 +395,15 @@ def test_check_mode_runs_on_through_a_pause_and_a_relaxed_arm_cannot_pause(arm):
     assert arm.request("$C") == ["ok check on"]
     assert arm.request("M0")[-1].endswith("steps=0")          # no `# paused`, no wait for `~`
     # No F yet: the board's 2 mm a step (100 mm/s, as fast as sqrt(500 * 20) allows round the
-    # bend) on a quarter circle of radius 20: its steps are those the firmware's walk takes
-    # in CPython, whose joints are checked step by step above.
+    # bend) on a quarter circle of radius 20: 25 steps at the fewest (0.2 .. 1.8 mm up and
+    # down, 18 mm in 18 steps, 13.42 mm at 2 mm a step in 7 more), more where its corners
+    # turn the elbow too fast at that speed. Its steps are those the firmware's walk takes in
+    # CPython from the same pose, whose joints keep their acceleration on every step.
     p, out = cpython_arm()
     run_line(p, out, START)
+    q0 = list(p.controller.q)
     exact = run_line(p, out, "G2 X170 Y20 I20")
+    assert len(exact) >= 25 and peak_joint_accel([q0] + exact) <= ACCEL
     assert arm.request("G2 X170 Y20 I20")[-1].endswith("steps=%d" % len(exact))
     assert arm.request("$C") == ["ok check off"]
     assert arm.request("M84") == ["ok RELAXED"]
