@@ -13,15 +13,12 @@ from math import cos, degrees, pi, sin, sqrt
 
 import pytest
 
-from armctl.bench import accuracy
 from armctl.sim import Simulator
-from armfw import board, executor
+from armfw import executor
 from armfw.gcodeblend import LOOK_AHEAD, Blend
-from armfw.motion import ArmController
 from armfw.planner import BLEND
-from armfw.simservo import SimServo
 from conftest import BOARDS
-from test_hold import assert_held_within_the_limits, hold_everywhere, still_steps
+from test_hold import arm5, assert_held_within_the_limits, hold_everywhere, still_steps
 from test_motion_profile import (ACCEL, JOINTS, QUANTUM, STEP_S, TOOL_ACCEL, WINDOW, arm5_mapping, arm5_tool,
                                  derivatives, joint_samples, peak_joint_accel)
 
@@ -312,12 +309,8 @@ def test_lines_no_other_line_follows_start_by_themselves(typing_arm):
 def exact_blend(start, points):
     """The poses (radians) of lines from start through points (tool coordinates, arm5: x y z
     pitch) queued as the G-code face queues them and run as one plan in CPython, the first
-    the pose at start; each joint's pulse rounded on its own (armctl.bench.accuracy), so the
-    poses are the walk's exact ones."""
-    b = board.load(str(ARM5))
-    accuracy.round_each(b.servos)
-    arm = ArmController(b, SimServo(b.driver))
-    arm.park()
+    the pose at start; on test_hold's arm, whose poses are the walk's exact ones."""
+    arm = arm5()
     assert arm.move(start)
     while arm.step() >= 0:
         arm.refill()

@@ -137,13 +137,9 @@ class Executor:
         try:
             while True:
                 self._n_walked = 0
-                watch = planner.corner_watch
-                if watch is not None:
-                    watch.slowed = False
                 if not planner.check(output.q):
                     return False
-                if watch is None:
-                    watch = planner.corner_watch    # made by this walk, if it walked blocks
+                watch = planner.corner_watch    # made by the first walk of blocks
                 if watch is None or not watch.slowed:
                     break
                 planner.corner_rounds -= 1

@@ -285,6 +285,8 @@ class Planner:
         self.track(True)
         self.checking = True
         self._cancelled = False
+        if self.corner_watch is not None:
+            self.corner_watch.slowed = False    # this walk's own finding
         try:
             next(walk)              # the check walk never yields
         except StopIteration as e:

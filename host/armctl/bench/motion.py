@@ -140,9 +140,9 @@ def circle():
             "look_ahead": LOOK_AHEAD, "blended_steps": blended, "alone_steps": alone, "ratio": alone / blended}
 
 
-def random_lines():
-    """RANDOM_LINES lines between random reachable points, the pitch kept: their steps and
-    the largest joint acceleration (deg/s^2, from the exact poses) against the limit."""
+def recording_controller():
+    """(a controller, the list its steps' poses go into): each joint's pulse rounded on its
+    own (armctl.bench.accuracy), so a step's pose is the walk's exact one."""
     from armctl.bench import accuracy
     from armfw import board as fw_board
     from armfw.motion import ArmController
@@ -152,7 +152,21 @@ def random_lines():
     poses = []
     arm = ArmController(board, SimServo({}), None, sleep_ms=lambda ms: poses.append(list(arm.q)))
     arm.park()
+    return arm, poses
+
+
+def peak_accel(arm, poses):
+    """The largest joint acceleration (rad/s^2) over poses, a step apart, at rest before and after."""
     step_s = arm.planner.step_ms / 1000.0
+    qs = [poses[0]] + poses + [poses[-1]]
+    return max(abs(qs[i + 1][j] - 2 * qs[i][j] + qs[i - 1][j]) / (step_s * step_s)
+               for j in range(len(arm.q)) for i in range(1, len(qs) - 1))
+
+
+def random_lines():
+    """RANDOM_LINES lines between random reachable points, the pitch kept: their steps and
+    the largest joint acceleration (deg/s^2, from the exact poses) against the limit."""
+    arm, poses = recording_controller()
     rng = random.Random(RANDOM_LINES_SEED)
     peak, over, steps, lines = 0.0, 0, 0, 0
     while lines < RANDOM_LINES:
@@ -166,9 +180,7 @@ def random_lines():
             continue
         lines += 1
         steps += len(poses) - 1
-        qs = [poses[0]] + poses + [poses[-1]]       # at rest before and after
-        worst = max(abs(qs[i + 1][j] - 2 * qs[i][j] + qs[i - 1][j]) / (step_s * step_s)
-                    for j in range(len(arm.q)) for i in range(1, len(qs) - 1))
+        worst = peak_accel(arm, poses)
         over += worst > min(arm.planner.joint_accel)
         peak = max(peak, worst)
     return {"lines": lines, "seed": RANDOM_LINES_SEED, "steps": steps, "peak_accel_deg_s2": degrees(peak),
@@ -190,24 +202,13 @@ def _blended(arm, poses, start, points, top):
     arm.add(BLEND, blend)
     if not arm.run():
         raise RuntimeError("the lines from %s were refused" % (start,))
-    step_s = arm.planner.step_ms / 1000.0
-    qs = [poses[0]] + poses + [poses[-1]]           # at rest before and after
-    return max(abs(qs[i + 1][j] - 2 * qs[i][j] + qs[i - 1][j]) / (step_s * step_s)
-               for j in range(len(arm.q)) for i in range(1, len(qs) - 1))
+    return peak_accel(arm, poses)
 
 
 def corners():
     """The square's and the small circle's steps and largest joint acceleration (deg/s^2, from
     the exact poses), blended at F6000 (the board's 100 mm/s), against the limit."""
-    from armctl.bench import accuracy
-    from armfw import board as fw_board
-    from armfw.motion import ArmController
-    from armfw.simservo import SimServo
-    board = fw_board.load(str(BOARD))
-    accuracy.round_each(board.servos)
-    poses = []
-    arm = ArmController(board, SimServo({}), None, sleep_ms=lambda ms: poses.append(list(arm.q)))
-    arm.park()
+    arm, poses = recording_controller()
     top = min(CIRCLE_FEED_MM_MIN / 60.0, arm.planner.line_top(0.0))
     square = [corner + (pi,) for corner in SQUARE]
     peak = _blended(arm, poses, square[0], (square[1:] + square[:1]) * 2, top)
