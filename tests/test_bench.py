@@ -262,6 +262,13 @@ def test_motion_figures(motion_bench, report):
     c = mo["circle"]
     assert c["alone_steps"] == c["lines"] * steps_alone(chord_mm())
     assert 3 * c["blended_steps"] <= c["alone_steps"]
+    # The 80 mm square, whole and cut: 4, 40, 160 and 800 lines. A plan is full at 64 lines, or at
+    # 16 once its travel after the first line is 80 mm (4 v^2 / a at 100 mm/s, 500 mm/s^2): the
+    # 2 mm lines reach 78 mm, one plan; 0.5 mm lines make 64 + 64 + 32; 0.1 mm lines 12 x 64 + 32.
+    # None is faster than 80 mm at 100 mm/s (40 steps).
+    assert [(d["lines"], d["plans"]) for d in mo["drawing"]] == [(4, 1), (40, 1), (160, 3), (800, 13)]
+    assert all(d["steps"] > 40 for d in mo["drawing"])
+    assert "drawn as 4 lines" in text
     r = mo["lines"]
     assert r["lines"] == 24 and r["steps"] > 24 * 10
     assert r["over"] == 0 and 0 < r["peak_accel_deg_s2"] <= r["limit_deg_s2"] == pytest.approx(360.0)

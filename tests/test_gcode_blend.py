@@ -15,7 +15,7 @@ import pytest
 
 from armctl.sim import Simulator
 from armfw import executor
-from armfw.gcodeblend import LOOK_AHEAD, Blend
+from armfw.gcodeblend import BLEND_LINES, LOOK_AHEAD, Blend
 from armfw.planner import BLEND
 from conftest import BOARDS
 from test_hold import arm5, assert_held_within_the_limits, hold_everywhere, still_steps
@@ -59,15 +59,14 @@ def steps_alone(length, accel=TOOL_ACCEL, top=100.0):
         n += 1
 
 
-def send_chunked(sim, lines):
-    """Send lines LOOK_AHEAD at a time, all at once (each chunk fills the look-ahead, which
-    starts it), every one answered `ok`; M400 after each chunk waits for its motion."""
-    for i in range(0, len(lines), LOOK_AHEAD):
-        chunk = lines[i:i + LOOK_AHEAD]
-        sim.write("".join(line + "\n" for line in chunk).encode())
-        for _ in chunk:
-            assert sim.readline() == "ok"
-        assert sim.request("M400") == ["ok"]
+def send_streamed(sim, lines):
+    """Send lines as a sender that waits for each `ok` does (a full queue starts by itself,
+    the next line waiting in the console while it runs), then M400: it starts the lines
+    still queued and waits for their motion."""
+    for line in lines:
+        # (after progress lines, where the line waited for a long queue's motion)
+        assert sim.request(line)[-1] == "ok", line
+    assert sim.request("M400") == ["ok"]
 
 
 # The queue also starts once no line has come for QUIET_MS (200 ms): on a busy machine
@@ -113,7 +112,7 @@ def test_a_circle_of_72_lines_runs_three_times_faster_than_stopping_at_every_end
     lines = circle_lines()
     signs, offsets = arm5_mapping()
     since = arm.pulses()[-1][0] + 1
-    send_chunked(arm, lines)
+    send_streamed(arm, lines)
     pulses = arm.pulses()
     # Counted from the pulse record: a step at each end that sends no new pulse (too slow
     # to change one) is not seen, so two more are allowed.
@@ -128,8 +127,28 @@ def test_a_circle_of_72_lines_runs_three_times_faster_than_stopping_at_every_end
         assert max(abs(x) for x in acc) <= ACCEL + 2 * QUANTUM / (WINDOW * STEP_S) ** 2, j
     alone = CHORDS * steps_alone(chord_mm())
     assert 3 * blended <= alone
-    report("G-code circle, 72 G1 lines r=20 mm F6000 on sim_arm5: at most %d steps blended (look-ahead %d), "
-           "%d stopping at every end (x%.1f)" % (blended, LOOK_AHEAD, alone, alone / blended))
+    report("G-code circle, 72 G1 lines r=20 mm F6000 on sim_arm5: at most %d steps blended (look-ahead %d, "
+           "up to %d lines a plan), %d stopping at every end (x%.1f)"
+           % (blended, LOOK_AHEAD, BLEND_LINES, alone, alone / blended))
+
+
+def test_a_queue_is_full_at_64_lines_or_at_16_once_the_ramps_take_a_quarter_of_its_travel():
+    # At 500 mm/s^2 the tool ramps from rest to 100 mm/s in 10 mm and back in 10: a queue is
+    # full once its travel (from its first line's end) is 4 x 20 = 80 mm, with 16 lines at
+    # least. The circle's chords (1.745 mm): 46 after the first make 80.27 mm, 45 make 78.5.
+    def full_at(points, top):
+        blend = Blend(5, 4)
+        for k, point in enumerate(points, 1):
+            if blend.add(point, top, (0.0,) * 5, TOOL_ACCEL):
+                return k
+    chords = [(CENTRE[0] + RADIUS * cos(a), CENTRE[1] + RADIUS * sin(a), CENTRE[2], pi)
+              for a in (2 * pi * k / CHORDS for k in range(1, CHORDS + 1))]
+    assert full_at(chords, 100.0) == 47
+    # At 50 mm/s the ramps take a quarter as long: 20 mm, reached after 12 chords; but 16 lines at least.
+    assert full_at(chords, 50.0) == 16
+    # Lines of 0.1 mm: 64 of them (6.3 mm); lines of 30 mm: 16 (450 mm).
+    assert full_at([(150.0 + 0.1 * k, 0.0, 200.0, pi) for k in range(1, 100)], 100.0) == BLEND_LINES == 64
+    assert full_at([(150.0 + 30.0 * (k % 2), 0.0, 200.0, pi) for k in range(1, 100)], 100.0) == LOOK_AHEAD == 16
 
 
 def test_a_line_alone_takes_the_steps_worked_out_by_hand(arm):
@@ -204,7 +223,8 @@ def blended_plan(arm):
     top = arm.planner.line_top(0.0)
     for k in range(1, LOOK_AHEAD + 1):
         a = 2 * pi * k / CHORDS
-        blend.add((CENTRE[0] + RADIUS * cos(a), CENTRE[1] + RADIUS * sin(a), CENTRE[2], pi), top, arm.q)
+        blend.add((CENTRE[0] + RADIUS * cos(a), CENTRE[1] + RADIUS * sin(a), CENTRE[2], pi), top, arm.q,
+                  arm.planner.tool_accel)
 
     def plan():
         assert arm.move((CENTRE[0] + RADIUS, CENTRE[1], CENTRE[2], pi))
@@ -318,7 +338,7 @@ def exact_blend(start, points):
     blend = Blend(5, 4)
     top = arm.planner.line_top(0.0)
     for point in points:
-        blend.add(point, top, arm.q)
+        blend.add(point, top, arm.q, arm.planner.tool_accel)
     arm.plan()
     arm.add(BLEND, blend)
     assert arm.begin(), arm.refusal.reason

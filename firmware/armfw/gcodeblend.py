@@ -5,12 +5,12 @@ Loaded with the first G1 a streaming sender sends (armfw.gcode). A G1 line
 is checked on its own when it arrives, from the pose where the lines queued
 before it end (every step's IK, limits, zones and pulses, as a `line`), and
 answered `ok` once queued: a sender that waits for each `ok` has the next
-line on its way while the queue waits. The queue starts moving when it holds
-LOOK_AHEAD lines, when a line arrives that is not a G1 (it waits for the
+line on its way while the queue waits. The queue starts moving when it is
+full (Blend.add), when a line arrives that is not a G1 (it waits for the
 queue's end), or when no line has come for QUIET_MS.
 
 Then the queued lines are one plan (armfw.planner.BLEND, start()): one
-ToolRamp over all of them (armfw.profile: GRBL's junction deviation at each
+ToolRamp fed LOOK_AHEAD of them at a time (armfw.profile: GRBL's junction deviation at each
 corner, no faster round a bend of short lines than the tool's acceleration
 allows, from rest to rest), walked and checked whole before its first pulse
 like any plan. joins() tells the lines that queue from those that wait for
@@ -33,9 +33,12 @@ from armfw.profile import ToolRamp
 from armfw.solver import MIN_MOTION
 from armfw.status import NO_MEMORY, SINGULAR
 
-# Lines planned together: GRBL's look-ahead on an ATmega328P. A queue runs from rest to
-# rest, so a longer one stops less often (docs/BENCHMARKS.md section 10: 8, 16, 32 lines).
+# Blocks the tool ramp plans its speed over at once: GRBL's look-ahead on an ATmega328P.
 LOOK_AHEAD = const(16)
+# G1 lines one plan holds. A queue runs from rest to rest, so a longer one stops less often;
+# a queue of short lines (a drawing cut into tenths of a mm) takes more than LOOK_AHEAD before
+# its ramps up to speed and back no longer fill it (Blend.add; docs/BENCHMARKS.md section 10).
+BLEND_LINES = const(64)
 # With fewer lines queued, this long without a new one (ms) starts them: a sender
 # waiting for each `ok` sends the next within a few ms; a person typing G1 lines waits no longer.
 # Under the Unix port ARMFW_GCODE_QUIET_MS sets it: a test on a busy machine, whose next
@@ -51,35 +54,51 @@ class Blend:
         self.nt = nt
         # Line j's end at [j * nt, (j + 1) * nt), in the interpreter's own float (as the
         # walk's): stored as the walk computes with it, bit for bit.
-        self._ends = floats(nt * LOOK_AHEAD)
-        self.top = floats(LOOK_AHEAD)
+        self._ends = floats(nt * BLEND_LINES)
+        self.top = floats(BLEND_LINES)
         self._length = floats(LOOK_AHEAD)
         self.count = 0
+        self._queued_mm = 0.0           # the tool's travel from the first line's end to the last's
+        self._fastest = 0.0             # the highest top speed of the lines queued (mm/s)
         self.running = False            # the lines are the running plan
         self.end_q = floats(n)          # the pose the last line's check ended at
         self.queued_at = 0              # ticks_ms of the last line queued
         self.quiet_ms = int(getenv("ARMFW_GCODE_QUIET_MS") or QUIET_MS)
         # Where the check slowed the tool (armfw.cornerwatch; -1.0: where it did not): the most
         # speed into line j from the line before (mm/s), the most acceleration along it (mm/s^2).
-        self._entry = floats(LOOK_AHEAD)
-        self._accel = floats(LOOK_AHEAD)
+        self._entry = floats(BLEND_LINES)
+        self._accel = floats(BLEND_LINES)
         self.ramp = ToolRamp(LOOK_AHEAD)
         self._start = floats(nt)
         self.target = floats(nt)
         self._point = floats(nt)
 
-    def add(self, point, top, end_q):
+    def add(self, point, top, end_q, accel):
         """Queue the line to point (tool coordinates) at up to top mm/s, whose check ended
-        at pose end_q; True when the look-ahead is full."""
+        at pose end_q; True when the queue is full: BLEND_LINES lines, or LOOK_AHEAD and more
+        long enough that the tool's ramps (at accel mm/s^2) from rest to their top speed and
+        back take at most a quarter of their travel (a longer queue would only lengthen the
+        check before its first step)."""
         nt = self.nt
         ends = self._ends
         base = self.count * nt
         for i in range(nt):
             ends[base + i] = point[i]
-        if nt == 4 and self.count:
-            # The pitch turns the short way from the line before (the planner's line rule).
-            before = ends[base - 1]
-            ends[base + 3] = before + wrap_angle(point[3] - before)
+        if self.count:
+            if nt == 4:
+                # The pitch turns the short way from the line before (the planner's line rule).
+                before = ends[base - 1]
+                ends[base + 3] = before + wrap_angle(point[3] - before)
+            dist = 0.0
+            for i in range(3 if nt == 4 else nt):
+                d = point[i] - ends[base - nt + i]
+                dist += d * d
+            self._queued_mm += sqrt(dist)
+        else:
+            self._queued_mm = 0.0
+            self._fastest = 0.0
+        if top > self._fastest:
+            self._fastest = top
         self.top[self.count] = top
         self._entry[self.count] = -1.0
         self._accel[self.count] = -1.0
@@ -87,7 +106,8 @@ class Blend:
             self.end_q[i] = end_q[i]
         self.count += 1
         self.queued_at = ticks_ms()
-        return self.count >= LOOK_AHEAD
+        return self.count >= BLEND_LINES or (
+            self.count >= LOOK_AHEAD and self._queued_mm >= 4.0 * self._fastest * self._fastest / accel)
 
     def end(self):
         """Where the queued lines end (tool coordinates)."""
@@ -281,7 +301,7 @@ def queue(gcode, words, step_mm):
         raise gcode.Refused(controller.refusal.status, p.refusal())
     if plan.steps == 0:
         return "ok"                     # no travel: nothing to queue
-    if blend.add(p.target, plan.line_top(step_mm), plan.pose):
+    if blend.add(p.target, plan.line_top(step_mm), plan.pose, plan.tool_accel):
         p.write("ok")
         start(gcode)
         return None

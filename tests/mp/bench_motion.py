@@ -164,7 +164,7 @@ def live_steps():
     def blended():
         blend.count = 0
         for k in range(1, LOOK_AHEAD + 1):
-            blend.add(circle_point(k) + (pi,), top, controller.q)
+            blend.add(circle_point(k) + (pi,), top, controller.q, controller.planner.tool_accel)
         controller.plan()
         controller.add(BLEND, blend)
         if not controller.begin():

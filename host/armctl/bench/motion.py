@@ -7,9 +7,12 @@
   synchronized), and their ratio. Ruckig is an optional dependency (the
   `bench` extra): without it that column says so.
 - The G1 circle (72 lines, radius 20 mm, F6000, the tool pointing down): the
-  firmware's own walk of the lines queued LOOK_AHEAD at a time as one blended
-  plan (armfw.gcodeblend.Blend, as the G-code face queues them), against each
-  line walked alone from rest to rest.
+  firmware's own walk of the lines queued as the G-code face queues them
+  (armfw.gcodeblend.Blend: a blended plan each time the queue is full),
+  against each line walked alone from rest to rest.
+- A drawing's lines: a 20 mm square at F6000, its sides as one G1 line each
+  and cut into 2, 0.5 and 0.1 mm lines as a plotter's G-code may have them:
+  the steps of each, queued the same way.
 - Lines between random reachable points (a fixed seed): each joint's
   largest acceleration, the second difference of the exact poses of every
   step (each joint's pulse rounded on its own, so the controller keeps the
@@ -48,6 +51,8 @@ RANDOM_LINES_SEED = 4
 # first corner; the first half of a 5 mm circle's 32 chords, from the circle's start.
 SQUARE = ((150.0, 0.0, 200.0), (170.0, 0.0, 200.0), (170.0, 20.0, 200.0), (150.0, 20.0, 200.0))
 SMALL_CIRCLE = ((150.0, 0.0, 200.0), 5.0, 32)
+# The square drawn as a plotter's G-code often has it: each side cut into lines this long (mm).
+DRAWING_CUTS_MM = (2.0, 0.5, 0.1)
 # The most a live step (sent every step_ms, mid-motion) may allocate: issue 27's bound.
 LIVE_STEP_BUDGET_BYTES = 200
 
@@ -111,33 +116,65 @@ def circle_points():
             for k in range(CIRCLE_CHORDS + 1)]
 
 
-def circle():
-    """The circle's steps blended (LOOK_AHEAD lines a plan) and with every line alone."""
-    from armfw.gcodeblend import LOOK_AHEAD, Blend
+def queued(arm, points, top):
+    """Run G1 lines through points (tool coordinates) at up to top mm/s as the G-code face
+    queues them (a plan each time Blend.add says the queue is full, the rest at the end):
+    (their steps, the plans they ran as)."""
+    from armfw.gcodeblend import Blend
     from armfw.planner import BLEND
+    blend = Blend(len(arm.q), len(points[0]))
+    steps = plans = 0
+    for k, point in enumerate(points):
+        if not blend.add(point, top, arm.q, arm.planner.tool_accel) and k < len(points) - 1:
+            continue
+        arm.plan()
+        arm.add(BLEND, blend)
+        if not arm.run():
+            raise RuntimeError("the blended lines to %s were refused" % (point,))
+        steps += arm.executor.total
+        plans += 1
+        blend.count = 0
+    return steps, plans
+
+
+def circle():
+    """The circle's steps blended (queued as the G-code face queues them) and with every line alone."""
+    from armfw.gcodeblend import BLEND_LINES, LOOK_AHEAD
     points = circle_points()
     arm = controller()
     top = min(CIRCLE_FEED_MM_MIN / 60.0, arm.planner.line_top(0.0))
     if not arm.move(points[0]):
         raise RuntimeError("the move to the circle was refused")
-    blend = Blend(len(arm.q), len(points[0]))
-    blended = 0
-    for first in range(1, CIRCLE_CHORDS + 1, LOOK_AHEAD):
-        blend.count = 0
-        for point in points[first:first + LOOK_AHEAD]:
-            blend.add(point, top, arm.q)
-        arm.plan()
-        arm.add(BLEND, blend)
-        if not arm.run():
-            raise RuntimeError("the blended lines from %d were refused" % first)
-        blended += arm.executor.total
+    blended, plans = queued(arm, points[1:], top)
     alone = 0
     for point in points[1:]:
         if not arm.line(point):
             raise RuntimeError("a line of the circle was refused")
         alone += arm.executor.total
     return {"lines": CIRCLE_CHORDS, "radius_mm": CIRCLE_RADIUS_MM, "feed_mm_min": CIRCLE_FEED_MM_MIN,
-            "look_ahead": LOOK_AHEAD, "blended_steps": blended, "alone_steps": alone, "ratio": alone / blended}
+            "look_ahead": LOOK_AHEAD, "queue_lines": BLEND_LINES, "plans": plans, "blended_steps": blended,
+            "alone_steps": alone, "ratio": alone / blended}
+
+
+def drawing():
+    """The square's sides (once round) at F6000 as one G1 line each, and cut into each of
+    DRAWING_CUTS_MM: the steps of each, queued as the G-code face queues them."""
+    arm = controller()
+    top = min(CIRCLE_FEED_MM_MIN / 60.0, arm.planner.line_top(0.0))
+    corners = [corner + (pi,) for corner in SQUARE[1:] + SQUARE[:1]]
+    out = []
+    for cut in (None,) + DRAWING_CUTS_MM:
+        if not arm.move(SQUARE[0] + (pi,)):
+            raise RuntimeError("the move to the square was refused")
+        points, here = [], SQUARE[0] + (pi,)
+        for corner in corners:
+            pieces = 1 if cut is None else max(1, round(max(abs(corner[i] - here[i]) for i in range(3)) / cut))
+            points += [tuple(here[i] + (corner[i] - here[i]) * k / pieces for i in range(4))
+                       for k in range(1, pieces + 1)]
+            here = corner
+        steps, plans = queued(arm, points, top)
+        out.append({"cut_mm": cut, "lines": len(points), "plans": plans, "steps": steps})
+    return out
 
 
 def recording_controller():
@@ -197,7 +234,7 @@ def _blended(arm, poses, start, points, top):
     poses[:] = [list(arm.q)]
     blend = Blend(len(arm.q), len(start))
     for point in points:
-        blend.add(point, top, arm.q)
+        blend.add(point, top, arm.q, arm.planner.tool_accel)
     arm.plan()
     arm.add(BLEND, blend)
     if not arm.run():
@@ -245,5 +282,5 @@ def cost(short):
 def run(short=False):
     moves = joint_moves()
     return {"board": BOARD.name, "ruckig": moves[0]["ruckig_s"] is not None,
-            "joint_moves": moves, "circle": circle(), "lines": random_lines(), "corners": corners(),
+            "joint_moves": moves, "circle": circle(), "drawing": drawing(), "lines": random_lines(), "corners": corners(),
             "cost": cost(short)}

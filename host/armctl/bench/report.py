@@ -245,9 +245,14 @@ def motion_lines(mo):
         lines.append("  (Ruckig: time-optimal for the same joint limits, jerk unlimited, time synchronized; "
                      "ratio = firmware / Ruckig)")
     c = mo["circle"]
-    lines.append("  G1 circle, %d lines r=%g mm F%g: %d steps blended (look-ahead %d) against %d stopping at "
-                 "every end (x%.2f); Ruckig -" % (c["lines"], c["radius_mm"], c["feed_mm_min"], c["blended_steps"],
-                                                  c["look_ahead"], c["alone_steps"], c["ratio"]))
+    lines.append("  G1 circle, %d lines r=%g mm F%g: %d steps blended (%d plans; look-ahead %d, up to %d lines a "
+                 "plan) against %d stopping at every end (x%.2f); Ruckig -"
+                 % (c["lines"], c["radius_mm"], c["feed_mm_min"], c["blended_steps"], c["plans"], c["look_ahead"],
+                    c["queue_lines"], c["alone_steps"], c["ratio"]))
+    lines.append("  G1 square of %g mm at F6000 drawn as %s" % (mo["corners"]["square_mm"], "; ".join(
+        "%d %s: %d steps (%d plan%s)" % (d["lines"], "lines" if d["cut_mm"] is None else "lines of %g mm" % d["cut_mm"],
+                                         d["steps"], d["plans"], "" if d["plans"] == 1 else "s")
+        for d in mo["drawing"])))
     r = mo["lines"]
     lines.append("  %d lines between random points (seed %d, %d steps): largest joint acceleration %.0f deg/s^2, "
                  "limit %.0f; %d over" % (r["lines"], r["seed"], r["steps"], r["peak_accel_deg_s2"],
