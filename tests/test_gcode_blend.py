@@ -76,13 +76,15 @@ def send_streamed(sim, lines):
 LONG_QUIET_MS = "600000"
 
 
-def _arm(quiet_ms):
+CIRCLE_START = "G0 X%.4f Y%.4f Z%.4f A180" % (CENTRE[0] + RADIUS, CENTRE[1], CENTRE[2])
+
+
+def _arm(quiet_ms, start=CIRCLE_START):
     with pytest.MonkeyPatch.context() as env:
         if quiet_ms is not None:
             env.setenv("ARMFW_GCODE_QUIET_MS", quiet_ms)
         with Simulator(ARM5) as sim:
             assert sim.readline().startswith("# armfw ")
-            start = "G0 X%.4f Y%.4f Z%.4f A180" % (CENTRE[0] + RADIUS, CENTRE[1], CENTRE[2])
             assert sim.request(start)[-1].startswith("ok OK")
             yield sim
 
@@ -90,6 +92,12 @@ def _arm(quiet_ms):
 @pytest.fixture
 def arm(micropython):
     yield from _arm(LONG_QUIET_MS)
+
+
+@pytest.fixture
+def arm_at_square(micropython):
+    """The tool at the motion bench's square's first corner, pointing down."""
+    yield from _arm(LONG_QUIET_MS, "G0 X150 Y0 Z200 A180")
 
 
 @pytest.fixture
@@ -130,6 +138,37 @@ def test_a_circle_of_72_lines_runs_three_times_faster_than_stopping_at_every_end
     report("G-code circle, 72 G1 lines r=20 mm F6000 on sim_arm5: at most %d steps blended (look-ahead %d, "
            "up to %d lines a plan), %d stopping at every end (x%.1f)"
            % (blended, LOOK_AHEAD, BLEND_LINES, alone, alone / blended))
+
+
+def test_a_drawing_cut_into_short_lines_runs_as_the_firmware_queues_it(arm_at_square, report):
+    # A 20 mm square at F6000 as a plotter's G-code may cut it, 160 lines of 0.5 mm, sent as a
+    # sender waiting for each `ok` sends them: the face's queues (64 + 64 + 32 lines) take
+    # the steps the same firmware's walk takes under CPython (armctl.bench.motion.queued),
+    # within the two end steps the pulse record cannot see, and keep every joint's
+    # acceleration; the pen ends where it started.
+    from armctl.bench import motion
+    sim = arm_at_square
+    points, here = [], motion.SQUARE[0] + (pi,)
+    for corner in motion.SQUARE[1:] + motion.SQUARE[:1]:
+        corner += (pi,)
+        points += [tuple(here[i] + (corner[i] - here[i]) * k / 40 for i in range(4)) for k in range(1, 41)]
+        here = corner
+    cpython = motion.controller()
+    assert cpython.move(motion.SQUARE[0] + (pi,))
+    exact, plans = motion.queued(cpython, points, 100.0)
+    assert plans == 3
+    signs, offsets = arm5_mapping()
+    since = sim.pulses()[-1][0] + 1
+    send_streamed(sim, ["G1 X%.4f Y%.4f Z%.4f F6000" % p[:3] for p in points])
+    pulses = sim.pulses()
+    assert exact - 2 <= steps_between(pulses, since) <= exact
+    assert m114(sim) == pytest.approx({"X": 150.0, "Y": 0.0, "Z": 200.0, "A": 180.0, "B": 0.0}, abs=1e-3)
+    samples = joint_samples(pulses, since, signs, offsets)
+    for j in JOINTS:
+        _, acc = derivatives(samples, j, WINDOW)
+        assert max(abs(x) for x in acc) <= ACCEL + 2 * QUANTUM / (WINDOW * STEP_S) ** 2, j
+    report("G1 square of 20 mm cut into 160 lines of 0.5 mm at F6000 on sim_arm5: %d steps in 3 plans "
+           "(the CPython walk: %d)" % (steps_between(pulses, since), exact))
 
 
 def test_a_queue_is_full_at_64_lines_or_at_16_once_the_ramps_take_a_quarter_of_its_travel():
@@ -263,7 +302,7 @@ def test_in_micropython_a_hold_on_the_blended_lines_keeps_every_joints_accelerat
     err = 2 * QUANTUM * lever
     with Simulator(ARM5, realtime=True) as sim:
         assert sim.readline().startswith("# armfw ")
-        start = "G0 X%.4f Y%.4f Z%.4f A180" % (CENTRE[0] + RADIUS, CENTRE[1], CENTRE[2])
+        start = CIRCLE_START
         assert sim.request(start)[-1].startswith("ok OK")
         since = sim.pulses()[-1][0] + 1
         lines = circle_lines()[:LOOK_AHEAD]
