@@ -5,7 +5,7 @@ whose tool speed passes the corners, and the steps counted from the simulator's 
 (virtual time: one step every step_ms of the driver's clock), never from wall-clock time.
 
 No step count here depends on the quiet time that starts a queue no line follows: the
-lines fill the look-ahead, or a line that is not a G1 (M400, M114) starts them; the one
+lines fill the queue, or a line that is not a G1 (M400, M114) starts them; the one
 test of the quiet time waits for its pulses as a condition."""
 import random
 import time
