@@ -171,20 +171,82 @@ def test_a_drawing_cut_into_short_lines_runs_as_the_firmware_queues_it(arm_at_sq
            "(the CPython walk: %d)" % (steps_between(pulses, since), exact))
 
 
+def test_random_streams_of_lines_of_any_length_end_where_their_last_line_does(arm_at_square):
+    # Seeded streams of G1 lines from 0.05 mm to 30 mm long at feeds from F300 to F12000,
+    # sent as a sender waiting for each `ok` sends them, within reach of the tool pointing
+    # down: queues fill by count and by travel at every boundary, and every line is
+    # answered `ok` and run; M114 after M400 reads the last line's end.
+    sim = arm_at_square
+    rng = random.Random(4)
+    x, y, z = 150.0, 0.0, 200.0
+    for _ in range(240):
+        reach = rng.choice((0.05, 0.1, 0.5, 2.0, 10.0, 30.0))
+        x = round(min(175.0, max(125.0, x + rng.uniform(-reach, reach))), 3)
+        y = round(min(40.0, max(-40.0, y + rng.uniform(-reach, reach))), 3)
+        z = round(min(215.0, max(185.0, z + 0.3 * rng.uniform(-reach, reach))), 3)
+        line = "G1 X%.3f Y%.3f Z%.3f F%d" % (x, y, z, rng.choice((300, 1200, 3000, 6000, 12000)))
+        assert sim.request(line)[-1] == "ok", line
+    assert sim.request("M400")[-1] == "ok"
+    assert m114(sim) == pytest.approx({"X": x, "Y": y, "Z": z, "A": 180.0, "B": 0.0}, abs=1e-3)
+
+
+def test_a_failure_in_the_queued_lines_check_is_an_alarm_line_and_nothing_moves(monkeypatch):
+    # The last line of defence where queued lines start (a line that waits for them, or the
+    # quiet time), as the protocol's own for a request: an alarm line, the alarm set, no
+    # pulse, and the board still answering. (A block of no length once divided by zero in the
+    # check there, and the exception ended the firmware.)
+    from armfw import board, protocol, session
+    from armfw.motion import ArmController
+    from armfw.simservo import SimServo
+    from conftest import NoConsole
+
+    class Console(NoConsole):
+        def unread(self):
+            pass
+
+    b = board.load(str(ARM5))
+    driver = SimServo(b.driver)
+    arm = ArmController(b, driver)
+    arm.park()
+    out = []
+    p = protocol.Protocol(arm, out.append)
+    p.console = Console()
+    s = session.Session(p, p.console, driver)
+    p.handle(b"G0 X150 Y0 Z200 A180")
+    while p.machine.moving:
+        s.tick()
+    assert out[-1].startswith("ok OK")
+    for line in (b"G1 X160 Y0 Z200", b"G1 X160 Y10 Z200"):
+        p.handle(line)
+        assert out[-1] == "ok"
+    sent = driver.count
+    monkeypatch.setattr(arm.planner, "check", lambda start: 1 / 0)
+    p.handle(b"M400")                   # waits for the queued lines: they start, and fail
+    assert out[-1] == "alarm INTERNAL ZeroDivisionError in the queued G1 lines: division by zero: nothing moved"
+    assert p.machine.alarm and not p.machine.moving and driver.count == sent
+    monkeypatch.undo()
+    p.handle(b"M114")
+    assert out[-2:] == ["X:150.000 Y:0.000 Z:200.000 A:180.000 B:0.000", "ok"]
+
+
 def test_a_queue_is_full_at_64_lines_or_at_16_once_the_ramps_take_a_quarter_of_its_travel():
     # At 500 mm/s^2 the tool ramps from rest to 100 mm/s in 10 mm and back in 10: a queue is
     # full once its travel (from its first line's end) is 4 x 20 = 80 mm, with 16 lines at
     # least. The circle's chords (1.745 mm): 46 after the first make 80.27 mm, 45 make 78.5.
     def full_at(points, top):
+        """The lines queued when the queue is full."""
         blend = Blend(5, 4)
-        for k, point in enumerate(points, 1):
+        for point in points:
             if blend.add(point, top, (0.0,) * 5, TOOL_ACCEL):
-                return k
+                return blend.count
     chords = [(CENTRE[0] + RADIUS * cos(a), CENTRE[1] + RADIUS * sin(a), CENTRE[2], pi)
               for a in (2 * pi * k / CHORDS for k in range(1, CHORDS + 1))]
     assert full_at(chords, 100.0) == 47
     # At 50 mm/s the ramps take a quarter as long: 20 mm, reached after 12 chords; but 16 lines at least.
     assert full_at(chords, 50.0) == 16
+    # A line to where the queue ends has no travel in its plan: not queued (a block of no
+    # length made the plan's check divide by zero, and the board stop).
+    assert full_at([chords[0]] * 5 + chords[1:], 100.0) == 47
     # Lines of 0.1 mm: 64 of them (6.3 mm); lines of 30 mm: 16 (450 mm).
     assert full_at([(150.0 + 0.1 * k, 0.0, 200.0, pi) for k in range(1, 100)], 100.0) == BLEND_LINES == 64
     assert full_at([(150.0 + 30.0 * (k % 2), 0.0, 200.0, pi) for k in range(1, 100)], 100.0) == LOOK_AHEAD == 16

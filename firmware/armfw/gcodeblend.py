@@ -31,7 +31,7 @@ from armfw.numeric import floats, wrap_angle
 from armfw.planner import BLEND, LINE, REASON_JUMP, REASON_SOLVER
 from armfw.profile import ToolRamp
 from armfw.solver import MIN_MOTION
-from armfw.status import NO_MEMORY, SINGULAR
+from armfw.status import INTERNAL, NO_MEMORY, SINGULAR
 
 # Blocks the tool ramp plans its speed over at once: GRBL's look-ahead on an ATmega328P.
 LOOK_AHEAD = const(16)
@@ -78,17 +78,25 @@ class Blend:
         at pose end_q; True when the queue is full: BLEND_LINES lines, or LOOK_AHEAD and more
         long enough that the tool's ramps (at accel mm/s^2) from rest to their top speed and
         back take at most a quarter of their travel (a longer queue would only lengthen the
-        check before its first step)."""
+        check before its first step). A line to where the queued lines end is not queued: it
+        has no travel in their plan (its own check, from the pose the last one's check ended
+        at, may have found a rounding's worth)."""
         nt = self.nt
         ends = self._ends
         base = self.count * nt
         for i in range(nt):
             ends[base + i] = point[i]
+        self.queued_at = ticks_ms()
         if self.count:
             if nt == 4:
                 # The pitch turns the short way from the line before (the planner's line rule).
                 before = ends[base - 1]
                 ends[base + 3] = before + wrap_angle(point[3] - before)
+            for i in range(nt):
+                if ends[base + i] != ends[base - nt + i]:
+                    break
+            else:
+                return False
             dist = 0.0
             for i in range(3 if nt == 4 else nt):
                 d = point[i] - ends[base - nt + i]
@@ -105,7 +113,6 @@ class Blend:
         for i in range(len(end_q)):
             self.end_q[i] = end_q[i]
         self.count += 1
-        self.queued_at = ticks_ms()
         return self.count >= BLEND_LINES or (
             self.count >= LOOK_AHEAD and self._queued_mm >= 4.0 * self._fastest * self._fastest / accel)
 
@@ -361,3 +368,8 @@ def start(gcode):
         p.machine.ended()
         p.machine.lock("G1 refused (%s)" % NO_MEMORY)
         p.out_of_memory("the queued G1 lines: nothing moved", True)
+    except Exception as e:  # the last line of defence, as the protocol's: an alarm line, never a traceback
+        blend.count = 0
+        p.machine.ended()
+        p.machine.lock("G1 refused (%s)" % INTERNAL)
+        p.final(True, INTERNAL, "%s in the queued G1 lines: %s: nothing moved" % (type(e).__name__, e))
