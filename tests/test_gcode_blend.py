@@ -148,11 +148,8 @@ def test_a_drawing_cut_into_short_lines_runs_as_the_firmware_queues_it(arm_at_sq
     # acceleration; the pen ends where it started.
     from armctl.bench import motion
     sim = arm_at_square
-    points, here = [], motion.SQUARE[0] + (pi,)
-    for corner in motion.SQUARE[1:] + motion.SQUARE[:1]:
-        corner += (pi,)
-        points += [tuple(here[i] + (corner[i] - here[i]) * k / 40 for i in range(4)) for k in range(1, 41)]
-        here = corner
+    points = motion.square_lines(0.5)
+    assert len(points) == 160
     cpython = motion.controller()
     assert cpython.move(motion.SQUARE[0] + (pi,))
     exact, plans = motion.queued(cpython, points, 100.0)

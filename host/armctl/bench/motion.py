@@ -156,22 +156,29 @@ def circle():
             "alone_steps": alone, "ratio": alone / blended}
 
 
+def square_lines(cut_mm=None):
+    """The ends (tool coordinates, the tool pointing down) of G1 lines once round the square
+    from its first corner: a line a side, or each side cut into lines of cut_mm."""
+    points, here = [], SQUARE[0] + (pi,)
+    for corner in SQUARE[1:] + SQUARE[:1]:
+        corner += (pi,)
+        pieces = 1 if cut_mm is None else max(1, round(max(abs(corner[i] - here[i]) for i in range(3)) / cut_mm))
+        points += [tuple(here[i] + (corner[i] - here[i]) * k / pieces for i in range(4))
+                   for k in range(1, pieces + 1)]
+        here = corner
+    return points
+
+
 def drawing():
     """The square's sides (once round) at F6000 as one G1 line each, and cut into each of
     DRAWING_CUTS_MM: the steps of each, queued as the G-code face queues them."""
     arm = controller()
     top = min(CIRCLE_FEED_MM_MIN / 60.0, arm.planner.line_top(0.0))
-    corners = [corner + (pi,) for corner in SQUARE[1:] + SQUARE[:1]]
     out = []
     for cut in (None,) + DRAWING_CUTS_MM:
         if not arm.move(SQUARE[0] + (pi,)):
             raise RuntimeError("the move to the square was refused")
-        points, here = [], SQUARE[0] + (pi,)
-        for corner in corners:
-            pieces = 1 if cut is None else max(1, round(max(abs(corner[i] - here[i]) for i in range(3)) / cut))
-            points += [tuple(here[i] + (corner[i] - here[i]) * k / pieces for i in range(4))
-                       for k in range(1, pieces + 1)]
-            here = corner
+        points = square_lines(cut)
         steps, plans = queued(arm, points, top)
         out.append({"cut_mm": cut, "lines": len(points), "plans": plans, "steps": steps})
     return out
