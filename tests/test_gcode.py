@@ -166,6 +166,29 @@ def test_check_mode_validates_without_moving(arm):
     assert m114(arm)["X"] == pytest.approx(160, abs=1e-3)
 
 
+
+def test_check_mode_entered_before_any_g_code_leaves_its_defaults(arm):
+    """`check on` before the first G-code line: the G-code face made in check mode (G91,
+    F60, a refusal's alarm) ends with it, as it began: G90, the board's line speed, no
+    alarm. A program checked leaves no trace."""
+    home = arm.request("home")[-1]
+    assert home.startswith("ok OK")
+    assert arm.request("check on") == ["ok check on"]
+    assert arm.request("G91")
+    reply = arm.request("G1 Z-10 F60")[-1]                        # 10 mm at 1 mm/s: 0.02 mm a step
+    assert reply.startswith("ok OK") and reply.endswith("steps=500"), reply
+    assert arm.request("G1 X900")[-1].startswith("error TOO_FAR")
+    assert arm.request("check off") == ["ok check off"]
+    assert arm.request("where")[-1].split()[1:7] == home.split()[1:7]    # the real pose
+    assert arm.request("check on") == ["ok check on"]
+    reply = arm.request("G1 Z305")[-1]                            # G90: 10 mm down, at the board's speed
+    assert reply.startswith("ok OK") and not reply.endswith("steps=500"), reply
+    assert m114(arm)["Z"] == pytest.approx(305, abs=1e-3)
+    assert arm.request("check off") == ["ok check off"]
+    assert arm.request("G0 X150 Y0 Z300 A90")[-1].startswith("ok OK")     # not locked
+
+
+
 PROGRAM = """\
 ; a square at z 300, pitch 90: Printrun strips this comment
 G21

@@ -326,6 +326,32 @@ def test_cpython_imports_the_same_protocol():
     assert out[0].startswith("ok OK 0.000 -50.0") and out[1].startswith("error BAD_COMMAND")
 
 
+
+def test_check_mode_makes_no_g_code_face():
+    """`check on` and `check off` without G-code make no G-code face (armfw.gcode stays
+    unloaded on a board); the real pose and alarm come back at `check off`."""
+    from armfw import board, protocol
+    from armfw.motion import ArmController
+    from armfw.simservo import SimServo
+    b = board.load(str(ARM5))
+    arm = ArmController(b, SimServo(b.driver))
+    arm.park()
+    out = []
+    p = protocol.Protocol(arm, out.append)
+    p.machine.lock("aborted")
+    real = list(arm.q)
+    for line in (b"check on", b"unlock", b"joints 10 20 80 0 0", b"check off"):
+        p.handle(line)
+        if p.machine.moving:
+            while arm.step() >= 0:
+                pass
+            p.motion_done()
+    assert out[:2] == ["ok check on", "ok"] and out[-1] == "ok check off", out
+    assert len(out) == 4 and out[2].startswith("ok OK 10.000 20.000 80.000"), out
+    assert p.gcode is None
+    assert arm.q == real and p.machine.alarm and p.machine.alarm_reason == "aborted"
+
+
 def test_move_solves_its_target_once_and_refuses_with_the_ik_words():
     """`move` on CPython's Protocol: one IK for the target (the check pass's, not a second
     one to answer), the motion it starts ends where the hand-calculated FK puts the

@@ -85,15 +85,24 @@ def check(p, args):
     if len(args) > 1 or (args and args[0].lower() not in ("on", "off")):
         raise Refused(BAD_INPUT, "check [on|off]")
     controller = p.controller
+    machine = p.machine
     if args:
         on = args[0].lower() == "on"
         if on and not p.checking:
             p.real_q = list(controller.q)
-            p.gcode_face().save_state()
+            p.real_alarm = (machine.alarm, machine.alarm_reason)
+            if p.gcode is not None:     # a program's modal state (G91, F); no G-code yet, none
+                p.gcode.save_state()
         elif not on and p.checking:
             for i in range(p.n):
                 controller.q[i] = p.real_q[i]
-            p.gcode_face().restore_state()
+            alarm, reason = p.real_alarm
+            if alarm:
+                machine.lock(reason)
+            else:
+                machine.unlock()
+            if p.gcode is not None:
+                p.gcode.restore_state()
         p.checking = on
         controller.executor.check_only = on
     return "ok check %s" % ("on" if p.checking else "off")

@@ -75,20 +75,14 @@ class GCode:
         self.blend = None               # armfw.gcodeblend.Blend: the queued G1 lines
 
     def save_state(self):
-        """Keep the modal state (G90/G91, F) and the alarm while check mode runs a program."""
-        p = self.protocol
-        self._saved = (self.relative, self.feed_mm_min, p.machine.alarm, p.machine.alarm_reason)
+        """Keep the modal state (G90/G91, F) while check mode runs a program."""
+        self._saved = (self.relative, self.feed_mm_min)
 
     def restore_state(self):
-        """Back to the state save_state kept: a checked program leaves no trace."""
-        if self._saved is not None:
-            machine = self.protocol.machine
-            self.relative, self.feed_mm_min, alarm, reason = self._saved
-            if alarm:
-                machine.lock(reason)
-            else:
-                machine.unlock()
-            self._saved = None
+        """Back to the state save_state kept, or to the defaults where the face was made in
+        check mode: a checked program leaves no trace."""
+        self.relative, self.feed_mm_min = self._saved or (False, 0.0)
+        self._saved = None
 
     # -- framing ----------------------------------------------------------
 

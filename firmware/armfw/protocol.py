@@ -119,6 +119,7 @@ class Protocol:
             self.tool_scratch = [0.0] * self.nt
         self.checking = False
         self.real_q = None              # the real pose while check mode walks a program
+        self.real_alarm = None          # and the real alarm: (alarm, alarm_reason)
         self.gcode = None               # armfw.gcode.GCode, made by the first G-code line
         self.poses = None               # armfw.poses.Poses, made by the first pose command
         self.roll = None
