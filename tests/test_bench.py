@@ -188,6 +188,13 @@ def test_memory_figures(bench, report):
                   r["run_free_bytes"] // 1024))
     assert mem["routes"]["frozen"]["need_kb"] <= mem["routes"]["source"]["need_kb"]
     assert "Firmware heap on the board-like interpreter" in text
+    # What each request loads, .mpy: the boot first, then each module once, each row keeping heap.
+    loads = mem["loads"]
+    assert loads["requests"][0][0] is None and "protocol" in loads["requests"][0][1]
+    modules = [m for _, names, _ in loads["requests"] for m in names]
+    assert len(modules) == len(set(modules)) and {"gcode", "gcodeblend", "pathprofile"} <= set(modules), modules
+    assert all(kept > 0 for _, _, kept in loads["requests"])
+    assert "What each request of the run first loads" in text
 
 
 def test_estimate_is_labelled_and_scaled(bench):

@@ -213,3 +213,28 @@ def test_queued_g1_lines_that_run_out_of_heap_mid_move_write_an_alarm_line():
     assert out[-1].startswith("alarm NO_MEMORY out of memory during the move at step %d of " % stepped)
     p.handle(b"G1 X160")
     assert out[-1].startswith("error ALARM ")
+
+
+def test_each_request_loads_only_its_own_family(micropython, tmp_path):
+    """The heap probe on the 5-joint arm's mixed run, armfw as .mpy (as `armctl deploy` puts
+    it; from source the board compiles the G-code face at boot): each module is loaded once,
+    by the first request that needs it, and a command family's module by a request of that
+    family. Check mode loads nothing of G-code's."""
+    from armfw import commands
+    arm5 = BOARDS / "sim_arm5.json"
+    lines = memory.mixed_run(json.loads(arm5.read_text()))
+    mpy = memory.compile_mpy(memory.FIRMWARE_DIR, tmp_path)
+    samples, _ = memory.heap_profile(micropython, mpy, arm5, lines, 1024, every=1)
+    rows = memory.loads(samples, lines)
+    assert rows[0][0] is None and {"protocol", "planner", "executor", "arm5"} <= set(rows[0][1])
+    assert "gcode" not in rows[0][1] and "cmd_motion" not in rows[0][1]
+    loaded = [m for _, modules, _ in rows for m in modules]
+    assert len(loaded) == len(set(loaded)), loaded
+    by = dict((m, request) for request, modules, _ in rows for m in modules)
+    families = {"cmd_" + family: set(entry[0] for entry in commands.COMMANDS if entry[1] == family)
+                for family in (commands.MOTION, commands.SETTINGS, commands.POSES)}
+    for module, names in families.items():
+        assert by[module].split()[0] in names, (module, by[module])
+    assert commands.is_gcode(by["gcode"]) and commands.is_gcode(by["gcodeblend"]), by
+    assert not any(request.startswith("check") for request, _, _ in rows[1:]), rows
+    assert all(kept > 0 for _, _, kept in rows), rows

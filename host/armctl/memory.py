@@ -416,12 +416,16 @@ def differences(lines, reference, output):
 
 
 def heap_samples(output):
-    """The heap probe's samples in an answer() output: [{line, alloc, free, largest_free}] (bytes)."""
+    """The heap probe's samples in an answer() output: [{line, alloc, free, largest_free}] (bytes),
+    and loaded: the armfw modules imported since the sample before (names after "armfw.")."""
     samples = []
     block = 16
     for line in output.splitlines():
         if line.startswith("# heap "):
-            sample = dict((k, int(v)) for k, v in (f.split("=") for f in line.split()[2:]))
+            fields = dict(f.split("=") for f in line.split()[2:])
+            loaded = fields.pop("loaded", "-")
+            sample = dict((k, int(v)) for k, v in fields.items())
+            sample["loaded"] = () if loaded == "-" else tuple(loaded.split(","))
             block = sample.pop("block")
             samples.append(sample)
         elif "max free sz:" in line and samples:
@@ -438,6 +442,16 @@ def heap_profile(interpreter, path, board_file, lines, heap_kb, every=None, **kw
     _, out = answer(interpreter, path, board_file, list(lines) + [""], heap_kb, script=HEAP_PROBE,
                     extra_env=env, **kw)
     return heap_samples(out), out
+
+
+def loads(samples, lines):
+    """What each request first loads, from heap_profile(..., every=1)'s samples of lines:
+    [(request, modules, bytes the heap kept more after it)], boot first (request None)."""
+    out = [(None, samples[0]["loaded"], samples[0]["alloc"])]
+    for before, after in zip(samples, samples[1:]):
+        if after["loaded"]:
+            out.append((lines[before["line"]], after["loaded"], after["alloc"] - before["alloc"]))
+    return out
 
 
 def main(argv=None):

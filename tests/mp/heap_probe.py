@@ -5,9 +5,10 @@
 # copies both there). Before request line i is handled, when i is a multiple of
 # ARMCTL_HEAP_EVERY (default 300), and so after line i-1 and any motion it
 # started are done, it collects garbage and prints
-#     # heap line=<i> alloc=<bytes> free=<bytes> block=<bytes per GC block>
+#     # heap line=<i> alloc=<bytes> free=<bytes> block=<bytes per GC block> loaded=<modules>
 # followed by micropython.mem_info()'s lines ("max free sz" is the largest free
-# run, in blocks). Line 0 is after boot. The sample lines are not replies: they
+# run, in blocks). Line 0 is after boot. loaded: the armfw modules imported since
+# the sample before (their names after "armfw.", comma-separated; "-" for none). The sample lines are not replies: they
 # precede the reply of line i. Only armfw.protocol.Protocol._answer is wrapped
 # (once per line answered: a line that arrives while G1 lines are queued is
 # handed back to the console until they have run, and answered then); the
@@ -24,6 +25,7 @@ EVERY = int(getenv("ARMCTL_HEAP_EVERY") or "300")
 BLOCK = 16 if sys.maxsize < 2 ** 32 else 32        # 4 machine words per GC block
 _answer = protocol.Protocol._answer
 _count = [0]
+_seen = set()
 
 
 def _scrub(depth):
@@ -37,10 +39,18 @@ def _scrub(depth):
         _scrub(depth - 1)
 
 
+def _loaded():
+    new = sorted(name[6:] for name in sys.modules if name.startswith("armfw.") and name not in _seen)
+    _seen.update("armfw." + name for name in new)
+    return ",".join(new) or "-"
+
+
 def _sample(line):
+    loaded = _loaded()
     _scrub(16)
     gc.collect()
-    print("# heap line=%d alloc=%d free=%d block=%d" % (line, gc.mem_alloc(), gc.mem_free(), BLOCK))
+    print("# heap line=%d alloc=%d free=%d block=%d loaded=%s" % (line, gc.mem_alloc(), gc.mem_free(), BLOCK,
+                                                                 loaded))
     micropython.mem_info()
 
 

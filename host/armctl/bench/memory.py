@@ -8,8 +8,10 @@ each route (source .py, .mpy, frozen) this section bisects the smallest heap
 in which main.py boots and answers armctl.memory's mixed run, then runs it
 once more at the route's goal heap (or at its need, when it does not fit the
 goal yet) under tests/mp/heap_probe.py: the free heap and the largest free
-block after boot and after the run. Without the interpreters (no build script
-beside this checkout, nothing built): "not available".
+block after boot and after the run. On the .mpy route, where every module's code
+sits in the heap, it also shows what each request of sim_arm5's run first loads
+and what the heap keeps more after it (armctl.memory.loads). Without the
+interpreters (no build script beside this checkout, nothing built): "not available".
 """
 
 import json
@@ -19,6 +21,7 @@ from armctl import BOARDS_DIR, memory
 
 BOARDS_SHORT = ("sim_arm5",)
 BOARDS_FULL = ("sim_arm5", "sim_planar", "sim_al5d", "sim_arm5_tool")
+LOADS_HEAP_KB = 512
 
 
 def run(short=False):
@@ -44,4 +47,12 @@ def run(short=False):
                 "needs_kb": needs, "need_kb": need, "goal_kb": memory.GOALS_KB[name], "profiled": worst,
                 "heap_kb": heap_kb, "boot_free_bytes": boot["free"], "boot_largest_free_bytes": boot["largest_free"],
                 "run_free_bytes": after["free"], "run_largest_free_bytes": after["largest_free"]}
+            if name == "mpy":
+                # In a heap the whole run fits with room: at its need a probe's sample can
+                # take the heap a later import would need.
+                board = names[0]
+                samples, _ = memory.heap_profile(route.interpreter, route.path, BOARDS_DIR / (board + ".json"),
+                                                 runs[board], LOADS_HEAP_KB, every=1)
+                figures["loads"] = {"board": board, "heap_kb": LOADS_HEAP_KB,
+                                    "requests": [list(row) for row in memory.loads(samples, runs[board])]}
     return figures

@@ -306,6 +306,13 @@ def memory_lines(mem):
     lines.append("  (needs: the smallest heap, in 4 KB steps, in which main.py boots and answers every line with no "
                  "MemoryError; the most of %s; profiled at the goal, or at the need where it does not fit the "
                  "goal yet)" % ", ".join(mem["boards"]))
+    loads = mem.get("loads")
+    if loads:
+        lines.append("  What each request of the run first loads (.mpy, %s, %d KB heap; KB: what the heap keeps "
+                     "more after it):" % (loads["board"], loads["heap_kb"]))
+        for request, modules, kept in loads["requests"]:
+            lines.append("    %-28s %6.1f KB  %s" % ("(boot)" if request is None else request[:28], kept / 1024.0,
+                                                    " ".join(modules)))
     return lines + [""]
 
 
