@@ -417,15 +417,15 @@ def differences(lines, reference, output):
 
 def heap_samples(output):
     """The heap probe's samples in an answer() output: [{line, alloc, free, largest_free}] (bytes),
-    and loaded: the armfw modules imported since the sample before (names after "armfw.")."""
+    and modules: the armfw modules imported by then (names after "armfw.")."""
     samples = []
     block = 16
     for line in output.splitlines():
         if line.startswith("# heap "):
             fields = dict(f.split("=") for f in line.split()[2:])
-            loaded = fields.pop("loaded", "-")
+            modules = fields.pop("modules", "")
             sample = dict((k, int(v)) for k, v in fields.items())
-            sample["loaded"] = () if loaded == "-" else tuple(loaded.split(","))
+            sample["modules"] = tuple(modules.split(",")) if modules else ()
             block = sample.pop("block")
             samples.append(sample)
         elif "max free sz:" in line and samples:
@@ -447,10 +447,11 @@ def heap_profile(interpreter, path, board_file, lines, heap_kb, every=None, **kw
 def loads(samples, lines):
     """What each request first loads, from heap_profile(..., every=1)'s samples of lines:
     [(request, modules, bytes the heap kept more after it)], boot first (request None)."""
-    out = [(None, samples[0]["loaded"], samples[0]["alloc"])]
+    out = [(None, samples[0]["modules"], samples[0]["alloc"])]
     for before, after in zip(samples, samples[1:]):
-        if after["loaded"]:
-            out.append((lines[before["line"]], after["loaded"], after["alloc"] - before["alloc"]))
+        loaded = tuple(m for m in after["modules"] if m not in before["modules"])
+        if loaded:
+            out.append((lines[before["line"]], loaded, after["alloc"] - before["alloc"]))
     return out
 
 

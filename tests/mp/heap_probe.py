@@ -5,11 +5,12 @@
 # copies both there). Before request line i is handled, when i is a multiple of
 # ARMCTL_HEAP_EVERY (default 300), and so after line i-1 and any motion it
 # started are done, it collects garbage and prints
-#     # heap line=<i> alloc=<bytes> free=<bytes> block=<bytes per GC block> loaded=<modules>
+#     # heap line=<i> alloc=<bytes> free=<bytes> block=<bytes per GC block> modules=<names>
 # followed by micropython.mem_info()'s lines ("max free sz" is the largest free
-# run, in blocks). Line 0 is after boot. loaded: the armfw modules imported since
-# the sample before (their names after "armfw.", comma-separated; "-" for none). The sample lines are not replies: they
-# precede the reply of line i. Only armfw.protocol.Protocol._answer is wrapped
+# run, in blocks). Line 0 is after boot. modules: the armfw modules imported so
+# far, their names after "armfw.", comma-separated (read after the heap is, and
+# kept nowhere: the probe's own objects stay out of the figures). The sample
+# lines are not replies: they precede the reply of line i. Only armfw.protocol.Protocol._answer is wrapped
 # (once per line answered: a line that arrives while G1 lines are queued is
 # handed back to the console until they have run, and answered then); the
 # console, session and main.py are the firmware's own.
@@ -25,7 +26,6 @@ EVERY = int(getenv("ARMCTL_HEAP_EVERY") or "300")
 BLOCK = 16 if sys.maxsize < 2 ** 32 else 32        # 4 machine words per GC block
 _answer = protocol.Protocol._answer
 _count = [0]
-_seen = set()
 
 
 def _scrub(depth):
@@ -39,18 +39,13 @@ def _scrub(depth):
         _scrub(depth - 1)
 
 
-def _loaded():
-    new = sorted(name[6:] for name in sys.modules if name.startswith("armfw.") and name not in _seen)
-    _seen.update("armfw." + name for name in new)
-    return ",".join(new) or "-"
-
-
 def _sample(line):
-    loaded = _loaded()
     _scrub(16)
     gc.collect()
-    print("# heap line=%d alloc=%d free=%d block=%d loaded=%s" % (line, gc.mem_alloc(), gc.mem_free(), BLOCK,
-                                                                 loaded))
+    alloc = gc.mem_alloc()
+    free = gc.mem_free()
+    modules = ",".join(sorted(name[6:] for name in sys.modules if name.startswith("armfw.")))
+    print("# heap line=%d alloc=%d free=%d block=%d modules=%s" % (line, alloc, free, BLOCK, modules))
     micropython.mem_info()
 
 
