@@ -319,13 +319,17 @@ def test_differences_tell_rounding_from_a_wrong_answer():
 def test_heap_samples_parse_the_probes_lines():
     out = ("# armfw\n# heap line=0 alloc=1000 free=2000 block=16 modules=boot,planner\nstack: 1 out of 2\n"
            "GC: total: 3000, used: 1000, free: 2000\n No. of 1-blocks: 1, 2-blocks: 2, max blk sz: 3, "
-           "max free sz: 100\nok\n# heap line=1 alloc=1500 free=1500 block=16 modules=boot,gcode,planner\n")
+           "max free sz: 100\nqstr pool: n_pool=1, n_qstr=3, n_str_data_bytes=32, n_total_bytes=208\nok\n"
+           "# heap line=1 alloc=1500 free=1500 block=16 modules=boot,gcode,planner\n"
+           "qstr pool: n_pool=2, n_qstr=30, n_str_data_bytes=300, n_total_bytes=600\n")
     samples = memory.heap_samples(out)
     assert samples == [
-        {"line": 0, "alloc": 1000, "free": 2000, "largest_free": 1600, "modules": ("boot", "planner")},
-        {"line": 1, "alloc": 1500, "free": 1500, "modules": ("boot", "gcode", "planner")}]
+        {"line": 0, "alloc": 1000, "free": 2000, "largest_free": 1600, "modules": ("boot", "planner"),
+         "names": 3, "names_bytes": 208},
+        {"line": 1, "alloc": 1500, "free": 1500, "modules": ("boot", "gcode", "planner"),
+         "names": 30, "names_bytes": 600}]
     assert memory.replies(out) == ("# armfw", [["ok"]])
-    assert memory.loads(samples, ["G21"]) == [(None, ("boot", "planner"), 1000), ("G21", ("gcode",), 500)]
+    assert memory.loads(samples, ["G21"]) == [(None, ("boot", "planner"), 1000, 208), ("G21", ("gcode",), 500, 392)]
 
 
 def test_boardlike_tests_skip_without_the_build_script(tmp_path):

@@ -317,7 +317,7 @@ STEP_MM = 2.0
 WRAPPING_KEYS = ("pitch", "roll", "A")
 FLOAT32_MAX = 3.4028235e38
 # Lines that are not answers: the pacing's progress reports, the heap probe's samples.
-_NOT_ANSWERS = ("# progress", "# heap ", "stack:", "GC:", " No. of", "mem:")
+_NOT_ANSWERS = ("# progress", "# heap ", "stack:", "GC:", " No. of", "mem:", "qstr pool:")
 
 
 def replies(output):
@@ -417,7 +417,8 @@ def differences(lines, reference, output):
 
 def heap_samples(output):
     """The heap probe's samples in an answer() output: [{line, alloc, free, largest_free}] (bytes),
-    and modules: the armfw modules imported by then (names after "armfw.")."""
+    modules: the armfw modules imported by then (names after "armfw."), names: the interned
+    names and names_bytes: their pools' bytes (in alloc too)."""
     samples = []
     block = 16
     for line in output.splitlines():
@@ -430,6 +431,10 @@ def heap_samples(output):
             samples.append(sample)
         elif "max free sz:" in line and samples:
             samples[-1]["largest_free"] = int(line.rsplit(":", 1)[1]) * block
+        elif line.startswith("qstr pool:") and samples:
+            pool = dict(f.strip().split("=") for f in line.split(":", 1)[1].split(","))
+            samples[-1]["names"] = int(pool["n_qstr"])
+            samples[-1]["names_bytes"] = int(pool["n_total_bytes"])
     return samples
 
 
@@ -446,12 +451,15 @@ def heap_profile(interpreter, path, board_file, lines, heap_kb, every=None, **kw
 
 def loads(samples, lines):
     """What each request first loads, from heap_profile(..., every=1)'s samples of lines:
-    [(request, modules, bytes the heap kept more after it)], boot first (request None)."""
-    out = [(None, samples[0]["modules"], samples[0]["alloc"])]
+    [(request, modules, bytes the heap kept more after it, of them the interned names' pools)],
+    boot first (request None). A pool of names doubles when it fills: the request that
+    interns the name past it takes the whole new pool."""
+    out = [(None, samples[0]["modules"], samples[0]["alloc"], samples[0]["names_bytes"])]
     for before, after in zip(samples, samples[1:]):
         loaded = tuple(m for m in after["modules"] if m not in before["modules"])
         if loaded:
-            out.append((lines[before["line"]], loaded, after["alloc"] - before["alloc"]))
+            out.append((lines[before["line"]], loaded, after["alloc"] - before["alloc"],
+                        after["names_bytes"] - before["names_bytes"]))
     return out
 
 

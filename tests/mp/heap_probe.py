@@ -7,7 +7,8 @@
 # started are done, it collects garbage and prints
 #     # heap line=<i> alloc=<bytes> free=<bytes> block=<bytes per GC block> modules=<names>
 # followed by micropython.mem_info()'s lines ("max free sz" is the largest free
-# run, in blocks). Line 0 is after boot. modules: the armfw modules imported so
+# run, in blocks) and micropython.qstr_info()'s (the interned names and the bytes
+# of their pools, which grow by doubling). Line 0 is after boot. modules: the armfw modules imported so
 # far, their names after "armfw.", comma-separated (read after the heap is, and
 # kept nowhere: the probe's own objects stay out of the figures). The sample
 # lines are not replies: they precede the reply of line i. Only armfw.protocol.Protocol._answer is wrapped
@@ -47,6 +48,7 @@ def _sample(line):
     modules = ",".join(sorted(name[6:] for name in sys.modules if name.startswith("armfw.")))
     print("# heap line=%d alloc=%d free=%d block=%d modules=%s" % (line, alloc, free, BLOCK, modules))
     micropython.mem_info()
+    micropython.qstr_info()
 
 
 def _measured_answer(self, raw):

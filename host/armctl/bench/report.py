@@ -309,10 +309,10 @@ def memory_lines(mem):
     loads = mem.get("loads")
     if loads:
         lines.append("  What each request of the run first loads (.mpy, %s, %d KB heap; KB: what the heap keeps "
-                     "more after it):" % (loads["board"], loads["heap_kb"]))
-        for request, modules, kept in loads["requests"]:
-            lines.append("    %-28s %6.1f KB  %s" % ("(boot)" if request is None else request[:28], kept / 1024.0,
-                                                    " ".join(modules)))
+                     "more after it, of it the pools of interned names):" % (loads["board"], loads["heap_kb"]))
+        for request, modules, kept, names in loads["requests"]:
+            lines.append("    %-28s %6.1f KB (names %4.1f KB)  %s" % (
+                "(boot)" if request is None else request[:28], kept / 1024.0, names / 1024.0, " ".join(modules)))
     return lines + [""]
 
 
