@@ -166,7 +166,6 @@ def test_check_mode_validates_without_moving(arm):
     assert m114(arm)["X"] == pytest.approx(160, abs=1e-3)
 
 
-
 def test_check_mode_entered_before_any_g_code_leaves_its_defaults(arm):
     """`check on` before the first G-code line: the G-code face made in check mode (G91,
     F60, a refusal's alarm) ends with it, as it began: G90, the board's line speed, no
@@ -186,7 +185,6 @@ def test_check_mode_entered_before_any_g_code_leaves_its_defaults(arm):
     assert m114(arm)["Z"] == pytest.approx(305, abs=1e-3)
     assert arm.request("check off") == ["ok check off"]
     assert arm.request("G0 X150 Y0 Z300 A90")[-1].startswith("ok OK")     # not locked
-
 
 
 PROGRAM = """\

@@ -326,7 +326,6 @@ def test_cpython_imports_the_same_protocol():
     assert out[0].startswith("ok OK 0.000 -50.0") and out[1].startswith("error BAD_COMMAND")
 
 
-
 def test_check_mode_makes_no_g_code_face():
     """`check on` and `check off` without G-code make no G-code face (armfw.gcode stays
     unloaded on a board); the real pose and alarm come back at `check off`."""

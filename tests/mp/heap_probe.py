@@ -8,13 +8,15 @@
 #     # heap line=<i> alloc=<bytes> free=<bytes> block=<bytes per GC block> modules=<names>
 # followed by micropython.mem_info()'s lines ("max free sz" is the largest free
 # run, in blocks) and micropython.qstr_info()'s (the interned names and the bytes
-# of their pools, which grow by doubling). Line 0 is after boot. modules: the armfw modules imported so
-# far, their names after "armfw.", comma-separated (read after the heap is, and
-# kept nowhere: the probe's own objects stay out of the figures). The sample
-# lines are not replies: they precede the reply of line i. Only armfw.protocol.Protocol._answer is wrapped
-# (once per line answered: a line that arrives while G1 lines are queued is
-# handed back to the console until they have run, and answered then); the
-# console, session and main.py are the firmware's own.
+# of their pools, which grow by doubling). Line 0 is after boot. modules: the
+# armfw modules imported so far, their names after "armfw.", comma-separated
+# (read after the heap is, and kept nowhere: the probe's own objects stay out of
+# the figures; its own few names do not, docs/BENCHMARKS.md, Memory). The sample
+# lines are not replies: they precede the reply of line i. Only
+# armfw.protocol.Protocol._answer is wrapped (once per line answered: a line
+# that arrives while G1 lines are queued is handed back to the console until
+# they have run, and answered then); the console, session and main.py are the
+# firmware's own.
 import gc
 import sys
 
