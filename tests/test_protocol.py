@@ -326,9 +326,9 @@ def test_cpython_imports_the_same_protocol():
     assert out[0].startswith("ok OK 0.000 -50.0") and out[1].startswith("error BAD_COMMAND")
 
 
-def test_check_mode_makes_no_g_code_face():
-    """`check on` and `check off` without G-code make no G-code face (armfw.gcode stays
-    unloaded on a board); the real pose and alarm come back at `check off`."""
+def parked_protocol():
+    """(arm, protocol, replies): CPython's Protocol on the 5-joint arm, parked at home; the
+    replies written go into the list."""
     from armfw import board, protocol
     from armfw.motion import ArmController
     from armfw.simservo import SimServo
@@ -336,7 +336,13 @@ def test_check_mode_makes_no_g_code_face():
     arm = ArmController(b, SimServo(b.driver))
     arm.park()
     out = []
-    p = protocol.Protocol(arm, out.append)
+    return arm, protocol.Protocol(arm, out.append), out
+
+
+def test_check_mode_makes_no_g_code_face():
+    """`check on` and `check off` without G-code make no G-code face (armfw.gcode stays
+    unloaded on a board); the real pose and alarm come back at `check off`."""
+    arm, p, out = parked_protocol()
     p.machine.lock("aborted")
     real = list(arm.q)
     for line in (b"check on", b"unlock", b"joints 10 20 80 0 0", b"check off"):
@@ -355,22 +361,16 @@ def test_move_solves_its_target_once_and_refuses_with_the_ik_words():
     """`move` on CPython's Protocol: one IK for the target (the check pass's, not a second
     one to answer), the motion it starts ends where the hand-calculated FK puts the
     target; a target no pose reaches is refused in the ik command's words."""
-    from armfw import board, protocol
-    from armfw.motion import ArmController
-    from armfw.simservo import SimServo
-    b = board.load(str(ARM5))
-    arm = ArmController(b, SimServo(b.driver))
-    arm.park()
+    arm, p, out = parked_protocol()
+    solver = arm.board.solver
     solves = []
-    solve = b.solver.ik
+    solve = solver.ik
 
     def counted(*args):
         solves.append(args[0][:])
         return solve(*args)
 
-    b.solver.ik = counted
-    out = []
-    p = protocol.Protocol(arm, out.append)
+    solver.ik = counted
     p.handle(b"move 200 50 150 150")
     assert p.machine.moving and out == [] and len(solves) == 1
     while arm.step() >= 0:
