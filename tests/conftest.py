@@ -194,6 +194,19 @@ class OnATerminal:
     def type(self, keys):
         os.write(self.master, keys)
 
+    def _where_stuck(self):
+        """What the kernel says the command waits in, and the screen's end: a command that
+        does not end is failed with them, so that its failure says where it waits."""
+        lines = []
+        for name in ("wchan", "stack"):
+            try:
+                with open("/proc/%d/%s" % (self.proc.pid, name)) as f:
+                    lines.append("%s: %s" % (name, f.read().strip()))
+            except OSError as e:
+                lines.append("%s: %s" % (name, e))
+        lines.append("screen: %r" % self.screen[-800:])
+        return "\n".join(lines)
+
     def finish(self, timeout=EXIT_S):
         """The exit code, once everything it printed is on the screen.
 
@@ -202,7 +215,8 @@ class OnATerminal:
         deadline = time.monotonic() + timeout
         while self.proc.poll() is None:
             if time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(self.proc.args, timeout)
+                raise AssertionError("%r has not ended after %g s\n%s"
+                                     % (self.proc.args, timeout, self._where_stuck()))
             if self._read(0.05) is None:
                 time.sleep(0.05)
         while self._read(0) not in (b"", None):
