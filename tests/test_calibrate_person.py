@@ -322,6 +322,21 @@ def test_sim_command_has_reset_calibration():
     assert parser.parse_args([]).reset_calibration is False
 
 
+def threads_taking_ctrl_c(pid):
+    """The threads of process pid, other than its main thread, that do not block SIGINT
+    (Linux's /proc/PID/task/TID/status, SigBlk: a hexadecimal mask, bit N-1 for signal N)."""
+    import os
+    taking = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        if int(tid) == pid:
+            continue
+        with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+            blocked = int(f.read().split("SigBlk:")[1].split()[0], 16)
+        if not blocked & (1 << (signal.SIGINT - 1)):
+            taking.append(int(tid))
+    return taking
+
+
 def test_ctrl_c_says_interrupted_on_one_line(micropython, tmp_path):
     with Simulator(BOARDS / "sim_arm5.json", pty=True) as sim:
         term = OnATerminal([sys.executable, "-m", "armctl.cli", "calibrate", "--port", sim.port,
@@ -329,6 +344,11 @@ def test_ctrl_c_says_interrupted_on_one_line(micropython, tmp_path):
                             "--save", str(tmp_path / "cal.json")])
         try:
             term.until(b"to +0 deg (now 1500 us), then press Enter\r\n")      # the whole line shown
+            # The kernel gives a process's SIGINT to any thread that does not block it. Given
+            # to a helper thread (numpy's BLAS starts one), it never woke the main thread from
+            # its read of the terminal, and the command waited for a key: every thread but
+            # the main one must block it.
+            assert threads_taking_ctrl_c(term.proc.pid) == []
             # What Ctrl-C on its own terminal does (this pty is not its controlling terminal).
             term.proc.send_signal(signal.SIGINT)
             code = term.finish()

@@ -76,8 +76,23 @@ def build_parser():
     return parser
 
 
+def _parser_with_ctrl_c_for_the_main_thread():
+    """build_parser(), with SIGINT blocked while it imports the commands: the threads that
+    numpy's BLAS starts at import inherit that mask, so the kernel gives Ctrl-C to the main
+    thread. Given to a BLAS thread, it only sets Python's flag, and a main thread blocked
+    reading the terminal (a calibration prompt) never wakes to raise KeyboardInterrupt."""
+    import signal
+    if not hasattr(signal, "pthread_sigmask"):     # Windows: no POSIX signal masks
+        return build_parser()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return build_parser()
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def main(argv=None):
-    parser = build_parser()
+    parser = _parser_with_ctrl_c_for_the_main_thread()
     args = parser.parse_args(argv)
     # The failures every command shares get their exit code here, once.
     try:
