@@ -188,6 +188,10 @@ def test_memory_figures(bench, report):
                   r["run_free_bytes"] // 1024))
     assert mem["routes"]["frozen"]["need_kb"] <= mem["routes"]["source"]["need_kb"]
     assert "Firmware heap on the board-like interpreter" in text
+    # The code's share of the .mpy need: the two routes' needs, board by board.
+    mpy, frozen = mem["routes"]["mpy"]["needs_kb"], mem["routes"]["frozen"]["needs_kb"]
+    for board in mem["boards"]:
+        assert "%s %d / %d" % (board, mpy[board] - frozen[board], memory.GOALS_KB["mpy"] - frozen[board]) in text
     # What each request loads, .mpy: the boot first, then each module once, each row keeping heap.
     loads = mem["loads"]
     assert loads["requests"][0][0] is None and "protocol" in loads["requests"][0][1]
@@ -195,6 +199,18 @@ def test_memory_figures(bench, report):
     assert len(modules) == len(set(modules)) and {"gcode", "gcodeblend", "pathprofile"} <= set(modules), modules
     assert all(kept > names >= 0 for _, _, kept, names in loads["requests"])
     assert "What each request of the run first loads" in text
+
+
+def test_code_resident_is_the_difference_of_the_two_routes_needs():
+    from armctl.bench import report as bench_report
+    routes = {"mpy": {"needs_kb": {"sim_arm5": 144, "sim_planar": None}, "goal_kb": 112},
+              "frozen": {"needs_kb": {"sim_arm5": 56, "sim_planar": 48}}}
+    # 144 - 56 KB of code and names; the 112 KB goal leaves them 112 - 56; no figure without a need.
+    assert bench_report.code_resident(routes) == {"sim_arm5": (88, 56)}
+    assert bench_report.code_resident_lines(routes) == [
+        "  Code and names in the heap as .mpy (its need less frozen's; KB) / what the .mpy goal leaves "
+        "them: sim_arm5 88 / 56"]
+    assert bench_report.code_resident({}) == {} and bench_report.code_resident_lines({}) == []
 
 
 def test_estimate_is_labelled_and_scaled(bench):

@@ -306,6 +306,7 @@ def memory_lines(mem):
     lines.append("  (needs: the smallest heap, in 4 KB steps, in which main.py boots and answers every line with no "
                  "MemoryError; the most of %s; profiled at the goal, or at the need where it does not fit the "
                  "goal yet)" % ", ".join(mem["boards"]))
+    lines += code_resident_lines(mem["routes"])
     loads = mem.get("loads")
     if loads:
         lines.append("  What each request of the run first loads (.mpy, %s, %d KB heap; KB: what the heap keeps "
@@ -314,6 +315,23 @@ def memory_lines(mem):
             lines.append("    %-28s %6.1f KB (names %4.1f KB)  %s" % (
                 "(boot)" if request is None else request[:28], kept / 1024.0, names / 1024.0, " ".join(modules)))
     return lines + [""]
+
+
+def code_resident(routes):
+    """{board: (.mpy need - frozen need, what the .mpy goal leaves beside frozen's need)} in KB:
+    frozen, the code and its names stay in flash, so the difference is what they take of the
+    heap as .mpy, and the second figure what they may take for .mpy to meet its goal."""
+    mpy, frozen = routes.get("mpy", {}).get("needs_kb", {}), routes.get("frozen", {}).get("needs_kb", {})
+    return {board: (mpy[board] - frozen[board], routes["mpy"]["goal_kb"] - frozen[board])
+            for board in mpy if mpy[board] is not None and frozen.get(board) is not None}
+
+
+def code_resident_lines(routes):
+    resident = code_resident(routes)
+    if not resident:
+        return []
+    return ["  Code and names in the heap as .mpy (its need less frozen's; KB) / what the .mpy goal leaves "
+            "them: " + ", ".join("%s %d / %d" % (board, kb, room) for board, (kb, room) in resident.items())]
 
 
 def bus_lines(bus):
