@@ -135,6 +135,19 @@ def test_route_fits_its_goal(route, name, routes, reference, fakes):
     assert_answers_as_64_bit(lines, out, reference(name))
 
 
+@pytest.mark.parametrize("name", ("sim_arm5", "sim_planar"))
+def test_mpy_answers_joint_space_in_an_esp32s_heap(name, routes, micropython):
+    """Where the whole run does not fit 112 KB as .mpy yet, its requests in joint space do
+    (armctl.memory.joint_space_run: no G-code, tool lines, poses or paths), each answered
+    as the 64-bit build answers it."""
+    lines = memory.joint_space_run(json.loads(board_file(name).read_text()))
+    assert not any(line.split()[:1] in (["line"], ["pose"], ["path"]) for line in lines)
+    _, reference_output = memory.answer(micropython, FIRMWARE_DIR, board_file(name), lines, ROOMY_KB)
+    r = routes["mpy"]
+    _, out = memory.answer(r.interpreter, r.path, board_file(name), lines, memory.GOALS_KB["mpy"])
+    assert_answers_as_64_bit(lines, out, reference_output)
+
+
 def test_smallest_heap_per_route(heap_needs):
     """Every route fits some heap, and the routes rank as they must: frozen code and
     precompiled .mpy never need more than compiling the source on the board."""

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from armctl import FIRMWARE_DIR, ROOT
 from armctl.link import is_final
+from armfw.commands import is_gcode
 
 ROUTES = ("source", "mpy", "frozen")
 # The heap each route must fit (KB): a Raspberry Pi Pico gives 192, an ESP32
@@ -138,6 +139,31 @@ def mixed_run(board, count=300):
     while len(lines) < count:
         lines += block
     return lines
+
+
+# Requests that move the tool along a line: `line`, a tool `jog` (`jog jN` turns a joint),
+# `pick` and `place`.
+_TOOL_LINES = ("line", "jog", "pick", "place")
+
+
+def joint_space_run(board, count=300):
+    """mixed_run(board, count) without G-code, tool lines, poses and paths: the requests a
+    board answers in joint space (moves, joints, IK and FK, home, servo, grip, settings,
+    bad input), which a 5-joint arm fits in an ESP32's heap as .mpy where the whole run
+    does not (docs/BENCHMARKS.md, Memory)."""
+    return [line for line in mixed_run(board, count) if _in_joint_space(line)]
+
+
+def _in_joint_space(line):
+    words = line.split()
+    if not words:
+        return True
+    name = words[0].lower()
+    if is_gcode(line.strip()) or name in ("pose", "path"):
+        return False
+    if name == "jog":
+        return words[1:2] != [] and words[1][:1] in "jJ"
+    return name not in _TOOL_LINES
 
 
 def finals(output):
