@@ -84,11 +84,11 @@ def _parser_with_ctrl_c_for_the_main_thread():
     import signal
     if not hasattr(signal, "pthread_sigmask"):     # Windows: no POSIX signal masks
         return build_parser()
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         return build_parser()
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def main(argv=None):
