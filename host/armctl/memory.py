@@ -162,7 +162,7 @@ def _in_joint_space(line):
     if is_gcode(line.strip()) or name in ("pose", "path"):
         return False
     if name == "jog":
-        return words[1:2] != [] and words[1][:1] in "jJ"
+        return len(words) > 1 and words[1][0] in "jJ"
     return name not in _TOOL_LINES
 
 
