@@ -21,6 +21,8 @@ from math import pi
 
 from armfw import board
 
+from null_driver import NullDriver
+
 ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
 REPEATS = 5          # begin() runs this often; the fastest counts
 LONG_SPEED_DEG_S = 10.0     # the line at this joint speed: a plan longer than the ring
@@ -30,16 +32,6 @@ LONG_SPEED_DEG_S = 10.0     # the line at this joint speed: a plan longer than t
 # 5-joint arm, tool horizontal, 200 steps of the board's 2 mm line step.
 LINE_START = (250.0, -200.0, 150.0, pi / 2)
 LINE_END = (250.0, 200.0, 150.0, pi / 2)
-
-
-class NullServos:
-    """A servo driver that drives nothing: the live step without the driver write."""
-
-    def set_us(self, channel, us):
-        pass
-
-    def off(self, channel=None):
-        pass
 
 
 def run_live_steps(items, controller):
@@ -103,7 +95,7 @@ def line_figures():
     the first step), and the time and heap of each live step without the driver write."""
     from armfw import motion
     b = board.load(ROOT + "/boards/sim_arm5.json")
-    controller = motion.ArmController(b, NullServos(), None, lambda ms: None)
+    controller = motion.ArmController(b, NullDriver(), None, lambda ms: None)
     controller.park()
     if not controller.move(LINE_START):
         return "not available: the move to the line start was refused (%s)" % controller.refusal.reason
@@ -160,7 +152,7 @@ def long_figures():
     halfway. Without the driver write."""
     from armfw import motion
     b = board.load(ROOT + "/boards/sim_arm5.json")
-    controller = motion.ArmController(b, NullServos(), None, lambda ms: None)
+    controller = motion.ArmController(b, NullDriver(), None, lambda ms: None)
     controller.park()
     if not controller.move(LINE_START):
         return "not available: the move to the line start was refused (%s)" % controller.refusal.reason

@@ -25,6 +25,8 @@ from armfw.planner import BLEND
 from armfw.jointprofile import JointProfile
 from armfw.profile import ToolRamp
 
+from null_driver import NullDriver
+
 ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
 COUNT = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 STEP_S = 0.02
@@ -39,16 +41,6 @@ LINE_MM = 30.0
 CENTRE = (150.0, 40.0, 150.0)
 RADIUS = 20.0
 CHORDS = 72
-
-
-class NullServos:
-    """A servo driver that drives nothing: the live step without the driver write."""
-
-    def set_us(self, channel, us):
-        pass
-
-    def off(self, channel=None):
-        pass
 
 
 def circle_point(k):
@@ -145,7 +137,7 @@ def live(controller, begin):
 
 def live_steps():
     b = board.load(ROOT + "/boards/sim_arm5.json")
-    controller = ArmController(b, NullServos(), None, lambda ms: None)
+    controller = ArmController(b, NullDriver(), None, lambda ms: None)
     controller.park()
     home = list(controller.q)
 

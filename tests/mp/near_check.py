@@ -28,13 +28,7 @@ import sys
 
 from armfw import board, kinematics, motion, status
 
-
-class NullServos:
-    def set_us(self, channel, us):
-        pass
-
-    def off(self, channel=None):
-        pass
+from null_driver import NullDriver
 
 
 def floats(text):
@@ -49,7 +43,7 @@ class Side:
         self.solver = self.board.solver
         if not zones:
             self.solver.zones = None
-        self.controller = motion.ArmController(self.board, NullServos(), None, lambda ms: None)
+        self.controller = motion.ArmController(self.board, NullDriver(), None, lambda ms: None)
         self.controller.executor.check_only = True
         self.controller.park()
         self.record = []
