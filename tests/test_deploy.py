@@ -131,4 +131,31 @@ def test_deploy_refuses_a_board_the_firmware_will_not_fit(planar_sim, monkeypatc
     assert ("the firmware will not fit: the board has %d KB of heap free and the firmware %s needs %d KB; "
             "nothing was copied." % (free // 1024, how, free // 1024 + 1)) in err
     assert ("without --source" in err) == source and ("frozen in" in err) != source
+    assert "or --anyway copies it regardless" in err
     assert {p: p.read_bytes() for p in planar_sim.flash_dir.rglob("*") if p.is_file()} == before
+
+
+def test_deploy_anyway_copies_what_will_not_fit_and_says_so(planar_sim, monkeypatch):
+    """anyway: the same small board (a need just above what it reports free) gets the
+    firmware, and the deploy says what the board will answer where its heap runs out."""
+    import io
+    free = deploy_module.free_heap(planar_sim.port)
+    monkeypatch.setitem(deploy_module.HEAP_NEED_KB, "mpy", free // 1024 + 1)
+    said = io.StringIO()
+    info = deploy_module.deploy(planar_sim.port, BOARDS / "sim_arm5.json", out=said, anyway=True)
+    out = said.getvalue()
+    assert "deploying anyway (--anyway): a request that does not fit the board's heap will be answered " \
+           "error NO_MEMORY" in out
+    assert out.index("deploying anyway") < out.index("[1/")       # said before any file is copied
+    assert (planar_sim.flash_dir / "board.json").read_bytes() == (BOARDS / "sim_arm5.json").read_bytes()
+    assert info.fields["name"] == "sim_arm5"
+
+
+def test_deploy_passes_anyway_on(monkeypatch):
+    from armctl.commands import deploy as deploy_command
+    given = {}
+    monkeypatch.setattr(deploy_command, "deploy", lambda port, board, **options: given.update(options))
+    for flag, anyway in (([], False), (["--anyway"], True)):
+        assert cli.main(["deploy", "--port", "/dev/null", "--board", str(BOARDS / "sim_arm5.json")] + flag) \
+            == cli.EXIT_OK
+        assert given["anyway"] is anyway

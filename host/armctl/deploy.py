@@ -185,13 +185,18 @@ def free_heap(port):
     raise LinkError("the board on %s did not say its free heap: %s" % (port, "\n".join(lines[-5:])))
 
 
-def check_heap(port, route, say):
-    """Refuse (NotEnoughHeap) when the board's free heap is less than the firmware needs as route."""
+def check_heap(port, route, say, anyway=False):
+    """Refuse (NotEnoughHeap) when the board's free heap is less than the firmware needs as
+    route; anyway: say so and go on (the board answers what does not fit NO_MEMORY)."""
     free = free_heap(port)
     need = heap_need_kb(route)
     how = "compiled to .mpy" if route == "mpy" else "as source"
     say("board heap: %d KB free; the firmware %s needs %d KB" % (free // 1024, how, need))
     if free >= need * 1024:
+        return free
+    if anyway:
+        say("deploying anyway (--anyway): a request that does not fit the board's heap will be answered "
+            "error NO_MEMORY")
         return free
     if route == "source":
         then = "deploy it compiled to .mpy (without --source), which needs %d KB" % heap_need_kb("mpy")
@@ -199,7 +204,8 @@ def check_heap(port, route, say):
         then = ("build a MicroPython image with the firmware frozen in (README, \"Memory\"), "
                 "or use a board with more RAM")
     raise NotEnoughHeap("the firmware will not fit: the board has %d KB of heap free and the firmware %s needs "
-                        "%d KB; nothing was copied. %s" % (free // 1024, how, need, then))
+                        "%d KB; nothing was copied. %s; or --anyway copies it regardless, and a request that "
+                        "does not fit is answered error NO_MEMORY" % (free // 1024, how, need, then))
 
 
 def restart(port, baud=115200, timeout=READY_TIMEOUT_S, then="help"):
@@ -216,9 +222,10 @@ def restart(port, baud=115200, timeout=READY_TIMEOUT_S, then="help"):
         return ready if then == "help" else link.request(then)
 
 
-def deploy(port, board_file, mpy=True, baud=115200, out=sys.stdout, firmware_dir=FIRMWARE_DIR):
+def deploy(port, board_file, mpy=True, baud=115200, out=sys.stdout, firmware_dir=FIRMWARE_DIR, anyway=False):
     """Copy firmware (armfw compiled to .mpy, or source with mpy False) and board_file to the
-    board on port, restart it, check it answers.
+    board on port, restart it, check it answers (anyway: even where the board's free heap
+    is less than the firmware needs).
 
     Prints one line per file. Returns the board's `info` Reply. Raises
     LinkError (no board, copy failed), DeployError (a file could not be
@@ -230,7 +237,7 @@ def deploy(port, board_file, mpy=True, baud=115200, out=sys.stdout, firmware_dir
 
     with tempfile.TemporaryDirectory(prefix="armctl-deploy-") as tmp:
         files = stage(tmp, board_file, mpy, firmware_dir)      # a file that does not compile: before the board
-        check_heap(port, "mpy" if mpy else "source", say)
+        check_heap(port, "mpy" if mpy else "source", say, anyway)
         keep = [flash.split("/", 1)[1] for _, flash in files if flash.startswith("armfw/")]
         total = len(files)
         say("deploying %d files (%s) from %s to %s" % (

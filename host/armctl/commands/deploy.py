@@ -14,15 +14,17 @@ HELP = "Copy the firmware and a board file to the board's flash (mpremote), rest
 EPILOG = """\
 examples:
   armctl deploy --port /dev/ttyACM0 --board boards/pico_pca9685.json
-  armctl deploy --port /dev/ttyUSB0 --board boards/esp32_pwm.json --source
+  armctl deploy --port /dev/ttyACM0 --board boards/pico_pca9685.json --source
+  armctl deploy --port /dev/ttyUSB0 --board boards/esp32_pwm.json --anyway
+      (an ESP32's heap holds the joint moves, not lines or G-code: README, Memory)
 
 Reads the board's free heap first (soft reset, raw REPL) and copies nothing
-when the firmware will not fit it. Then copies firmware/main.py,
-firmware/armfw/*.py compiled to .mpy for the board file's "mcu" (source .py
-with --source) and the board file (as board.json), removes stale armfw
-modules, keeps the board's calibration.json, soft-resets the board, waits
-until it answers `help` with ok and checks `info` names the deployed board.
-Close any terminal on the port first.
+when the firmware will not fit it, unless --anyway. Then copies
+firmware/main.py, firmware/armfw/*.py compiled to .mpy for the board file's
+"mcu" (source .py with --source) and the board file (as board.json), removes
+stale armfw modules, keeps the board's calibration.json, soft-resets the
+board, waits until it answers `help` with ok and checks `info` names the
+deployed board. Close any terminal on the port first.
 Exit status: 0 deployed and running the board file, 1 refused: the firmware
 will not fit the board's heap, or the board restarted but cannot run the
 board file (e.g. no PCA9685 answers: BAD_BOARD), 2 bad board file or
@@ -42,12 +44,16 @@ def add_arguments(parser):
                            "less RAM); main.py stays source")
     form.add_argument("--source", action="store_true",
                       help="copy armfw as source .py (the board compiles it at import: needs more heap)")
+    parser.add_argument("--anyway", action="store_true",
+                        help="copy the firmware even where the board's free heap is less than it needs: the "
+                             "board then answers each request that does not fit error NO_MEMORY (README, "
+                             "Memory: an ESP32's 112 KB holds a 5-joint arm's joint moves as .mpy)")
 
 
 def run(args):
     boardlib.load(args.board)      # a bad board file: exit 2 before the port is touched
     try:
-        deploy(args.port, args.board, mpy=not args.source, baud=args.baud)
+        deploy(args.port, args.board, mpy=not args.source, baud=args.baud, anyway=args.anyway)
     except DeployError as e:
         raise cli.UsageError(str(e))
     except (NotEnoughHeap, BoardNotRunning) as e:
