@@ -141,9 +141,8 @@ def mixed_run(board, count=300):
     return lines
 
 
-# Requests that move the tool along a line: `line`, a tool `jog` (`jog jN` turns a joint),
-# `pick` and `place`.
-_TOOL_LINES = ("line", "jog", "pick", "place")
+# Requests that move the tool along a line, beside a tool `jog` (`jog jN` turns a joint).
+_TOOL_LINES = ("line", "pick", "place")
 
 
 def joint_space_run(board, count=300):
