@@ -8,8 +8,10 @@ Whether the jaws really close on an object (stall current, grip force) only
 hardware can show; state records what was commanded, not what happened.
 """
 
+from armfw.compat import const
+
 OPEN = "open"
-CLOSED = "closed"
+_CLOSED = const("closed")
 
 
 class Gripper:
@@ -33,7 +35,7 @@ class Gripper:
         if us == self.open_us:
             self.state = OPEN
         elif us == self.close_us:
-            self.state = CLOSED
+            self.state = _CLOSED
         else:
             self.state = None
 
