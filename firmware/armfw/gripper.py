@@ -10,7 +10,7 @@ hardware can show; state records what was commanded, not what happened.
 
 from armfw.compat import const
 
-OPEN = "open"
+_OPEN = const("open")
 _CLOSED = const("closed")
 
 
@@ -33,7 +33,7 @@ class Gripper:
                              % (self.min_us, self.max_us, us))
         self.driver.set_us(self.channel, us)
         if us == self.open_us:
-            self.state = OPEN
+            self.state = _OPEN
         elif us == self.close_us:
             self.state = _CLOSED
         else:

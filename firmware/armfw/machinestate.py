@@ -14,7 +14,7 @@ ALARM_NO_MEMORY = "a move ran out of memory"
 # The states the status line names.
 _IDLE = const("idle")
 _RUN = const("run")
-HOLD = "hold"
+_HOLD = const("hold")
 _STATE_RELAXED = const("relaxed")
 STATE_ALARM = "alarm"
 _STATE_CHECK = const("check")      # a motion's plan is being checked, nothing has moved yet
@@ -58,7 +58,7 @@ class MachineState:
     def word(self, checking, relaxed):
         """The state the status line names: checking, a plan's check under way; relaxed, the pose unknown."""
         if self.moving:
-            return HOLD if self.held else _RUN
+            return _HOLD if self.held else _RUN
         if checking:
             return _STATE_CHECK
         if self.alarm:

@@ -78,7 +78,7 @@ class PathProfile:
         length = self._length
         top = self._top
         junction = self._junction
-        least = _BIG                     # the least acceleration along any leg
+        least = _BIG                    # the least acceleration along any leg
         prev = -1                       # the last leg that moves
         for j in range(count):
             a = (j - 1) * n
@@ -90,7 +90,7 @@ class PathProfile:
             dist = sqrt(dist)
             length[j] = dist
             top[j] = _BIG
-            junction[j] = _BIG           # a leg that does not move: no turn at its end
+            junction[j] = _BIG          # a leg that does not move: no turn at its end
             if dist <= 0.0:
                 continue
             v = dist / step_s           # a waypoint a step at most

@@ -27,9 +27,9 @@ DEFAULT_RADII = {
     "planar": {"upper_arm": 15.0, "forearm": 10.0},
 }
 _DEFAULT_CLEARANCE_MM = const(5.0)
-BASE_RADIUS_MM = 45.0       # arm5 base column
-_BASE_ABOVE_J2_MM = const(25.0)     # the shoulder housing's top above the J2 axis
-_POST_HALF_WIDTH_MM = const(20.0)   # planar post
+BASE_RADIUS_MM = 45.0                   # arm5 base column
+_BASE_ABOVE_J2_MM = const(25.0)         # the shoulder housing's top above the J2 axis
+_POST_HALF_WIDTH_MM = const(20.0)       # planar post
 _POST_BELOW_SHOULDER_MM = const(30.0)
 
 
