@@ -192,6 +192,11 @@ def test_memory_figures(bench, report):
     mpy, frozen = mem["routes"]["mpy"]["needs_kb"], mem["routes"]["frozen"]["needs_kb"]
     for board in mem["boards"]:
         assert "%s %d / %d" % (board, mpy[board] - frozen[board], memory.GOALS_KB["mpy"] - frozen[board]) in text
+    # The names each board's run interns as .mpy, short of the seventh pool.
+    names = mem["names"]
+    assert names["six_pools"] == memory.NAMES_IN_SIX_POOLS and sorted(names["boards"]) == sorted(mem["boards"])
+    assert all(0 < n < names["six_pools"] for n in names["boards"].values()), names
+    assert "Names the run interns as .mpy" in text
     # What each request loads, .mpy: the boot first, then each module once, each row keeping heap.
     loads = mem["loads"]
     assert loads["requests"][0][0] is None and "protocol" in loads["requests"][0][1]

@@ -217,6 +217,36 @@ def test_mpy_leaves_room_after_boot(routes, report):
     assert boot["free"] >= MPY_FREE_AFTER_BOOT_KB * 1024
 
 
+def test_a_seventh_pool_of_names_comes_at_once_past_1260_names(boardlike_upy):
+    """Names are interned into pools that double (armctl.memory.NAMES_IN_SIX_POOLS): on this
+    interpreter, interning names one by one, the seventh pool comes with the 1,261st name,
+    and the pools' bytes jump by its 1,280 entries (armctl.memory.SEVENTH_POOL_BYTES) at once."""
+    script = ("import micropython\nclass O: pass\no = O()\n"
+              "for i in range(1400):\n    setattr(o, 'name%d' % i, 1)\n    micropython.qstr_info()\n")
+    out = subprocess.run([boardlike_upy, "-c", script], capture_output=True, text=True, timeout=60).stdout
+    pools = [dict(f.strip().split("=") for f in line.split(":", 1)[1].split(","))
+             for line in out.splitlines() if line.startswith("qstr pool:")]
+    assert len(pools) == 1400
+    seventh = next(i for i, pool in enumerate(pools) if pool["n_pool"] == "7")
+    before, after = pools[seventh - 1], pools[seventh]
+    assert before["n_pool"] == "6" and int(after["n_qstr"]) == memory.NAMES_IN_SIX_POOLS + 1
+    jump = int(after["n_total_bytes"]) - int(before["n_total_bytes"]) - (int(after["n_str_data_bytes"])
+                                                                         - int(before["n_str_data_bytes"]))
+    assert memory.SEVENTH_POOL_BYTES <= jump <= memory.SEVENTH_POOL_BYTES + 32      # its header too
+
+
+@pytest.mark.parametrize("name", ("sim_arm5", "sim_planar", "sim_al5d", "sim_arm5_tool"))
+def test_the_run_interns_fewer_names_than_six_pools_hold(name, routes, report):
+    """As .mpy, each board's whole run interns fewer names than six pools hold, so a board
+    never makes the seventh, 9 KB at once (docs/BENCHMARKS.md, Memory). The PCA9685 board
+    runs beside a fake chip and a stand-in machine module whose own names a board has not."""
+    r = routes["mpy"]
+    names, pools = memory.names_interned(r.interpreter, r.path, board_file(name), run_lines(name))
+    report("board-like names, mpy, %s: %d interned over the run, in %d pools (six hold %d)"
+           % (name, names, pools, memory.NAMES_IN_SIX_POOLS))
+    assert names < memory.NAMES_IN_SIX_POOLS and pools == 6
+
+
 @pytest.mark.parametrize("route", memory.ROUTES)
 def test_memory_stays_flat(route, routes, report):
     """10,000 mixed lines: the heap retained after gc.collect() does not grow from one

@@ -112,3 +112,24 @@ def test_the_machine_state_changes_only_through_its_methods():
     assert m.word(False, True) == "alarm" and m.word(True, False) == "check"
     m.unlock()
     assert (m.alarm, m.word(False, True), m.word(False, False)) == (False, "relaxed", "idle")
+
+
+def test_private_constants_are_defined_above_their_first_use():
+    """MicroPython puts a `_NAME = const(...)` where it is read only below its definition and
+    makes no global of it, so a read above it (in a function defined earlier) is a NameError
+    on the board alone: CPython, where armfw.compat.const returns its argument, runs it."""
+    import ast
+    from armctl import FIRMWARE_DIR
+    misplaced, found = [], 0
+    for path in sorted((FIRMWARE_DIR / "armfw").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        defined = {}
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+                    and node.targets[0].id.startswith("_") and isinstance(node.value, ast.Call)
+                    and getattr(node.value.func, "id", None) == "const"):
+                defined[node.targets[0].id] = node.lineno
+        found += len(defined)
+        misplaced += ["%s:%d %s" % (path.name, n.lineno, n.id) for n in ast.walk(tree)
+                      if isinstance(n, ast.Name) and n.id in defined and n.lineno < defined[n.id]]
+    assert found > 100 and misplaced == []

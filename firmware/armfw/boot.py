@@ -21,13 +21,13 @@ import gc
 import sys
 
 import armfw
-from armfw.compat import getenv
+from armfw.compat import const, getenv
 from armfw.status import BAD_BOARD, NO_MEMORY
 
 BOARD = "board.json"
 CALIBRATION = "calibration.json"
 # Needed only until the session is made (armfw.<name>); imported again if ever asked for.
-_BOOT_ONLY = ("board", "drivers", "fields", "workspace", "store", "boot")
+_BOOT_ONLY = const(("board", "drivers", "fields", "workspace", "store", "boot"))
 _ONE_BYTE = bytearray(1)
 
 

@@ -9,7 +9,7 @@ from armfw.protocol import BAD_INPUT, Refused, fmt
 from armfw.status import BAD_COMMAND
 
 # Gentler than this a stop from full speed takes minutes (deg/s^2, mm/s^2).
-MIN_ACCEL = 1.0
+_MIN_ACCEL = const(1.0)
 
 # A sync token: letters, digits, "-" and "_", at most this long.
 _MAX_TOKEN = const(32)
@@ -67,10 +67,10 @@ def accel(p, args):
     board_joint = [float(v) for v in m["joint_accel_deg_s2"]]
     board_tool = float(m["tool_accel_mm_s2"])
     values = p.numbers(args, len(args), "DEG_PER_S2 [MM_PER_S2]")
-    if values and not MIN_ACCEL <= values[0] <= max(board_joint):
-        raise Refused(BAD_INPUT, "joint accel must be %s..%s deg/s^2" % (fmt(MIN_ACCEL), fmt(max(board_joint))))
-    if len(values) > 1 and not MIN_ACCEL <= values[1] <= board_tool:
-        raise Refused(BAD_INPUT, "tool accel must be %s..%s mm/s^2" % (fmt(MIN_ACCEL), fmt(board_tool)))
+    if values and not _MIN_ACCEL <= values[0] <= max(board_joint):
+        raise Refused(BAD_INPUT, "joint accel must be %s..%s deg/s^2" % (fmt(_MIN_ACCEL), fmt(max(board_joint))))
+    if len(values) > 1 and not _MIN_ACCEL <= values[1] <= board_tool:
+        raise Refused(BAD_INPUT, "tool accel must be %s..%s mm/s^2" % (fmt(_MIN_ACCEL), fmt(board_tool)))
     if values:
         for i in range(len(board_joint)):
             limits.joint_accel[i] = min(board_joint[i], values[0]) * DEG

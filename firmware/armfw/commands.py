@@ -10,6 +10,8 @@ commands in the same order (tests/test_protocol_doc.py holds the two and
 firmware/PROTOCOL.md's command table equal).
 """
 
+from armfw.compat import const
+
 # Families: the module armfw.cmd_<family> holds one function per command of it,
 # named as the command (f(protocol, args) -> the final line, or None while a motion runs).
 MOTION = "motion"
@@ -70,7 +72,7 @@ GCODE_MOTION = ("G0", "G1", "G2", "G3", "G4", "G28", "M0", "M3", "M5")
 # And the words after which the pose may differ otherwise: servos off (relax).
 GCODE_POSE = GCODE_MOTION + ("M18", "M84")
 
-_DIGITS = "0123456789"
+_DIGITS = const("0123456789")
 
 
 def is_gcode(text):

@@ -38,6 +38,7 @@ servos leaves them limp however it ends:
         driver.set_us(0, 1500)
 """
 
+from armfw.compat import const
 from armfw.fields import BoardError, known_keys
 
 # Driver kind (a board file's driver.kind) -> its module in armfw.
@@ -60,6 +61,10 @@ def channels(board):
     return out
 
 
+# The bound of a PWM driver's pulses (a bus driver has its own: armfw.servobus.LIMIT).
+_PWM_LIMIT = const(("freq_hz", "a %d us pulse does not fit the %d us period"))
+
+
 def check(settings, mcu, where, outputs, longest_us):
     """The driver section (its kind's fields and check) and every output; longest_us:
     the longest pulse any output may be sent, which must fit the driver's period."""
@@ -70,10 +75,6 @@ def check(settings, mcu, where, outputs, longest_us):
     if longest_us >= period:
         field, why = getattr(m, "LIMIT", _PWM_LIMIT)
         raise BoardError("%s.%s: %s" % (dw, field, why % (longest_us, period)))
-
-
-# The bound of a PWM driver's pulses (a bus driver has its own: armfw.servobus.LIMIT).
-_PWM_LIMIT = ("freq_hz", "a %d us pulse does not fit the %d us period")
 
 
 def make(board):

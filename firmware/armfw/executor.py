@@ -56,7 +56,7 @@ _CORNER_ROUNDS = const(3)
 GRIP_DWELL_MS = const(400)
 
 # What step() raises where a long plan's second walk disagrees with its check.
-_DISAGREE = "the plan walked again is not the plan checked: stopped"
+_DISAGREE = const("the plan walked again is not the plan checked: stopped")
 
 
 def ring_steps(n):

@@ -28,11 +28,12 @@ from math import sqrt
 import armfw
 from armfw import planner, status
 from armfw.commands import GCODE_MOTION
+from armfw.compat import const
 from armfw.numeric import DEG
 
 # The first letters of G-code words and what each means here.
-AXES = "XYZAB"
-ARC_WORDS = "XYZIJRF"
+_AXES = const("XYZAB")
+_ARC_WORDS = const("XYZIJRF")
 FIRMWARE = "armfw"
 
 
@@ -211,7 +212,7 @@ class GCode:
         p = self.protocol
         nt = p.nt
         for letter in args:
-            if letter not in AXES and letter != "F":
+            if letter not in _AXES and letter != "F":
                 raise self.Refused(status.NAMES[status.BAD_INPUT], "G0/G1 take X Y Z A B F, not %s" % letter)
         if nt == 2 and ("Z" in args or "A" in args or "B" in args):
             raise self.Refused(status.NAMES[status.BAD_INPUT], "a planar arm has X and Y only")
@@ -219,7 +220,7 @@ class GCode:
         now = blend.end() if blend is not None and blend.count else p.controller.tool()
         out = []
         for i in range(nt):
-            letter = AXES[i] if i < 3 else "A"
+            letter = _AXES[i] if i < 3 else "A"
             v = now[i] / DEG if i == 3 else now[i]
             if letter in args:
                 v = v + args[letter] if self.relative else args[letter]
@@ -295,9 +296,9 @@ class GCode:
         under one tool ramp up to the speed F sets, in one plan checked whole."""
         p = self.protocol
         for letter in args:
-            if letter not in ARC_WORDS or p.nt == 2 and letter == "Z":
+            if letter not in _ARC_WORDS or p.nt == 2 and letter == "Z":
                 raise self.Refused(status.NAMES[status.BAD_INPUT], "G2/G3 take %s, not %s"
-                                   % (" ".join(ARC_WORDS if p.nt == 4 else "XYIJRF"), letter))
+                                   % (" ".join(_ARC_WORDS if p.nt == 4 else "XYIJRF"), letter))
         if "R" in args and ("I" in args or "J" in args):
             raise self.Refused(status.NAMES[status.BAD_INPUT], "G2/G3 take I J (the centre) or R, not both")
         if not ("R" in args or "I" in args or "J" in args):
@@ -307,7 +308,7 @@ class GCode:
         start = p.controller.tool()
         end = list(start)
         for i in range(3 if p.nt == 4 else 2):
-            letter = AXES[i]
+            letter = _AXES[i]
             if letter in args:
                 end[i] = end[i] + args[letter] if self.relative else args[letter]
         from armfw.gcodearc import arc

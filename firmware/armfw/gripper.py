@@ -8,8 +8,10 @@ Whether the jaws really close on an object (stall current, grip force) only
 hardware can show; state records what was commanded, not what happened.
 """
 
-OPEN = "open"
-CLOSED = "closed"
+from armfw.compat import const
+
+_OPEN = const("open")
+_CLOSED = const("closed")
 
 
 class Gripper:
@@ -31,9 +33,9 @@ class Gripper:
                              % (self.min_us, self.max_us, us))
         self.driver.set_us(self.channel, us)
         if us == self.open_us:
-            self.state = OPEN
+            self.state = _OPEN
         elif us == self.close_us:
-            self.state = CLOSED
+            self.state = _CLOSED
         else:
             self.state = None
 

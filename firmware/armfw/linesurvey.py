@@ -43,24 +43,25 @@ check walk and the walk that refills the running motion take the same steps.
 
 from math import sqrt
 
+from armfw.compat import const
 from armfw.numeric import floats
 from armfw.status import SINGULAR
 
 # A stretch's top is this part of the speed its samples allow, its acceleration this part
 # of what they allow (the margin above).
-_MARGIN = 0.8
+_MARGIN = const(0.8)
 # Of that acceleration, the most the line's bend in joint space takes at the stretch's top.
-_BEND_SHARE = 0.5
+_BEND_SHARE = const(0.5)
 # A stretch's top is a whole number of these parts of the line's, one at the least; its
 # acceleration as much of the tool's.
-_SHARES = 16
+_SHARES = const(16)
 # One sample every this many steps' travel at the line's top speed.
-_SAMPLE_STEPS = 2
+_SAMPLE_STEPS = const(2)
 # A stretch is at least this many steps' travel, and at least a quarter of the
 # distance the tool brakes in from its top speed: a few stretches span that reach,
 # so a ramp of armfw.planner.LINE_STRETCHES blocks never has to brake for want of
 # a queued one.
-_STRETCH_STEPS = 4
+_STRETCH_STEPS = const(4)
 
 
 class LineSurvey:

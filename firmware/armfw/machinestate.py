@@ -6,16 +6,18 @@ session holds, resumes and aborts them as real-time bytes arrive. Both change
 it only through these methods, and the `?` status line reads it.
 """
 
+from armfw.compat import const
+
 ALARM_ABORTED = "a move was aborted"
 ALARM_NO_MEMORY = "a move ran out of memory"
 
 # The states the status line names.
-IDLE = "idle"
-RUN = "run"
-HOLD = "hold"
-STATE_RELAXED = "relaxed"
+_IDLE = const("idle")
+_RUN = const("run")
+_HOLD = const("hold")
+_STATE_RELAXED = const("relaxed")
 STATE_ALARM = "alarm"
-STATE_CHECK = "check"      # a motion's plan is being checked, nothing has moved yet
+_STATE_CHECK = const("check")      # a motion's plan is being checked, nothing has moved yet
 
 
 class MachineState:
@@ -56,11 +58,11 @@ class MachineState:
     def word(self, checking, relaxed):
         """The state the status line names: checking, a plan's check under way; relaxed, the pose unknown."""
         if self.moving:
-            return HOLD if self.held else RUN
+            return _HOLD if self.held else _RUN
         if checking:
-            return STATE_CHECK
+            return _STATE_CHECK
         if self.alarm:
             return STATE_ALARM
         if relaxed:
-            return STATE_RELAXED
-        return IDLE
+            return _STATE_RELAXED
+        return _IDLE

@@ -38,12 +38,13 @@ step a waypoint, ramped as the board ramps its own.
 
 from math import sqrt
 
+from armfw.compat import const
 from armfw.numeric import floats
 from armfw.profile import brake_speed
 
 # The share of each joint's acceleration the speed along the path takes; turns have the rest.
-SPEED_SHARE = 0.75
-BIG = 1e30
+_SPEED_SHARE = const(0.75)
+_BIG = const(1e30)
 
 
 class PathProfile:
@@ -77,7 +78,7 @@ class PathProfile:
         length = self._length
         top = self._top
         junction = self._junction
-        least = BIG                     # the least acceleration along any leg
+        least = _BIG                    # the least acceleration along any leg
         prev = -1                       # the last leg that moves
         for j in range(count):
             a = (j - 1) * n
@@ -88,13 +89,13 @@ class PathProfile:
                 dist += d * d
             dist = sqrt(dist)
             length[j] = dist
-            top[j] = BIG
-            junction[j] = BIG           # a leg that does not move: no turn at its end
+            top[j] = _BIG
+            junction[j] = _BIG          # a leg that does not move: no turn at its end
             if dist <= 0.0:
                 continue
             v = dist / step_s           # a waypoint a step at most
             cos_turn = 0.0
-            turn = BIG
+            turn = _BIG
             for i in range(n):
                 d = path[b + i] - (start[i] if j == 0 else path[a + i])
                 if d < 0.0:
@@ -120,9 +121,9 @@ class PathProfile:
                 # A waypoint two steps from its neighbours at the legs' top speeds has the
                 # whole turn share; two steps that may pass two waypoints, half each.
                 if length[prev] >= 2.0 * step_s * top[prev] and dist >= 2.0 * step_s * v:
-                    turn *= 1.0 - SPEED_SHARE
+                    turn *= 1.0 - _SPEED_SHARE
                 else:
-                    turn *= 0.5 * (1.0 - SPEED_SHARE)
+                    turn *= 0.5 * (1.0 - _SPEED_SHARE)
                 if top[prev] < turn:
                     turn = top[prev]
                 if v < turn:
@@ -132,7 +133,7 @@ class PathProfile:
         if prev >= 0:
             junction[prev] = 0.0        # the path's end: at rest
         self.count = prev + 1           # legs after the last that moves do not
-        self.accel = SPEED_SHARE * least
+        self.accel = _SPEED_SHARE * least
         self.restart()
 
     def restart(self):

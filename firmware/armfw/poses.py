@@ -15,7 +15,7 @@ FILE = "poses.json"
 _MAX_NAME = const(16)
 MAX_POSES = const(32)
 
-_NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+_NAME_CHARS = const("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
 def name_error(name):

@@ -43,7 +43,7 @@ class Refused(Exception):
 
 
 # Below half the last digit shown a value prints as 0.000, never -0.000.
-_HALF_DIGIT = 0.0005
+_HALF_DIGIT = const(0.0005)
 
 
 def fmt(v):
@@ -70,14 +70,14 @@ def angles_text(q, n, comma=False):
     return form % tuple(shown)
 
 
-NUMBER_CHARS = "0123456789+-.eE"
-_NOT_DIGITS = "+-.eE"
+_NUMBER_CHARS = const("0123456789+-.eE")
+_NOT_DIGITS = const("+-.eE")
 
 
 def number(word):
     # float() alone is too lenient on MicroPython (float(".") is 0.0): number
     # characters only, at least one digit. (str.strip loops in C, not in Python.)
-    digits = not word.strip(NUMBER_CHARS) and word.strip(_NOT_DIGITS) != ""
+    digits = not word.strip(_NUMBER_CHARS) and word.strip(_NOT_DIGITS) != ""
     if digits:
         try:
             v = float(word)

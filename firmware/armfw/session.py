@@ -32,8 +32,8 @@ from armfw.status import ABORTED, DROPPED, INTERNAL, NO_MEMORY, QUEUE_FULL
 _PROGRESS_MS = const(400)
 PROGRESS_AFTER_MS = const(1000)
 
-CTRL_C_HINT = ("# protocol stopped (Ctrl-C): Python REPL, the arm controller is `controller`;"
-               " armfw.serve() returns to the protocol")
+_CTRL_C_HINT = const("# protocol stopped (Ctrl-C): Python REPL, the arm controller is `controller`;"
+                     " armfw.serve() returns to the protocol")
 
 # The session serving the console (main.py makes it); armfw.serve() resumes it.
 current = None
@@ -260,5 +260,5 @@ def run(session):
         session.serve()
         return True
     except KeyboardInterrupt:
-        session.protocol.write(CTRL_C_HINT)
+        session.protocol.write(_CTRL_C_HINT)
         return False

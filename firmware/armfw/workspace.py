@@ -5,16 +5,17 @@ section made into armfw.zones.Zones (see firmware/PROTOCOL.md, "Workspace").
 Read once, when the board file loads (main.py lets it go after boot).
 """
 
+from armfw.compat import const
 from armfw.zones import BOX, CYLINDER, FLOOR, TOOL_BOX, Zones, link_names
 
 # A chain arm (armfw.chain) has one link per joint: link<i> runs from joint i's
 # origin to the next joint's (the last to the tool tip).
-CHAIN_LINK_RADIUS_MM = 10.0
+_CHAIN_LINK_RADIUS_MM = const(10.0)
 
 
 def _default_radius(solver, name):
     if solver.kind == "chain":
-        return CHAIN_LINK_RADIUS_MM
+        return _CHAIN_LINK_RADIUS_MM
     return DEFAULT_RADII[solver.kind][name]
 
 # Board-file defaults per arm kind (see firmware/PROTOCOL.md, "Workspace").
@@ -25,11 +26,11 @@ DEFAULT_RADII = {
     "arm5": {"upper_arm": 20.0, "forearm": 15.0, "tool": 8.0},
     "planar": {"upper_arm": 15.0, "forearm": 10.0},
 }
-DEFAULT_CLEARANCE_MM = 5.0
-BASE_RADIUS_MM = 45.0       # arm5 base column
-BASE_ABOVE_J2_MM = 25.0     # the shoulder housing's top above the J2 axis
-POST_HALF_WIDTH_MM = 20.0   # planar post
-POST_BELOW_SHOULDER_MM = 30.0
+_DEFAULT_CLEARANCE_MM = const(5.0)
+BASE_RADIUS_MM = 45.0                   # arm5 base column
+_BASE_ABOVE_J2_MM = const(25.0)         # the shoulder housing's top above the J2 axis
+_POST_HALF_WIDTH_MM = const(20.0)       # planar post
+_POST_BELOW_SHOULDER_MM = const(30.0)
 
 
 def defaults(kind, solver):
@@ -41,18 +42,18 @@ def defaults(kind, solver):
         return {"floor": None, "link_radius_mm": {}, "zones": []}
     if kind == "arm5":
         return {
-            "floor": {"height_mm": 0.0, "clearance_mm": DEFAULT_CLEARANCE_MM},
+            "floor": {"height_mm": 0.0, "clearance_mm": _DEFAULT_CLEARANCE_MM},
             "link_radius_mm": dict(DEFAULT_RADII["arm5"]),
             "zones": [{"name": "base", "kind": "cylinder", "x_mm": 0.0, "y_mm": 0.0,
                        "radius_mm": BASE_RADIUS_MM, "bottom_mm": 0.0,
-                       "top_mm": solver.base + BASE_ABOVE_J2_MM, "links": ["forearm", "tool"]}],
+                       "top_mm": solver.base + _BASE_ABOVE_J2_MM, "links": ["forearm", "tool"]}],
         }
     return {
         "floor": None,
         "link_radius_mm": dict(DEFAULT_RADII["planar"]),
         "zones": [{"name": "post", "kind": "cylinder", "x_mm": 0.0,
-                   "radius_mm": POST_HALF_WIDTH_MM, "bottom_mm": -2.0 * solver.reach,
-                   "top_mm": -POST_BELOW_SHOULDER_MM, "links": ["forearm"]}],
+                   "radius_mm": _POST_HALF_WIDTH_MM, "bottom_mm": -2.0 * solver.reach,
+                   "top_mm": -_POST_BELOW_SHOULDER_MM, "links": ["forearm"]}],
     }
 
 
@@ -73,7 +74,7 @@ def _corners(d, where, dims, num, error):
     return lo + hi
 
 
-WORKSPACE_KEYS = ("floor", "link_radius_mm", "tool_box", "zones")
+_WORKSPACE_KEYS = const(("floor", "link_radius_mm", "tool_box", "zones"))
 ZONE_KEYS = {"box": ("name", "kind", "min_mm", "max_mm", "links"),
              "cylinder": ("name", "kind", "x_mm", "y_mm", "radius_mm", "bottom_mm", "top_mm", "links")}
 
@@ -107,8 +108,8 @@ def from_description(section, solver, where, number, error):
     if not isinstance(section, dict):
         raise error("%s: must be an object" % where)
     for key in section:
-        if key not in WORKSPACE_KEYS:
-            raise error("%s.%s: unknown setting (known: %s)" % (where, key, ", ".join(WORKSPACE_KEYS)))
+        if key not in _WORKSPACE_KEYS:
+            raise error("%s.%s: unknown setting (known: %s)" % (where, key, ", ".join(_WORKSPACE_KEYS)))
     links = link_names(solver)
     dims = 2 if kind == "planar" else 3
 
@@ -129,7 +130,7 @@ def from_description(section, solver, where, number, error):
         fw = where + ".floor"
         if not isinstance(floor, dict):
             raise error("%s: must be an object or null" % fw)
-        clearance = num(floor, "clearance_mm", fw, DEFAULT_CLEARANCE_MM)
+        clearance = num(floor, "clearance_mm", fw, _DEFAULT_CLEARANCE_MM)
         if clearance < 0:
             raise error("%s.clearance_mm: must be >= 0, got %r" % (fw, clearance))
         zones.append(("floor", FLOOR, [num(floor, "height_mm", fw, 0.0), clearance, 0.0, 0.0, 0.0, 0.0],

@@ -107,12 +107,22 @@ def joint_reach(solver):
     return None
 
 
+# Points per link segment for clearance(): a 150 mm tool sampled every ~5 mm.
+_SAMPLES = const(32)
+
+
+# How much larger (mm) the margin boxes of Zones.clear_exact are than what they
+# bound: the exact tests round at their edges, so only a segment this far clear
+# is decided by comparisons alone.
+_BOX_MARGIN_MM = const(1e-6)
+
+
 # The skip's safety margin (mm) against rounding: the exact check and the
 # bound are computed in floats (float32 on most boards: ~1e-4 mm at arm scale).
-SKIP_MARGIN_MM = 0.01
+_SKIP_MARGIN_MM = const(0.01)
 # The part of the skip's gap shared out evenly among the joints (the rest goes
 # by how far each moved points lately).
-SHARE_FLOOR = 0.25
+_SHARE_FLOOR = const(0.25)
 
 
 class Zones:
@@ -163,14 +173,14 @@ class Zones:
                     if self.kind == "planar":
                         g[1] = -1.0     # a planar box spans the plane's depth
                         g[4] = 1.0
-                    m = BOX_MARGIN_MM
+                    m = _BOX_MARGIN_MM
                     g += [g[0] - m, g[1] - m, g[2] - m, g[3] + m, g[4] + m, g[5] + m]
                 elif kind == CYLINDER:
                     g = [p[0], p[1], (p[2] + r) * (p[2] + r), p[3] - r, p[4] + r, p[2] + r]
                     if self.kind == "planar":
                         g[1] = 0.0
                     # The box around the grown cylinder, a hair larger (see clear_exact).
-                    m = BOX_MARGIN_MM
+                    m = _BOX_MARGIN_MM
                     g += [g[0] - p[2] - r - m, g[1] - p[2] - r - m, g[3] - m,
                           g[0] + p[2] + r + m, g[1] + p[2] + r + m, g[4] + m]
                 else:   # TOOL_BOX: the tip itself, no radius
@@ -266,13 +276,13 @@ class Zones:
         moved points since the previous exact check, so the box stretches along
         the path a motion is taking.
         """
-        other = gaps[1] - SKIP_MARGIN_MM
+        other = gaps[1] - _SKIP_MARGIN_MM
         n = self._n_joints
         if self.kind == "arm5":
             first = 1
             m = self._rest_moving
             rest = other * m / (m + 1)      # the turn keeps its share of the others' gap
-            free = gaps[0] - SKIP_MARGIN_MM
+            free = gaps[0] - _SKIP_MARGIN_MM
             if free < rest:
                 rest = free
         else:
@@ -297,8 +307,8 @@ class Zones:
         lo = self._lo
         hi = self._hi
         per_reach = self._per_reach
-        even = SHARE_FLOOR / m
-        follow = 1.0 - SHARE_FLOOR      # once, not per joint: a float result each time
+        even = _SHARE_FLOOR / m
+        follow = 1.0 - _SHARE_FLOOR      # once, not per joint: a float result each time
         for j in range(first, n):
             a = q[j]
             r = per_reach[j]
@@ -445,8 +455,8 @@ class Zones:
                 else:
                     i = 3 * l
                     gap = 1e30
-                    for s in range(SAMPLES + 1):
-                        f = s / SAMPLES
+                    for s in range(_SAMPLES + 1):
+                        f = s / _SAMPLES
                         x = p[i] + (p[i + 3] - p[i]) * f
                         y = p[i + 1] + (p[i + 4] - p[i + 1]) * f
                         h = p[i + 2] + (p[i + 5] - p[i + 2]) * f
@@ -459,16 +469,6 @@ class Zones:
                     self.nearest_zone = z
                     self.nearest_link = l
         return best if self.nearest_zone >= 0 else float("inf")
-
-
-# Points per link segment for clearance(): a 150 mm tool sampled every ~5 mm.
-SAMPLES = 32
-
-
-# How much larger (mm) the margin boxes of Zones.clear_exact are than what they
-# bound: the exact tests round at their edges, so only a segment this far clear
-# is decided by comparisons alone.
-BOX_MARGIN_MM = 1e-6
 
 
 def from_description(section, solver, where, number, error):

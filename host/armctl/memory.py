@@ -10,7 +10,8 @@ smallest_heap(...) bisects the least heap, in KB, at which every request is
 answered with no MemoryError, INTERNAL or NO_MEMORY and none is lost;
 differences(...) compares the replies with the 64-bit build's, numbers within
 single precision; heap_profile(...) runs tests/mp/heap_probe.py for the free
-heap, largest free block and retained heap between requests.
+heap, largest free block and retained heap between requests; names_interned(...)
+counts the names the run interned (each .mpy module's names live in the heap).
 
 Three routes put the firmware on a board, each with its own need
 (routes(...); boardlike() finds or builds the two interpreters):
@@ -40,6 +41,14 @@ PLAIN_ENV = "ARMCTL_BOARDLIKE_UPY"
 FROZEN_ENV = "ARMCTL_BOARDLIKE_FROZEN"
 BUILD_SCRIPT = "../shared/micropython/build-board-like.sh"      # beside the clone
 HEAP_PROBE = ROOT / "tests" / "mp" / "heap_probe.py"
+NAMES_PROBE = ROOT / "tests" / "mp" / "names_probe.py"
+# MicroPython interns the names a module uses (.mpy, or compiled from source) in pools
+# in the heap. Each pool has twice the entries of the one before, the first 20
+# (py/qstr.c: twice the 10 a firmware's own pool is said to have), so the first six
+# hold 1,260 names, and the 1,261st makes a seventh of 1,280 at once: 4 + 2 + 1 bytes
+# an entry on a 32-bit board (pointer, hash, length), 8,960 bytes in one block.
+NAMES_IN_SIX_POOLS = sum(10 * 2 ** k for k in range(1, 7))
+SEVENTH_POOL_BYTES = 1280 * (4 + 2 + 1)
 # A PCA9685 board runs against tests/fake_pca9685.py's chip through a stand-in `machine`.
 FAKE_MACHINE_PATH = (ROOT / "tests" / "mp" / "fake_machine", ROOT / "tests")
 
@@ -472,6 +481,17 @@ def heap_profile(interpreter, path, board_file, lines, heap_kb, every=None, **kw
     _, out = answer(interpreter, path, board_file, list(lines) + [""], heap_kb, script=HEAP_PROBE,
                     extra_env=env, **kw)
     return heap_samples(out), out
+
+
+def names_interned(interpreter, path, board_file, lines, heap_kb=512, **kw):
+    """(names, pools): the names interned at run time once main.py has answered lines, and
+    the pools holding them (tests/mp/names_probe.py); None where the run did not end."""
+    _, out = answer(interpreter, path, board_file, lines, heap_kb, script=NAMES_PROBE, **kw)
+    for line in out.splitlines():
+        if line.startswith("qstr pool:"):
+            pool = dict(f.strip().split("=") for f in line.split(":", 1)[1].split(","))
+            return int(pool["n_qstr"]), int(pool["n_pool"])
+    return None
 
 
 def loads(samples, lines):

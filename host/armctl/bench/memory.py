@@ -10,7 +10,9 @@ once more at the route's goal heap (or at its need, when it does not fit the
 goal yet) under tests/mp/heap_probe.py: the free heap and the largest free
 block after boot and after the run. On the .mpy route, where every module's code
 sits in the heap, it also shows what each request of sim_arm5's run first loads
-and what the heap keeps more after it (armctl.memory.loads). Without the
+and what the heap keeps more after it (armctl.memory.loads), and how many names
+each board's run interns, against the 1,260 that six pools of names hold before a
+seventh takes 9 KB at once (armctl.memory.names_interned). Without the
 interpreters (no build script beside this checkout, nothing built): "not available".
 """
 
@@ -48,6 +50,11 @@ def run(short=False):
                 "heap_kb": heap_kb, "boot_free_bytes": boot["free"], "boot_largest_free_bytes": boot["largest_free"],
                 "run_free_bytes": after["free"], "run_largest_free_bytes": after["largest_free"]}
             if name == "mpy":
+                figures["names"] = {"six_pools": memory.NAMES_IN_SIX_POOLS,
+                                    "seventh_pool_bytes": memory.SEVENTH_POOL_BYTES,
+                                    "boards": {board: memory.names_interned(route.interpreter, route.path,
+                                                                            BOARDS_DIR / (board + ".json"), lines)[0]
+                                               for board, lines in runs.items()}}
                 # In a heap the whole run fits with room: at its need a probe's sample can
                 # take the heap a later import would need.
                 board = names[0]

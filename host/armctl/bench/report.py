@@ -307,6 +307,12 @@ def memory_lines(mem):
                  "MemoryError; the most of %s; profiled at the goal, or at the need where it does not fit the "
                  "goal yet)" % ", ".join(mem["boards"]))
     lines += code_resident_lines(mem["routes"])
+    names = mem.get("names")
+    if names:
+        lines.append("  Names the run interns as .mpy: %s, of the %s that six pools hold (the next name takes a "
+                     "seventh pool of %.1f KB at once)" % (
+                         ", ".join("%s %s" % (board, format(n, ",")) for board, n in names["boards"].items()),
+                         format(names["six_pools"], ","), names["seventh_pool_bytes"] / 1024.0))
     loads = mem.get("loads")
     if loads:
         lines.append("  What each request of the run first loads (.mpy, %s, %d KB heap; KB: what the heap keeps "
