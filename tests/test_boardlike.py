@@ -244,7 +244,7 @@ def test_the_run_interns_fewer_names_than_six_pools_hold(name, routes, report):
     names, pools = memory.names_interned(r.interpreter, r.path, board_file(name), run_lines(name))
     report("board-like names, mpy, %s: %d interned over the run, in %d pools (six hold %d)"
            % (name, names, pools, memory.NAMES_IN_SIX_POOLS))
-    assert names < memory.NAMES_IN_SIX_POOLS and pools == 6
+    assert names < memory.NAMES_IN_SIX_POOLS and pools <= 6
 
 
 @pytest.mark.parametrize("route", memory.ROUTES)

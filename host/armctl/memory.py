@@ -43,8 +43,8 @@ BUILD_SCRIPT = "../shared/micropython/build-board-like.sh"      # beside the clo
 HEAP_PROBE = ROOT / "tests" / "mp" / "heap_probe.py"
 NAMES_PROBE = ROOT / "tests" / "mp" / "names_probe.py"
 # MicroPython interns the names a module uses (.mpy, or compiled from source) in pools
-# in the heap. Each pool has twice the entries of the one before, the first 20
-# (py/qstr.c: twice the 10 a firmware's own pool is said to have), so the first six
+# in the heap. Each pool has twice the entries of the one before, and the first made at
+# run time has 20 (py/qstr.c: twice the 10 that the built-in pool declares), so six
 # hold 1,260 names, and the 1,261st makes a seventh of 1,280 at once: 4 + 2 + 1 bytes
 # an entry on a 32-bit board (pointer, hash, length), 8,960 bytes in one block.
 NAMES_IN_SIX_POOLS = sum(10 * 2 ** k for k in range(1, 7))

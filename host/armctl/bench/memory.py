@@ -50,11 +50,12 @@ def run(short=False):
                 "heap_kb": heap_kb, "boot_free_bytes": boot["free"], "boot_largest_free_bytes": boot["largest_free"],
                 "run_free_bytes": after["free"], "run_largest_free_bytes": after["largest_free"]}
             if name == "mpy":
+                counted = {board: memory.names_interned(route.interpreter, route.path,
+                                                        BOARDS_DIR / (board + ".json"), lines)
+                           for board, lines in runs.items()}
                 figures["names"] = {"six_pools": memory.NAMES_IN_SIX_POOLS,
                                     "seventh_pool_bytes": memory.SEVENTH_POOL_BYTES,
-                                    "boards": {board: memory.names_interned(route.interpreter, route.path,
-                                                                            BOARDS_DIR / (board + ".json"), lines)[0]
-                                               for board, lines in runs.items()}}
+                                    "boards": {board: c[0] if c else None for board, c in counted.items()}}
                 # In a heap the whole run fits with room: at its need a probe's sample can
                 # take the heap a later import would need.
                 board = names[0]

@@ -311,7 +311,8 @@ def memory_lines(mem):
     if names:
         lines.append("  Names the run interns as .mpy: %s, of the %s that six pools hold (the next name takes a "
                      "seventh pool of %.1f KB at once)" % (
-                         ", ".join("%s %s" % (board, format(n, ",")) for board, n in names["boards"].items()),
+                         ", ".join("%s %s" % (board, "?" if n is None else format(n, ","))
+                                   for board, n in names["boards"].items()),
                          format(names["six_pools"], ","), names["seventh_pool_bytes"] / 1024.0))
     loads = mem.get("loads")
     if loads:
