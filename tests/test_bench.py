@@ -15,6 +15,12 @@ import pytest
 
 from conftest import ROOT
 
+# A deadline against a hang, not a speed goal: `bench --short` takes about 2.5 minutes
+# alone (most of it the board-like memory bisections) and several times that beside
+# other work. Its fixture's setup counts against the first test that asks for it.
+BENCH_DEADLINE_S = 1500
+pytestmark = pytest.mark.timeout(BENCH_DEADLINE_S + 300)
+
 from armctl.bench import estimate
 
 
@@ -22,7 +28,7 @@ from armctl.bench import estimate
 def bench(tmp_path_factory, micropython):
     out = tmp_path_factory.mktemp("bench") / "bench.json"
     proc = subprocess.run([sys.executable, "-m", "armctl.cli", "bench", "--short", "--json", str(out)],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+                          capture_output=True, text=True, timeout=BENCH_DEADLINE_S, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(out.read_text()), proc.stdout
 
@@ -262,7 +268,7 @@ def motion_bench(tmp_path_factory, micropython):
     """`armctl bench --short --only motion` alone (no board-like build): its JSON and text."""
     out = tmp_path_factory.mktemp("motion") / "bench.json"
     proc = subprocess.run([sys.executable, "-m", "armctl.cli", "bench", "--short", "--only", "motion",
-                           "--json", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+                           "--json", str(out)], capture_output=True, text=True, timeout=BENCH_DEADLINE_S, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(out.read_text())["motion"], proc.stdout
 

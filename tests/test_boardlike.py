@@ -48,6 +48,10 @@ MPY_FREE_AFTER_BOOT_KB = 96
 ROOMY_KB = 1024         # a heap where the run fits on every route: the replies alone are judged
 FLAT_LINES = 10000
 FLAT_SLACK_BYTES = 256  # retained-heap growth allowed over the whole run (not per line)
+# Against a hang, not a speed goal: heap_needs bisects 15 heaps, about 3 minutes alone and
+# several times that on a busy machine, and its setup counts against the first test that
+# asks for it.
+pytestmark = pytest.mark.timeout(1800)
 
 
 def board_file(name):
