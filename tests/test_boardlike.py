@@ -228,8 +228,7 @@ def test_a_seventh_pool_of_names_comes_at_once_past_1260_names(boardlike_upy):
     script = ("import micropython\nclass O: pass\no = O()\n"
               "for i in range(1400):\n    setattr(o, 'name%d' % i, 1)\n    micropython.qstr_info()\n")
     out = subprocess.run([boardlike_upy, "-c", script], capture_output=True, text=True, timeout=60).stdout
-    pools = [dict(f.strip().split("=") for f in line.split(":", 1)[1].split(","))
-             for line in out.splitlines() if line.startswith("qstr pool:")]
+    pools = [memory.qstr_pool(line) for line in out.splitlines() if line.startswith("qstr pool:")]
     assert len(pools) == 1400
     seventh = next(i for i, pool in enumerate(pools) if pool["n_pool"] == "7")
     before, after = pools[seventh - 1], pools[seventh]

@@ -449,6 +449,12 @@ def differences(lines, reference, output):
     return problems
 
 
+def qstr_pool(line):
+    """{field: text} of micropython.qstr_info()'s line "qstr pool: n_pool=6, n_qstr=1215, ...":
+    n_pool, n_qstr (the names interned at run time), n_str_data_bytes, n_total_bytes."""
+    return dict(f.strip().split("=") for f in line.split(":", 1)[1].split(","))
+
+
 def heap_samples(output):
     """The heap probe's samples in an answer() output: [{line, alloc, free, largest_free}] (bytes),
     modules: the armfw modules imported by then (names after "armfw."), names: the interned
@@ -466,7 +472,7 @@ def heap_samples(output):
         elif "max free sz:" in line and samples:
             samples[-1]["largest_free"] = int(line.rsplit(":", 1)[1]) * block
         elif line.startswith("qstr pool:") and samples:
-            pool = dict(f.strip().split("=") for f in line.split(":", 1)[1].split(","))
+            pool = qstr_pool(line)
             samples[-1]["names"] = int(pool["n_qstr"])
             samples[-1]["names_bytes"] = int(pool["n_total_bytes"])
     return samples
@@ -489,7 +495,7 @@ def names_interned(interpreter, path, board_file, lines, heap_kb=512, **kw):
     _, out = answer(interpreter, path, board_file, lines, heap_kb, script=NAMES_PROBE, **kw)
     for line in out.splitlines():
         if line.startswith("qstr pool:"):
-            pool = dict(f.strip().split("=") for f in line.split(":", 1)[1].split(","))
+            pool = qstr_pool(line)
             return int(pool["n_qstr"]), int(pool["n_pool"])
     return None
 
