@@ -15,13 +15,13 @@ import pytest
 
 from conftest import ROOT
 
+from armctl.bench import estimate
+
 # A deadline against a hang, not a speed goal: `bench --short` takes about 2.5 minutes
 # alone (most of it the board-like memory bisections) and several times that beside
 # other work. Its fixture's setup counts against the first test that asks for it.
 BENCH_DEADLINE_S = 1500
 pytestmark = pytest.mark.timeout(BENCH_DEADLINE_S + 300)
-
-from armctl.bench import estimate
 
 
 @pytest.fixture(scope="module")
